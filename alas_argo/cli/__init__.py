@@ -1,0 +1,62 @@
+"""The `alas` command: parse, call the library, print.
+
+Each command group lives in its own module with a ``register(commands)`` function; this module wires them
+and turns the project's errors into one-line messages and meaningful exit codes:
+
+- 0 success, 1 a negative verdict (invalid plan, tampered log), 2 bad input or usage,
+- 75 a transient failure (retrying may help), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from alas_argo.cli.app import Commands
+from alas_argo.errors import AlasError
+
+__all__ = ["build_parser", "main"]
+
+#: Command modules, in the order their commands appear in `alas --help`.
+COMMAND_MODULES = (
+    "instances", "solving", "repairing", "running", "ir_commands", "logs", "engines_commands",
+    "stepping", "serving", "llm_commands", "benching",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full `alas` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="alas",
+        description="ALAS: a transactional, disruption-aware multi-agent planner for job-shop schedules. "
+        "Plans are proposed by agents, checked by an independent validator, stored as immutable versions "
+        "in an append-only log, and repaired locally when the world changes.",
+        epilog="Start with: alas run ta01 --disrupt breakdown",
+    )
+    commands = Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"alas_argo.cli.{name}")
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `alas` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(handler(args) or 0)
+    except AlasError as e:
+        print(f"alas: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("alas: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

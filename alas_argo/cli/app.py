@@ -1,0 +1,76 @@
+"""Shared plumbing of the command modules: nested command groups and output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from alas_argo.errors import InputError
+
+__all__ = ["Commands", "Handler", "print_json", "read_json_file", "write_json_file"]
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class Commands:
+    """Top-level subcommands plus named groups (`alas bench static`, `alas log ls`) that several modules
+    may add commands to."""
+
+    def __init__(self, subparsers: Any) -> None:
+        self._sub = subparsers
+        self._groups: dict[str, Any] = {}
+
+    def add(self, name: str, handler: Handler, *, help: str, description: str | None = None,
+            group: str | None = None) -> argparse.ArgumentParser:
+        """Add a command (to ``group`` when given) and return its parser for arguments."""
+        target = self.group(group) if group else self._sub
+        parser: argparse.ArgumentParser = target.add_parser(
+            name, help=help, description=description or help,
+            formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.set_defaults(handler=handler)
+        return parser
+
+    def group(self, name: str, help: str | None = None) -> Any:
+        """The subparsers of group ``name``, created on first use."""
+        if name not in self._groups:
+            parser = self._sub.add_parser(name, help=help or f"{name} commands",
+                                          description=help or f"{name} commands")
+            parser.set_defaults(handler=lambda _args, p=parser: (p.print_help(sys.stderr), 2)[1])
+            self._groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
+        return self._groups[name]
+
+
+def print_json(doc: Any) -> None:
+    """Print a JSON document for machines (stdout, sorted keys off, two-space indent)."""
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def read_json_file(path: str | Path, what: str) -> Any:
+    """Read a JSON document, turning every failure into an InputError naming the file and place."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} file not found", where=str(p)) from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} file: {e.strerror}", where=str(p)) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file is not UTF-8 text", where=str(p)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON in {what} file: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}"
+                         ) from None
+
+
+def write_json_file(path: str | Path, doc: Any) -> None:
+    """Write a JSON document atomically (temp file + rename): a crash never leaves half a file."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(p)

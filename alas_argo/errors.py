@@ -1,0 +1,106 @@
+"""The project's error hierarchy.
+
+Retry behaviour lives in the types: a :class:`TransientError` may succeed when tried again (a dead S3
+endpoint, a lost conditional-write race, a 429 from an LLM endpoint), a :class:`PermanentError` will not
+(bad input, an infeasible instance, a broken contract). Every error can carry the place it is about (a file
+and a position in it, or a job / step / machine), so that the CLI prints one line that names it.
+
+Third-party errors (botocore ``ClientError``, kubernetes ``ApiException``, httpx errors) are wrapped at the
+one boundary that talks to them, chained with ``from e``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AlasError",
+    "ContractError",
+    "InfeasibleError",
+    "InputError",
+    "IntegrityError",
+    "LoopGuardTripped",
+    "NoSolutionError",
+    "PermanentError",
+    "StoreError",
+    "StoreUnavailable",
+    "TransientError",
+    "WorkflowError",
+]
+
+
+class AlasError(Exception):
+    """Base of every error this project raises on purpose.
+
+    Args:
+        message: What went wrong, in one sentence.
+        where: The place it is about: a file path, optionally with a position ("ta01.txt line 3"), or
+            a structured scope such as ``{"job": 3, "step": 2}``.
+    """
+
+    #: Process exit code the CLI uses for this error.
+    exit_code: int = 2
+    #: Whether trying again may succeed.
+    transient: bool = False
+
+    def __init__(self, message: str, *, where: str | dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+    def __str__(self) -> str:
+        if self.where is None:
+            return self.message
+        if isinstance(self.where, dict):
+            scope = ", ".join(f"{k} {v}" for k, v in self.where.items())
+            return f"{self.message} ({scope})"
+        return f"{self.where}: {self.message}"
+
+
+class PermanentError(AlasError):
+    """Trying again will not help."""
+
+
+class TransientError(AlasError):
+    """Trying again (after a backoff) may succeed."""
+
+    transient = True
+    exit_code = 75  # EX_TEMPFAIL: Argo's retryStrategy tells this apart from a permanent failure.
+
+
+class InputError(PermanentError):
+    """A file, flag or document the user gave is malformed or refers to something that does not exist."""
+
+
+class InfeasibleError(PermanentError):
+    """The problem as posed has no solution (e.g. a disruption that leaves no feasible schedule)."""
+
+
+class NoSolutionError(PermanentError):
+    """A solver stopped without any solution (time limit hit before the first feasible point)."""
+
+
+class ContractError(PermanentError):
+    """A node or agent produced output that breaks its declared contract."""
+
+
+class WorkflowError(PermanentError):
+    """An IR workflow is malformed or failed in a way the policies could not absorb."""
+
+
+class LoopGuardTripped(WorkflowError):
+    """A loop ran into its iteration or deadline guard."""
+
+
+class IntegrityError(PermanentError):
+    """Stored records are inconsistent: a broken hash chain, a gap, a dangling plan reference."""
+
+    exit_code = 1
+
+
+class StoreError(PermanentError):
+    """A store refused an operation for a reason that retrying will not fix (e.g. a missing bucket)."""
+
+
+class StoreUnavailable(TransientError):
+    """A store could not be reached (connection refused, timeout, 5xx)."""

@@ -1,0 +1,164 @@
+"""Parsers for instance files: Taillard's format, the OR-Library format, and the JSON of DESIGN.md §4.
+
+Every parse error is an :class:`~alas_argo.errors.InputError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from alas_argo.errors import InputError
+from alas_argo.jssp.instance import Instance
+
+__all__ = ["InstanceFormat", "parse_instance_json", "parse_instance_text", "parse_orlib", "parse_taillard",
+           "read_instance_file"]
+
+
+class InstanceFormat(StrEnum):
+    """Instance file formats understood by :func:`parse_instance_text`."""
+
+    JSON = "json"
+    TAILLARD = "taillard"
+    ORLIB = "orlib"
+
+
+def _numeric_lines(text: str, where: str) -> list[tuple[int, list[int]]]:
+    """(line number, integers) for each line made only of numbers; a stray non-integer number fails."""
+    rows: list[tuple[int, list[int]]] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        tokens = raw.replace(",", " ").split()
+        if not tokens:
+            continue
+        if not all(_looks_numeric(t) for t in tokens):
+            continue  # a header or comment line ("instance ft06", "Times", "+++")
+        values = []
+        for t in tokens:
+            try:
+                values.append(int(t))
+            except ValueError:
+                raise InputError(f"{t!r} is not an integer", where=f"{where} line {lineno}") from None
+        rows.append((lineno, values))
+    return rows
+
+
+def _looks_numeric(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _header(rows: list[tuple[int, list[int]]], where: str) -> tuple[int, int, list[tuple[int, list[int]]]]:
+    if not rows:
+        raise InputError("no numeric data found (expected a 'jobs machines' header line)", where=where)
+    lineno, head = rows[0]
+    if len(head) < 2:
+        raise InputError("header must start with 'jobs machines'", where=f"{where} line {lineno}")
+    n, m = head[0], head[1]
+    if n <= 0 or m <= 0 or n > 100_000 or m > 10_000:
+        raise InputError(f"implausible size {n} jobs x {m} machines", where=f"{where} line {lineno}")
+    return n, m, rows[1:]
+
+
+def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
+    """Taillard's format: ``n m [seeds bounds]``, then an n x m times matrix, then an n x m machines matrix
+    (machines numbered from 1, as Taillard publishes them; 0-based files are accepted too)."""
+    n, m, rows = _header(_numeric_lines(text, where), where)
+    values = [(ln, v) for ln, row in rows for v in row]
+    if len(values) < 2 * n * m:
+        last = rows[-1][0] if rows else "end"
+        raise InputError(f"truncated: expected {2 * n * m} numbers after the header, found {len(values)}",
+                         where=f"{where} line {last}")
+    times = values[: n * m]
+    machines = values[n * m: 2 * n * m]
+    one_based = min(v for _, v in machines) >= 1
+    jobs = []
+    for j in range(n):
+        ops = []
+        for s in range(m):
+            (tl, d), (ml, mach) = times[j * m + s], machines[j * m + s]
+            mach = mach - 1 if one_based else mach
+            if not 0 <= mach < m:
+                raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {ml}")
+            if d < 0:
+                raise InputError(f"negative duration {d}", where=f"{where} line {tl}")
+            ops.append((mach, d))
+        jobs.append(ops)
+    return Instance(name=name, jobs=jobs)
+
+
+def parse_orlib(text: str, *, name: str, where: str = "<text>") -> Instance:
+    """OR-Library format: ``n m``, then one line per job of ``machine duration`` pairs (machines from 0)."""
+    n, m, rows = _header(_numeric_lines(text, where), where)
+    if len(rows) < n:
+        last = rows[-1][0] if rows else "end"
+        raise InputError(f"truncated: expected {n} job lines, found {len(rows)}", where=f"{where} line {last}")
+    jobs = []
+    for lineno, row in rows[:n]:
+        if len(row) % 2 or not row:
+            raise InputError(f"expected machine/duration pairs, found {len(row)} numbers",
+                             where=f"{where} line {lineno}")
+        ops = []
+        for mach, d in zip(row[::2], row[1::2], strict=True):
+            if not 0 <= mach < m:
+                raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {lineno}")
+            if d < 0:
+                raise InputError(f"negative duration {d}", where=f"{where} line {lineno}")
+            ops.append((mach, d))
+        jobs.append(ops)
+    return Instance(name=name, jobs=jobs)
+
+
+def parse_instance_json(doc: Any, *, where: str = "<json>") -> Instance:
+    """The instance JSON of DESIGN.md §4 (already decoded)."""
+    if not isinstance(doc, dict):
+        raise InputError(f"expected a JSON object, found {type(doc).__name__}", where=where)
+    try:
+        return Instance.model_validate(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"{loc}: {err['msg']}", where=where) from None
+    except InputError as e:
+        raise InputError(str(e), where=where) from None
+
+
+def parse_instance_text(text: str, *, name: str, where: str = "<text>",
+                        fmt: InstanceFormat | None = None) -> Instance:
+    """Parse any supported format, detecting it when ``fmt`` is not given.
+
+    Detection: a document starting with ``{`` is JSON; otherwise a first job row of ``2 * machines``
+    numbers is the OR-Library format and one of ``machines`` numbers is Taillard's.
+    """
+    if fmt is None:
+        if text.lstrip().startswith("{"):
+            fmt = InstanceFormat.JSON
+        else:
+            n, m, rows = _header(_numeric_lines(text, where), where)
+            fmt = InstanceFormat.ORLIB if rows and len(rows[0][1]) == 2 * m else InstanceFormat.TAILLARD
+    if fmt is InstanceFormat.JSON:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg}", where=f"{where} line {e.lineno}") from None
+        return parse_instance_json(doc, where=where)
+    if fmt is InstanceFormat.ORLIB:
+        return parse_orlib(text, name=name, where=where)
+    return parse_taillard(text, name=name, where=where)
+
+
+def read_instance_file(path: Path, fmt: InstanceFormat | None = None) -> Instance:
+    """Read and parse an instance file; the instance is named after the file's stem unless JSON names it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", where=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", where=str(path)) from None
+    return parse_instance_text(text, name=path.stem, where=str(path), fmt=fmt)

@@ -1,0 +1,142 @@
+"""One typed settings object, read from the environment (and overridden by CLI flags) in one place.
+
+Environment variables use the prefix ``ALAS_`` and ``__`` between group and field, e.g.
+``ALAS_STORE__KIND=s3``, ``ALAS_STORE__S3_ENDPOINT=http://127.0.0.1:9000``. A few conventional variables are
+honoured too (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_DEFAULT_REGION``, ``ARGO_SERVER``, ``ARGO_TOKEN``, ``ARGO_NAMESPACE``).
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "ArgoSettings",
+    "ControllerSettings",
+    "LlmSettings",
+    "Settings",
+    "SolverSettings",
+    "StoreKind",
+    "StoreSettings",
+    "load_settings",
+]
+
+
+class StoreKind(StrEnum):
+    """Where the execution log lives."""
+
+    FS = "fs"
+    S3 = "s3"
+
+
+class StoreSettings(BaseModel):
+    """The execution log's backend."""
+
+    kind: StoreKind = Field(StoreKind.FS, description="Backend: `fs` (a local directory) or `s3`.")
+    root: Path = Field(Path(".alas"), description="Directory of the filesystem store.")
+    s3_endpoint: str | None = Field(None, description="S3 endpoint URL (MinIO or any S3-compatible store).")
+    s3_bucket: str = Field("alas", description="Bucket holding the log.")
+    s3_prefix: str = Field("", description="Key prefix inside the bucket.")
+    s3_region: str = Field("us-east-1", description="Region passed to the S3 client.")
+    s3_access_key: SecretStr | None = Field(None, description="Access key id (else AWS_ACCESS_KEY_ID).")
+    s3_secret_key: SecretStr | None = Field(None, description="Secret key (else AWS_SECRET_ACCESS_KEY).")
+    connect_timeout: float = Field(3.0, gt=0, description="Seconds to wait for a connection to the store.")
+    read_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a store response.")
+    max_retries: int = Field(4, ge=0, description="Retries of transient store errors, with backoff.")
+
+
+class SolverSettings(BaseModel):
+    """Defaults of the planners and the repair."""
+
+    time_limit: float = Field(10.0, gt=0, description="Seconds per CP-SAT solve.")
+    workers: int = Field(2, ge=1, le=64, description="CP-SAT search workers.")
+    seed: int = Field(0, ge=0, description="Seed of every randomized choice.")
+
+
+class LlmSettings(BaseModel):
+    """The OpenAI-compatible planner backend."""
+
+    base_url: str | None = Field(None, description="Chat-completions base URL (else OPENAI_BASE_URL).")
+    model: str = Field("gpt-4o-mini", description="Model name sent with each request.")
+    api_key: SecretStr | None = Field(None, description="Bearer token (else OPENAI_API_KEY).")
+    timeout: float = Field(60.0, gt=0, description="Seconds per HTTP call.")
+    max_retries: int = Field(3, ge=0, description="Retries on 429 / 5xx, honouring Retry-After.")
+
+
+class ArgoSettings(BaseModel):
+    """Where `alas submit` sends workflows."""
+
+    host: str | None = Field(None, description="Argo server URL (else ARGO_SERVER).")
+    token: SecretStr | None = Field(None, description="Bearer token (else ARGO_TOKEN).")
+    namespace: str = Field("argo", description="Namespace to submit into (else ARGO_NAMESPACE).")
+    image: str = Field("ghcr.io/alas-argo/alas:0.1.0", description="Image every template runs.")
+    verify_ssl: bool = Field(True, description="Verify the Argo server's TLS certificate.")
+
+
+class ControllerSettings(BaseModel):
+    """The long-running repair service."""
+
+    host: str = Field("127.0.0.1", description="Address to bind.")
+    port: int = Field(8080, ge=0, le=65535, description="Port to bind (0 picks a free one).")
+    token: SecretStr | None = Field(None, description="Bearer token clients must present.")
+    max_body_bytes: int = Field(1_048_576, gt=0, description="Largest request body accepted.")
+
+
+class Settings(BaseSettings):
+    """Every setting of the project, grouped."""
+
+    model_config = SettingsConfigDict(env_prefix="ALAS_", env_nested_delimiter="__", extra="ignore")
+
+    store: StoreSettings = Field(default_factory=StoreSettings, description="Execution log backend.")
+    solver: SolverSettings = Field(default_factory=SolverSettings, description="Planner defaults.")
+    llm: LlmSettings = Field(default_factory=LlmSettings, description="LLM planner backend.")
+    argo: ArgoSettings = Field(default_factory=ArgoSettings, description="Argo server for `alas submit`.")
+    controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Repair service.")
+
+
+def _conventional_env() -> dict[str, dict[str, Any]]:
+    """Map the ecosystem's conventional variables onto settings fields."""
+    pairs = {
+        ("llm", "base_url"): "OPENAI_BASE_URL",
+        ("llm", "api_key"): "OPENAI_API_KEY",
+        ("store", "s3_access_key"): "AWS_ACCESS_KEY_ID",
+        ("store", "s3_secret_key"): "AWS_SECRET_ACCESS_KEY",
+        ("store", "s3_region"): "AWS_DEFAULT_REGION",
+        ("argo", "host"): "ARGO_SERVER",
+        ("argo", "token"): "ARGO_TOKEN",
+        ("argo", "namespace"): "ARGO_NAMESPACE",
+    }
+    found: dict[str, dict[str, Any]] = {}
+    for (group, field), var in pairs.items():
+        if os.environ.get(var):
+            found.setdefault(group, {})[field] = os.environ[var]
+    return found
+
+
+def load_settings(**overrides: dict[str, Any]) -> Settings:
+    """Build the settings: defaults < conventional env vars < ``ALAS_*`` env vars < explicit overrides.
+
+    Args:
+        **overrides: Per group, the fields given on the command line, e.g. ``store={"kind": "s3"}``.
+            ``None`` values are ignored so that unset flags do not clobber the environment.
+    """
+    base = Settings()
+    merged: dict[str, Any] = {}
+    conventional = _conventional_env()
+    for group in Settings.model_fields:
+        current = getattr(base, group).model_dump()
+        defaults = type(getattr(base, group))().model_dump()
+        for field, value in conventional.get(group, {}).items():
+            if current[field] == defaults[field]:  # ALAS_* wins over the conventional name
+                current[field] = value
+        for field, value in (overrides.get(group) or {}).items():
+            if value is not None:
+                current[field] = value
+        merged[group] = current
+    return Settings.model_validate(merged)

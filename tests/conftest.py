@@ -1,0 +1,26 @@
+"""Shared fixtures: a tiny instance with a known optimum, and the bundled ft06."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.jssp.instance import Instance
+
+
+@pytest.fixture
+def tiny() -> Instance:
+    """3 jobs x 3 machines with optimal makespan 11 (proven by CP-SAT; tests/jssp re-prove it)."""
+    return Instance(
+        name="tiny",
+        jobs=[[(0, 3), (1, 2), (2, 2)], [(0, 2), (2, 1), (1, 4)], [(1, 4), (2, 3), (0, 1)]],
+        lower_bound=None,
+        upper_bound=None,
+    )
+
+
+@pytest.fixture
+def ft06() -> Instance:
+    """Fisher & Thompson's 6x6 instance, optimum 55."""
+    from alas_argo.jssp.catalog import get_instance
+
+    return get_instance("ft06")
