@@ -21,7 +21,7 @@ __all__ = ["build_parser", "main"]
 
 #: Command modules, in the order their commands appear in `alas --help`.
 COMMAND_MODULES = (
-    "instances", "solving", "repairing", "running", "ir_commands", "logs", "engines_commands",
+    "instances", "solving", "validating", "repairing", "running", "ir_commands", "logs", "engines_commands",
     "stepping", "serving", "llm_commands", "benching",
 )
 
