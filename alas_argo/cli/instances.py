@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -15,7 +16,7 @@ __all__ = ["register"]
 
 def _list(args: argparse.Namespace) -> int:
     names = suite(args.suite)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in names:
         inst = get_instance(name)
         rows.append({"name": inst.name, "jobs": inst.num_jobs, "machines": inst.num_machines,
@@ -28,7 +29,7 @@ def _list(args: argparse.Namespace) -> int:
         table.add_column(col)
     for r in rows:
         optimal = "yes" if r["lower_bound"] is not None and r["lower_bound"] == r["upper_bound"] else "-"
-        table.add_row(r["name"], f"{r['jobs']}x{r['machines']}", str(r["lower_bound"] or "?"),
+        table.add_row(str(r["name"]), f"{r['jobs']}x{r['machines']}", str(r["lower_bound"] or "?"),
                       str(r["upper_bound"] or "?"), optimal)
     Console().print(table)
     return 0

@@ -34,7 +34,7 @@ def _numeric_lines(text: str, where: str) -> list[tuple[int, list[int]]]:
         tokens = raw.replace(",", " ").split()
         if not tokens:
             continue
-        if not all(_looks_numeric(t) for t in tokens):
+        if not _looks_numeric(tokens[0]):
             continue  # a header or comment line ("instance ft06", "Times", "+++")
         values = []
         for t in tokens:
@@ -137,10 +137,10 @@ def parse_instance_text(text: str, *, name: str, where: str = "<text>",
     numbers is the OR-Library format and one of ``machines`` numbers is Taillard's.
     """
     if fmt is None:
-        if text.lstrip().startswith("{"):
+        if text.lstrip()[:1] in ("{", "["):
             fmt = InstanceFormat.JSON
         else:
-            n, m, rows = _header(_numeric_lines(text, where), where)
+            _, m, rows = _header(_numeric_lines(text, where), where)
             fmt = InstanceFormat.ORLIB if rows and len(rows[0][1]) == 2 * m else InstanceFormat.TAILLARD
     if fmt is InstanceFormat.JSON:
         try:

@@ -1,0 +1,57 @@
+"""The bundled benchmarks: every family complete, bounds as issue #2 lists them, suites."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import FAMILIES, bundled_names, get_instance, load_instance, suite
+
+EXPECTED_COUNTS = {"ft": 3, "la": 40, "abz": 5, "orb": 10, "swv": 20, "yn": 4, "ta": 80, "dmu": 80}
+
+
+def test_family_counts() -> None:
+    assert {fam: len(suite(fam)) for fam in FAMILIES} == EXPECTED_COUNTS
+    assert len(bundled_names()) == sum(EXPECTED_COUNTS.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "lb", "ub"),
+    [
+        ("ft06", "6x6", 55, 55), ("ta01", "15x15", 1231, 1231), ("ta41", "30x20", 1926, 2005),
+        ("ta71", "100x20", 5464, 5464), ("dmu19", "30x20", 3707, 3764), ("dmu03", "20x15", 2731, 2731),
+        ("swv07", "20x15", 1541, 1594), ("yn4", "20x20", 967, 967), ("abz9", "20x15", 678, 678),
+        ("dmu80", "50x20", None, 6686),
+    ],
+)
+def test_sizes_and_bounds(name: str, size: str, lb: int | None, ub: int) -> None:
+    inst = get_instance(name)
+    assert inst.size == size
+    assert (inst.lower_bound, inst.upper_bound) == (lb, ub)
+    assert inst.bounds_source
+
+
+def test_every_instance_is_well_formed() -> None:
+    for name in bundled_names():
+        inst = get_instance(name)
+        for ops in inst.jobs:
+            machines = [m for m, _ in ops]
+            assert len(set(machines)) == len(machines), name  # each job visits a machine once
+        assert inst.upper_bound is None or inst.lower_bound is None or inst.lower_bound <= inst.upper_bound
+
+
+def test_alas45_suite() -> None:
+    names = suite("alas45")
+    assert len(names) == 45 == len(set(names))
+    for n in names:
+        get_instance(n)
+
+
+def test_lookup_forms_and_errors() -> None:
+    assert get_instance("TA1").name == "ta01"
+    assert load_instance("dmu3").name == "dmu03"
+    assert suite("ft06, la01") == ["ft06", "la01"]
+    with pytest.raises(InputError, match="unknown instance"):
+        get_instance("ta99")
+    with pytest.raises(InputError, match="no such file"):
+        load_instance("missing/ta01.txt")
