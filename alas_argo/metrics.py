@@ -1,0 +1,188 @@
+"""Every Prometheus metric of the project, in one place.
+
+The runtime, the pipeline, the log and the controller call the small ``observe_*`` / ``count_*`` helpers
+below; nothing else creates metrics. All metrics live in one dedicated :data:`REGISTRY` (not the global
+default one, so that importing this module never exports process metrics by surprise and tests can read
+exact values), which :func:`serve` exposes over HTTP and :func:`exposition` renders as text.
+
+Conventions (https://prometheus.io/docs/practices/naming/): base units (seconds), counters end in
+``_total``, every metric starts with ``alas_``. Label values come from small closed sets; a value outside
+the expected shape, or beyond :data:`MAX_LABEL_VALUES` distinct values of one label, is recorded as
+``other`` so that a bug upstream can never explode the number of series.
+
+``prometheus-client`` is a base dependency (small, pure Python): the embedded default install has real
+metrics too, and ``alas run`` can serve ``/metrics`` without the ``cluster`` extra.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from enum import StrEnum
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
+
+__all__ = [
+    "MAX_LABEL_VALUES",
+    "REGISTRY",
+    "PolicyEvent",
+    "RunOutcome",
+    "count_plan_committed",
+    "count_policy_event",
+    "count_run_outcome",
+    "exposition",
+    "label_value",
+    "observe_log_append",
+    "observe_repair",
+    "observe_validation",
+    "serve",
+]
+
+#: Distinct values one label may take before further values are folded into ``other``.
+MAX_LABEL_VALUES = 32
+
+#: The registry the exporter serves; tests read exact sample values from it.
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+_LABEL_SHAPE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_seen: dict[str, set[str]] = {}
+_seen_lock = threading.Lock()
+
+
+class PolicyEvent(StrEnum):
+    """Policy actions the executors report (DESIGN.md section 7)."""
+
+    RETRY = "retry"
+    TIMEOUT = "timeout"
+    COMPENSATION = "compensation"
+    LOOP_GUARD_TRIP = "loop_guard_trip"
+
+
+class RunOutcome(StrEnum):
+    """How a run ended."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    COMPENSATED = "compensated"
+
+
+PLANS_COMMITTED = Counter(
+    "alas_plans_committed_total", "Plan versions committed to the execution log.", ["source"],
+    registry=REGISTRY)
+VALIDATIONS = Counter(
+    "alas_validations_total", "Validator verdicts on candidate plans.", ["verdict"], registry=REGISTRY)
+VIOLATIONS = Counter(
+    "alas_validation_violations_total", "Violations reported by the validator, by code.", ["code"],
+    registry=REGISTRY)
+REPAIRS = Counter(
+    "alas_repairs_total", "Repairs performed, by method and whether they fell back to a full re-solve.",
+    ["method", "fallback"], registry=REGISTRY)
+REPAIR_SECONDS = Histogram(
+    "alas_repair_duration_seconds", "Wall time of one repair.", ["method"], registry=REGISTRY,
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0))
+EDIT_RADIUS = Histogram(
+    "alas_repair_edit_radius", "Size of the neighbourhood a repair re-optimized (operations).", ["method"],
+    registry=REGISTRY, buckets=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000))
+MOVED_OPERATIONS = Histogram(
+    "alas_repair_moved_operations", "Operations whose start changed in a repair.", ["method"],
+    registry=REGISTRY, buckets=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000))
+MAKESPAN_GAP = Histogram(
+    "alas_repair_makespan_gap_ratio",
+    "Relative makespan gap of the repaired plan, (makespan - reference) / reference.", ["method"],
+    registry=REGISTRY, buckets=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0))
+POLICY_EVENTS = Counter(
+    "alas_policy_events_total", "Policy actions: retries, timeouts, compensations, loop-guard trips.",
+    ["event"], registry=REGISTRY)
+LOG_APPEND_SECONDS = Histogram(
+    "alas_log_append_duration_seconds", "Latency of one append to the execution log.", ["backend"],
+    registry=REGISTRY, buckets=(0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5))
+RUNS = Counter("alas_runs_total", "Runs finished, by outcome.", ["outcome"], registry=REGISTRY)
+UP = Gauge("alas_exporter_up", "1 while this process's exporter is serving.", registry=REGISTRY)
+
+
+def label_value(label: str, value: str) -> str:
+    """Return ``value`` if it is a safe label value for ``label``, else ``"other"``.
+
+    A value is safe when it is a short snake_case identifier and the label has not yet taken
+    :data:`MAX_LABEL_VALUES` distinct values in this process.
+    """
+    value = str(value).lower()
+    if not _LABEL_SHAPE.match(value):
+        return "other"
+    with _seen_lock:
+        seen = _seen.setdefault(label, set())
+        if value in seen:
+            return value
+        if len(seen) >= MAX_LABEL_VALUES:
+            return "other"
+        seen.add(value)
+    return value
+
+
+def count_plan_committed(source: str = "plan") -> None:
+    """Count one committed plan version; ``source`` is e.g. ``plan``, ``repair`` or ``replan``."""
+    PLANS_COMMITTED.labels(source=label_value("source", source)).inc()
+
+
+def observe_validation(valid: bool, codes: Iterable[str] = ()) -> None:
+    """Record one validator verdict and the code of each violation it reported."""
+    VALIDATIONS.labels(verdict="valid" if valid else "invalid").inc()
+    for code in codes:
+        VIOLATIONS.labels(code=label_value("code", code)).inc()
+
+
+def observe_repair(method: str, seconds: float, moved: int, edit_radius: int, makespan_gap: float,
+                   *, fallback: bool = False) -> None:
+    """Record one repair.
+
+    Args:
+        method: Repair method (``lcrp``, ``right_shift``, ``full_resolve``, ...).
+        seconds: Wall time the repair took.
+        moved: Operations whose start changed.
+        edit_radius: Operations in the neighbourhood that was re-optimized.
+        makespan_gap: Relative gap of the repaired makespan to the reference (e.g. the pre-disruption
+            makespan or a lower bound); negative values are clamped to 0 (an improvement).
+        fallback: Whether the repair fell back to a full re-solve.
+    """
+    m = label_value("method", method)
+    REPAIRS.labels(method=m, fallback="true" if fallback else "false").inc()
+    REPAIR_SECONDS.labels(method=m).observe(max(0.0, seconds))
+    MOVED_OPERATIONS.labels(method=m).observe(max(0, moved))
+    EDIT_RADIUS.labels(method=m).observe(max(0, edit_radius))
+    MAKESPAN_GAP.labels(method=m).observe(max(0.0, makespan_gap))
+
+
+def count_policy_event(event: PolicyEvent | str) -> None:
+    """Count one policy action; unknown names are recorded as ``other``."""
+    name = event.value if isinstance(event, PolicyEvent) else str(event)
+    POLICY_EVENTS.labels(event=name if name in set(PolicyEvent) else "other").inc()
+
+
+def observe_log_append(backend: str, seconds: float) -> None:
+    """Record the latency of one log append on ``backend`` (``fs`` or ``s3``)."""
+    LOG_APPEND_SECONDS.labels(backend=label_value("backend", backend)).observe(max(0.0, seconds))
+
+
+def count_run_outcome(outcome: RunOutcome | str) -> None:
+    """Count one finished run; unknown outcomes are recorded as ``other``."""
+    name = outcome.value if isinstance(outcome, RunOutcome) else str(outcome)
+    RUNS.labels(outcome=name if name in set(RunOutcome) else "other").inc()
+
+
+def exposition() -> bytes:
+    """The current metrics in the Prometheus text format."""
+    return generate_latest(REGISTRY)
+
+
+def serve(host: str = "127.0.0.1", port: int = 9464) -> WSGIServer:
+    """Serve :data:`REGISTRY` on ``http://host:port/metrics`` from a daemon thread.
+
+    Returns:
+        The running server; ``server.server_port`` is the bound port (useful with ``port=0``), and
+        ``server.shutdown()`` stops it.
+    """
+    server, _thread = start_http_server(port, addr=host, registry=REGISTRY)
+    UP.set(1)
+    return server
