@@ -39,7 +39,8 @@ def test_earliest_fit() -> None:
 
 def test_heuristic_chain_avoids_busy_and_keeps_fixed() -> None:
     ctx = JobContext(instance="x", job=0, operations=[(0, 3), (1, 2), (0, 4)], release=1,
-                     fixed={0: (0, 3)}, busy=[BusyWindow(machine=1, start=3, end=6), BusyWindow(machine=0, start=8, end=10)],
+                     fixed={0: (0, 3)},
+                     busy=[BusyWindow(machine=1, start=3, end=6), BusyWindow(machine=0, start=8, end=10)],
                      horizon=100)
     planner = HeuristicPlanner()
     assert isinstance(planner, PlannerBackend)

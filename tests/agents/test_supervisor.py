@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from alas_argo.agents.context import build_job_contexts
@@ -23,7 +24,7 @@ def _feasible(inst: Instance, sched: Schedule, downtimes: list[tuple[int, int, i
     for m in range(inst.num_machines):
         spans = sorted([(o.start, o.end) for o in sched.operations if o.machine == m]
                        + [(a, b) for mm, a, b in downtimes if mm == m])
-        assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:], strict=False))
+        assert all(e1 <= s2 for (_, e1), (s2, _) in itertools.pairwise(spans))
 
 
 def test_priority_merge_is_feasible_union_is_literal(ft06: Instance) -> None:
