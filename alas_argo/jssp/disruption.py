@@ -11,11 +11,30 @@ Semantics, normative for the validator and the repair alike:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import math
+import random
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Disruption", "DisruptionEvent", "DurationChange", "MachineBreakdown"]
+from alas_argo.errors import InputError
+
+if TYPE_CHECKING:
+    from alas_argo.jssp.instance import Instance
+    from alas_argo.jssp.schedule import Schedule
+
+__all__ = [
+    "Disruption",
+    "DisruptionEvent",
+    "DisruptionKind",
+    "DurationChange",
+    "MachineBreakdown",
+    "check_disruption",
+    "generate_disruption",
+    "generate_sequence",
+]
 
 
 class MachineBreakdown(BaseModel):
@@ -69,3 +88,176 @@ class Disruption(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The disruption as the JSON document of DESIGN.md section 4."""
         return self.model_dump(mode="json")
+
+
+
+class DisruptionKind(StrEnum):
+    """The disruption scenarios the generators produce."""
+
+    BREAKDOWN = "breakdown"
+    SHOCK = "shock"
+    MIXED = "mixed"
+
+
+def check_disruption(instance: Instance, schedule: Schedule, disruption: Disruption) -> None:
+    """Reject a disruption that cannot apply to this instance and plan.
+
+    Raises:
+        InputError: a machine or operation that does not exist, a reveal time outside ``[0, makespan]``,
+            a negative start or duration.
+    """
+    if not 0 <= disruption.time <= schedule.makespan:
+        raise InputError(f"reveal time {disruption.time} is outside the schedule [0, {schedule.makespan}]",
+                         where="disruption.time")
+    for i, e in enumerate(disruption.events):
+        where = f"disruption.events[{i}]"
+        if isinstance(e, MachineBreakdown):
+            if not 0 <= e.machine < instance.num_machines:
+                raise InputError(f"machine {e.machine} does not exist (instance {instance.name} has machines "
+                                 f"0..{instance.num_machines - 1})", where=where)
+            if e.start < 0:
+                raise InputError(f"negative breakdown start {e.start}", where=where)
+            if e.duration < 0:
+                raise InputError(f"negative breakdown duration {e.duration}", where=where)
+        else:
+            if not (0 <= e.job < instance.num_jobs and 0 <= e.step < len(instance.jobs[e.job])):
+                raise InputError(f"operation (job {e.job}, step {e.step}) does not exist in {instance.name}",
+                                 where=where)
+            if e.duration < 0:
+                raise InputError(f"negative duration {e.duration}", where=where)
+
+
+def _work_left(schedule: Schedule, time: int) -> dict[int, int]:
+    """Per machine, the processing time still ahead of it at ``time`` (the unfinished part of each op)."""
+    left: dict[int, int] = {}
+    for o in schedule.operations:
+        left[o.machine] = left.get(o.machine, 0) + max(0, o.end - max(o.start, time))
+    return left
+
+
+def _breakdown(schedule: Schedule, time: int, length: float, machine: int | Literal["random"] | None,
+               num_machines: int, rng: random.Random) -> MachineBreakdown:
+    if machine == "random":
+        chosen = rng.randrange(num_machines)
+    elif machine is None:
+        # The machine with the most work left hurts most when it stops: the interesting case to repair.
+        left = _work_left(schedule, time)
+        chosen = max(range(num_machines), key=lambda m: (left.get(m, 0), -m))
+    else:
+        chosen = machine
+    return MachineBreakdown(machine=chosen, start=time, duration=max(1, round(length * schedule.makespan)))
+
+
+def _shock(instance: Instance, schedule: Schedule, time: int, increase: float, share: float,
+           rng: random.Random) -> list[DurationChange]:
+    pending = sorted(o.key for o in schedule.operations if o.start >= time)
+    if not pending:
+        return []
+    chosen = sorted(rng.sample(pending, max(1, round(share * len(pending)))))
+    return [DurationChange(job=j, step=s, duration=max(instance.duration(j, s) + 1,
+                                                       math.ceil(instance.duration(j, s) * (1 + increase))))
+            for j, s in chosen]
+
+
+def generate_disruption(
+    instance: Instance,
+    schedule: Schedule,
+    kind: DisruptionKind | str,
+    *,
+    seed: int = 0,
+    machine: int | Literal["random"] | None = None,
+    at: float | None = None,
+    length: float | None = None,
+    increase: float = 0.3,
+    share: float = 0.2,
+) -> Disruption:
+    """A seeded, reproducible disruption of ``schedule``.
+
+    Args:
+        instance: The instance the schedule plans.
+        schedule: The plan in force.
+        kind: ``breakdown``, ``shock`` (durations grow) or ``mixed`` (both).
+        seed: Same seed, same disruption.
+        machine: The machine that breaks down; ``"random"`` draws one; None takes the machine with the most
+            work left at the reveal time.
+        at: Reveal time as a fraction of the makespan; None draws it from [0.2, 0.5].
+        length: Downtime as a fraction of the makespan; None draws it from [0.05, 0.15].
+        increase: A shock lengthens an operation by this fraction (at least one time unit).
+        share: A shock hits this fraction of the operations not yet started (at least one).
+
+    Raises:
+        InputError: an unknown kind, a fraction outside [0, 1], or a machine that does not exist.
+    """
+    try:
+        kind = DisruptionKind(kind)
+    except ValueError:
+        raise InputError(f"unknown disruption kind {kind!r}; known: "
+                         f"{', '.join(k.value for k in DisruptionKind)}") from None
+    rng = random.Random(f"{seed}:{kind.value}")
+    at = rng.uniform(0.2, 0.5) if at is None else at
+    length = rng.uniform(0.05, 0.15) if length is None else length
+    for name, value in (("at", at), ("length", length), ("share", share)):
+        if not 0 <= value <= 1:
+            raise InputError(f"{name} must be a fraction in [0, 1], got {value}")
+    if increase < 0:
+        raise InputError(f"increase must not be negative, got {increase}")
+    if isinstance(machine, int) and not 0 <= machine < instance.num_machines:
+        raise InputError(f"machine {machine} does not exist (machines 0..{instance.num_machines - 1})")
+    time = min(round(at * schedule.makespan), max(0, schedule.makespan - 1))
+    events: list[MachineBreakdown | DurationChange] = []
+    if kind in (DisruptionKind.BREAKDOWN, DisruptionKind.MIXED):
+        events.append(_breakdown(schedule, time, length, machine, instance.num_machines, rng))
+    if kind in (DisruptionKind.SHOCK, DisruptionKind.MIXED):
+        # Mixed halves the shock so that neither part drowns the other.
+        events.extend(_shock(instance, schedule, time, increase,
+                             share / 2 if kind is DisruptionKind.MIXED else share, rng))
+    return Disruption(time=time, events=events)
+
+
+def generate_sequence(
+    instance: Instance,
+    schedule: Schedule,
+    kind: DisruptionKind | str,
+    *,
+    count: int = 3,
+    seed: int = 0,
+    commit: Callable[[Schedule, Disruption], Schedule] | None = None,
+) -> list[Disruption]:
+    """Several disruptions revealed one after another, each drawn against the plan then in force.
+
+    Each disruption after the first carries forward the earlier events that still matter: downtime that
+    has not ended by its reveal time and every earlier duration change, so that repairing it from the
+    previously committed plan keeps honouring them.
+
+    Args:
+        instance: The instance.
+        schedule: The initial plan.
+        kind: The scenario of every disruption in the sequence.
+        count: How many disruptions.
+        seed: Same seed, same sequence (given the same ``commit``).
+        commit: Turns (plan, disruption) into the next plan in force, typically a repair; None keeps the
+            initial plan (the reveal times still increase).
+    """
+    if count < 1:
+        raise InputError(f"count must be at least 1, got {count}")
+    rng = random.Random(f"{seed}:sequence")
+    fractions = sorted(rng.uniform(0.15, 0.7) for _ in range(count))
+    plan, history, out = schedule, list[MachineBreakdown | DurationChange](), list[Disruption]()
+    last_time = -1
+    for i, frac in enumerate(fractions):
+        new = generate_disruption(instance, plan, kind, seed=seed * 1000 + i,
+                                  at=min(1.0, frac * schedule.makespan / max(1, plan.makespan)))
+        time = max(new.time, last_time + 1)
+        if time > plan.makespan:
+            break
+        carried = [e for e in history
+                   if isinstance(e, DurationChange) or (e.end > time)]
+        fresh = [e.model_copy(update={"start": time}) if isinstance(e, MachineBreakdown) else e
+                 for e in new.events]
+        disruption = Disruption(time=time, events=[*carried, *fresh])
+        out.append(disruption)
+        history.extend(fresh)
+        last_time = time
+        if commit is not None:
+            plan = commit(plan, disruption)
+    return out

@@ -1,0 +1,175 @@
+"""Execution state of a plan at a reveal time: what is done, running, interrupted, pending and frozen.
+
+This is the disruption semantics of DESIGN.md section 4 turned into data every repair method shares:
+
+- an operation that started before the reveal time is *frozen* at its start, with its (possibly changed)
+  duration extending it in place;
+- a started operation whose interval overlaps a downtime of its machine is *interrupted*: it restarts from
+  scratch, with its full duration, at or after the end of that downtime;
+- every other operation is *pending*: it must start at or after the reveal time and avoid the downtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from alas_argo.errors import InfeasibleError
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
+
+__all__ = ["ExecutionState", "Key", "OpStatus"]
+
+Key = tuple[int, int]
+
+
+class OpStatus(StrEnum):
+    """Where an operation stands at the reveal time."""
+
+    DONE = "done"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    PENDING = "pending"
+
+
+def _overlaps(start: int, end: int, lo: int, hi: int) -> bool:
+    return start < hi and lo < end
+
+
+@dataclass(frozen=True)
+class ExecutionState:
+    """The plan in force seen from the reveal time of a disruption.
+
+    Attributes:
+        instance: The instance.
+        baseline: The plan in force when the disruption is revealed.
+        time: The reveal time.
+        status: Per operation, done / running / interrupted / pending.
+        durations: Per operation, its effective duration (nominal or changed).
+        release: Per free (interrupted or pending) operation, its earliest allowed start.
+        downtimes: ``(machine, start, end)`` windows, end exclusive.
+    """
+
+    instance: Instance
+    baseline: Schedule
+    time: int
+    status: dict[Key, OpStatus]
+    durations: dict[Key, int]
+    release: dict[Key, int]
+    downtimes: list[tuple[int, int, int]] = field(default_factory=list)
+
+    @classmethod
+    def at(cls, instance: Instance, baseline: Schedule, disruption: Disruption | None = None,
+           time: int | None = None) -> ExecutionState:
+        """The state of ``baseline`` when ``disruption`` is revealed (or at ``time`` with no disruption).
+
+        Raises:
+            InfeasibleError: an interrupted operation already has a started job successor, so no plan can
+                honour both (only possible when a breakdown began before its reveal time).
+        """
+        if disruption is None:
+            disruption = Disruption(time=0 if time is None else time)
+        t = disruption.time
+        changes = disruption.duration_changes
+        downtimes = sorted((b.machine, b.start, b.end) for b in disruption.breakdowns if b.duration > 0)
+        ops = baseline.by_key()
+        status: dict[Key, OpStatus] = {}
+        durations: dict[Key, int] = {}
+        release: dict[Key, int] = {}
+        for j, job in enumerate(instance.jobs):
+            for s, (m, nominal) in enumerate(job):
+                key = (j, s)
+                d = changes.get(key, nominal)
+                durations[key] = d
+                o = ops[key]
+                if o.start >= t:
+                    status[key] = OpStatus.PENDING
+                    release[key] = t
+                    continue
+                # Both the planned and the extended interval count: either running into the downtime stops it.
+                hit = [hi for mm, lo, hi in downtimes if mm == m
+                       and (_overlaps(o.start, o.end, lo, hi) or _overlaps(o.start, o.start + d, lo, hi))]
+                if hit:
+                    status[key] = OpStatus.INTERRUPTED
+                    release[key] = max(t, *hit)
+                else:
+                    status[key] = OpStatus.DONE if o.start + d <= t else OpStatus.RUNNING
+        state = cls(instance, baseline, t, status, durations, release, downtimes)
+        state._check_restarts()
+        return state
+
+    def _check_restarts(self) -> None:
+        for (j, s), st in self.status.items():
+            if st is OpStatus.INTERRUPTED:
+                for later in range(s + 1, len(self.instance.jobs[j])):
+                    if self.status[(j, later)] in (OpStatus.DONE, OpStatus.RUNNING):
+                        raise InfeasibleError(
+                            "an interrupted operation must restart after the downtime but its job successor "
+                            "has already started", where={"job": j, "step": s})
+
+    def keys(self, *statuses: OpStatus) -> set[Key]:
+        """The operations with one of ``statuses``."""
+        return {k for k, st in self.status.items() if st in statuses}
+
+    @property
+    def done(self) -> set[Key]:
+        """Finished by the reveal time."""
+        return self.keys(OpStatus.DONE)
+
+    @property
+    def running(self) -> set[Key]:
+        """Started and still running at the reveal time (not interrupted)."""
+        return self.keys(OpStatus.RUNNING)
+
+    @property
+    def interrupted(self) -> set[Key]:
+        """Started, then stopped by a breakdown of their machine: they restart after the downtime."""
+        return self.keys(OpStatus.INTERRUPTED)
+
+    @property
+    def pending(self) -> set[Key]:
+        """Not started by the reveal time."""
+        return self.keys(OpStatus.PENDING)
+
+    @property
+    def frozen(self) -> set[Key]:
+        """History: started and not interrupted, so their start is a constant for every repair."""
+        return self.keys(OpStatus.DONE, OpStatus.RUNNING)
+
+    @property
+    def free(self) -> set[Key]:
+        """What a repair may (re)time: pending and interrupted operations."""
+        return self.keys(OpStatus.PENDING, OpStatus.INTERRUPTED)
+
+    def frozen_starts(self) -> dict[Key, int]:
+        """Start of every frozen operation (unchanged from the baseline)."""
+        starts = self.baseline.starts()
+        return {k: starts[k] for k in self.frozen}
+
+    def wip(self) -> set[Key]:
+        """Work in progress: started operations plus the next pending operation of every machine."""
+        out = self.keys(OpStatus.DONE, OpStatus.RUNNING, OpStatus.INTERRUPTED)
+        for seq in self.baseline.machine_sequences().values():
+            nxt = next((k for k in seq if self.status[k] is OpStatus.PENDING), None)
+            if nxt is not None:
+                out.add(nxt)
+        return out
+
+    def earliest_fit(self, machine: int, start: int, duration: int) -> int:
+        """The earliest time at or after ``start`` where ``duration`` fits on ``machine`` between downtimes."""
+        moved = True
+        while moved:
+            moved = False
+            for m, lo, hi in self.downtimes:
+                if m == machine and _overlaps(start, start + max(duration, 1), lo, hi):
+                    start, moved = hi, True
+        return start
+
+    def summary(self) -> dict[str, int]:
+        """Counts per status, for logs and CLI output."""
+        counts = {st.value: 0 for st in OpStatus}
+        for st in self.status.values():
+            counts[st.value] += 1
+        counts["frozen"] = counts["done"] + counts["running"]
+        return counts
