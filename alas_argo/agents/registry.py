@@ -1,0 +1,137 @@
+"""The agent factory: instantiate each role from its spec through a registry of implementations.
+
+Discovery first, the fallback second: a role asks for a backend by capability (``heuristic``, ``cpsat``,
+``llm``); when that backend is registered and available (an LLM needs a configured endpoint or recorded
+answers) it is used, otherwise the role's fallback implementation is, and the substitution is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from alas_argo.agents.contracts import PlannerBackend
+from alas_argo.agents.heuristic import HeuristicPlanner
+from alas_argo.errors import InputError
+
+__all__ = ["AgentRegistry", "Instantiated", "Role", "default_registry"]
+
+
+class Role(StrEnum):
+    """Agent roles of the ALAS pipeline."""
+
+    JOB_AGENT = "job_agent"
+    SUPERVISOR = "supervisor"
+    VALIDATOR = "validator"
+    REPAIRER = "repairer"
+    OPTIMIZER = "optimizer"
+
+
+Factory = Callable[[dict[str, Any]], Any]
+Availability = Callable[[dict[str, Any]], str | None]  # None when available, else the reason it is not
+
+
+@dataclass
+class _Entry:
+    factory: Factory
+    available: Availability
+
+
+@dataclass(frozen=True)
+class Instantiated:
+    """An agent and how it was found."""
+
+    role: Role
+    requested: str
+    backend: str
+    agent: Any
+    notes: list[str] = field(default_factory=list)
+
+
+class AgentRegistry:
+    """Role -> backend -> factory, with a fallback backend per role."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Role, dict[str, _Entry]] = {}
+        self._fallback: dict[Role, str] = {}
+
+    def register(self, role: Role, backend: str, factory: Factory, *, available: Availability | None = None,
+                 fallback: bool = False) -> None:
+        """Register ``factory`` for (role, backend); ``fallback`` makes it the role's default."""
+        self._entries.setdefault(role, {})[backend] = _Entry(factory, available or (lambda _spec: None))
+        if fallback:
+            self._fallback[role] = backend
+
+    def backends(self, role: Role) -> list[str]:
+        """Registered backends of a role."""
+        return sorted(self._entries.get(role, {}))
+
+    def create(self, role: Role | str, backend: str, spec: dict[str, Any] | None = None) -> Instantiated:
+        """Instantiate ``role`` with ``backend``, or with the role's fallback when it is unavailable."""
+        role = Role(role)
+        spec = dict(spec or {})
+        entries = self._entries.get(role, {})
+        notes: list[str] = []
+        chosen = backend
+        if backend not in entries:
+            if role not in self._fallback:
+                raise InputError(f"no {backend!r} implementation of role {role} (known: {self.backends(role)})")
+            notes.append(f"{role}: no {backend!r} backend registered; using {self._fallback[role]!r}")
+            chosen = self._fallback[role]
+        else:
+            reason = entries[backend].available(spec)
+            if reason is not None:
+                if role not in self._fallback or self._fallback[role] == backend:
+                    raise InputError(f"{role} backend {backend!r} is unavailable: {reason}")
+                notes.append(f"{role}: {backend!r} unavailable ({reason}); using {self._fallback[role]!r}")
+                chosen = self._fallback[role]
+        return Instantiated(role=role, requested=backend, backend=chosen,
+                            agent=entries[chosen].factory(spec), notes=notes)
+
+
+def _llm_available(spec: dict[str, Any]) -> str | None:
+    settings = spec.get("settings")
+    if spec.get("replay_events"):
+        return None
+    if settings is None or not getattr(settings.llm, "base_url", None):
+        return "no endpoint configured (set OPENAI_BASE_URL or --llm-base-url, or use --llm-replay RUN)"
+    return None
+
+
+def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
+    from alas_argo.agents.llm import make_llm_backend
+
+    backend: PlannerBackend = make_llm_backend(spec["settings"], replay_events=spec.get("replay_events"),
+                                               recorder=spec.get("recorder"))
+    return backend
+
+
+def default_registry() -> AgentRegistry:
+    """The registry with every implementation this package ships."""
+    from alas_argo.agents.roles import OptimizerRole, RepairerRole, ValidatorRole
+    from alas_argo.agents.supervisor import MergeMode, Supervisor
+
+    reg = AgentRegistry()
+    # Job agents: the heuristic earliest-fit chain is exact for one job, so the cpsat capability maps to it
+    # too; CP-SAT earns its keep in the optimizer role, over the whole plan.
+    reg.register(Role.JOB_AGENT, "heuristic", lambda _s: HeuristicPlanner(), fallback=True)
+    reg.register(Role.JOB_AGENT, "cpsat", lambda _s: HeuristicPlanner())
+    reg.register(Role.JOB_AGENT, "llm", _llm_factory, available=_llm_available)
+    reg.register(Role.SUPERVISOR, "heuristic", lambda _s: Supervisor(MergeMode.PRIORITY), fallback=True)
+    reg.register(Role.SUPERVISOR, "cpsat", lambda _s: Supervisor(MergeMode.PRIORITY))
+    # LLM proposals are merged literally: their mistakes must reach the validator, not be smoothed over.
+    reg.register(Role.SUPERVISOR, "llm", lambda _s: Supervisor(MergeMode.UNION))
+    reg.register(Role.VALIDATOR, "independent", lambda _s: ValidatorRole(), fallback=True)
+    reg.register(Role.REPAIRER, "lcrp", lambda s: RepairerRole(
+        s.get("method", "lcrp"), budget=s.get("budget", 10.0), seed=s.get("seed", 0), workers=s.get("workers", 2)),
+        fallback=True)
+    reg.register(Role.OPTIMIZER, "heuristic", lambda s: OptimizerRole(
+        "heuristic", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0)),
+        fallback=True)
+    reg.register(Role.OPTIMIZER, "cpsat", lambda s: OptimizerRole(
+        "cpsat", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0)))
+    reg.register(Role.OPTIMIZER, "llm", lambda s: OptimizerRole(
+        "cpsat", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0)))
+    return reg
