@@ -24,7 +24,7 @@ from grafana_foundation_sdk.builders.timeseries import Panel as Timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
-__all__ = ["DASHBOARD_DIRS", "build_all", "main", "render", "repair_dashboard", "overview_dashboard"]
+__all__ = ["DASHBOARD_DIRS", "build_all", "main", "overview_dashboard", "render", "repair_dashboard"]
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where the rendered JSON goes: the golden copy and the chart's copy.
