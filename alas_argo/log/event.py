@@ -1,0 +1,95 @@
+"""One record of the execution log, its canonical bytes and its place in the hash chain.
+
+An event's ``hash`` is the SHA-256 of the canonical JSON (sorted keys, no whitespace, UTF-8) of every other
+field, ``prev_hash`` included; so editing any stored byte of any event, or removing one, breaks the chain
+at a place :func:`alas_argo.log.verification.verify_log` can name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from alas_argo.errors import ContractError, IntegrityError
+from alas_argo.log.events import EventType
+
+__all__ = ["GENESIS_HASH", "Event", "canonical_json", "event_hash", "seal_event"]
+
+#: ``prev_hash`` of the first event of a run.
+GENESIS_HASH = "sha256:" + "0" * 64
+
+
+def canonical_json(doc: Any) -> bytes:
+    """The one byte form hashes are computed over: sorted keys, no whitespace, UTF-8, no NaN.
+
+    Raises:
+        ContractError: ``doc`` holds something JSON cannot represent exactly (NaN, a set, an object).
+    """
+    try:
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise ContractError(f"not representable as canonical JSON: {e}", where="log payload") from None
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class Event(BaseModel):
+    """A sealed log record (DESIGN.md section 6)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int = Field(ge=0, description="Position in the run's log, from 0, without gaps.")
+    timestamp: str = Field(description="UTC time of the append, ISO 8601 with microseconds.")
+    run_id: str = Field(description="The run this event belongs to.")
+    correlation_id: str | None = Field(None, description="Ties events of one request or saga together.")
+    node_id: str | None = Field(None, description="IR node that produced the event, if any.")
+    attempt: int | None = Field(None, ge=0, description="Attempt number of that node, from 1.")
+    type: EventType = Field(description="Event type, from the closed taxonomy.")
+    payload: dict[str, Any] = Field(default_factory=dict, description="Type-specific data (redacted).")
+    redact: list[str] = Field(default_factory=list, description="Dotted payload paths that were redacted.")
+    prev_hash: str = Field(description="`hash` of the previous event, or GENESIS_HASH for seq 0.")
+    hash: str = Field(description="sha256 over the canonical JSON of all other fields.")
+
+    def body(self) -> dict[str, Any]:
+        """Every field but ``hash``, as JSON: what the hash covers."""
+        return self.model_dump(mode="json", exclude={"hash"})
+
+    def to_bytes(self) -> bytes:
+        """The stored form (canonical JSON, so the stored bytes re-hash to the same value)."""
+        return canonical_json(self.model_dump(mode="json"))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, where: str) -> Event:
+        """Parse a stored event.
+
+        Raises:
+            IntegrityError: The bytes are not a well-formed event (naming ``where``).
+        """
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as e:
+            first = e.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "event"
+            raise IntegrityError(f"unreadable event: {loc}: {first['msg']}", where=where) from None
+
+
+def event_hash(body: dict[str, Any]) -> str:
+    """The hash of an event body (all fields but ``hash``)."""
+    return _sha256(canonical_json(body))
+
+
+def seal_event(**fields: Any) -> Event:
+    """Build an event from its fields (all but ``hash``) and compute its hash.
+
+    The payload is normalised through JSON first (tuples become lists, keys become strings), so that the
+    hash computed now equals the hash recomputed from the stored bytes later.
+    """
+    fields["payload"] = json.loads(canonical_json(fields.get("payload") or {}))
+    draft = Event.model_validate({**fields, "hash": ""})
+    return draft.model_copy(update={"hash": event_hash(draft.body())})

@@ -1,0 +1,130 @@
+"""The filesystem backend of the store: the embedded default, a directory (``.alas/`` unless configured).
+
+Every write goes to a private temporary file in the target directory first, is fsynced, and is then
+published atomically: by ``os.link`` for create-only-if-absent (link fails with EEXIST when the name is
+taken, so exactly one of several racing writers wins, across threads and processes) and by ``os.replace``
+for overwrites. A reader therefore sees a whole record or none, even after a crash mid-write.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import uuid
+from pathlib import Path
+
+from alas_argo.errors import StoreError
+from alas_argo.log.store import RecordNotFound, Store, check_key
+
+__all__ = ["FsStore"]
+
+_TMP_MARK = ".tmp-"
+
+
+class FsStore(Store):
+    """A store in a local directory; keys map to relative paths.
+
+    Args:
+        root: Directory of the store; created on the first write.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] = ".alas") -> None:
+        self.root = Path(root)
+        self.location = f"fs:{self.root}"
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*check_key(key).split("/"))
+
+    def _write_temp(self, path: Path, data: bytes) -> Path:
+        """Write ``data`` to a fresh temp file next to ``path`` and fsync it; return the temp path."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{_TMP_MARK}{path.name}.{uuid.uuid4().hex}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise StoreError(f"cannot write record: {e.strerror}", where=str(path)) from e
+        return tmp
+
+    @staticmethod
+    def _sync_dir(directory: Path) -> None:
+        # The new directory entry is durable only once the directory itself is synced.
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def put_if_absent(self, *, key: str, data: bytes) -> bool:
+        """Create ``key`` unless it exists (temp + fsync + ``os.link``); False when another writer won."""
+        path = self._path(key)
+        tmp = self._write_temp(path, data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError as e:
+            raise StoreError(f"cannot publish record: {e.strerror}", where=str(path)) from e
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self._sync_dir(path.parent)
+        return True
+
+    def put(self, *, key: str, data: bytes) -> None:
+        """Write ``key`` (temp + fsync + ``os.replace``), replacing any previous version."""
+        path = self._path(key)
+        tmp = self._write_temp(path, data)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"cannot publish record: {e.strerror}", where=str(path)) from e
+        self._sync_dir(path.parent)
+
+    def get(self, *, key: str) -> bytes:
+        """The bytes of ``key``; RecordNotFound when it does not exist."""
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            raise RecordNotFound("no such record", where=f"{self.location}/{key}") from None
+        except OSError as e:
+            raise StoreError(f"cannot read record: {e.strerror}", where=str(path)) from e
+
+    def exists(self, *, key: str) -> bool:
+        """Whether ``key`` exists."""
+        return self._path(key).is_file()
+
+    def list(self, *, prefix: str, start_after: str | None = None) -> builtins.list[str]:
+        """Keys under ``prefix`` in sorted order, skipping in-flight temp files."""
+        check_key(prefix, prefix=True)
+        base_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        top = self.root.joinpath(*base_dir.split("/")) if base_dir else self.root
+        keys: list[str] = []
+        for dirpath, _dirs, files in os.walk(top):
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            for name in files:
+                if name.startswith(_TMP_MARK):
+                    continue
+                key = name if rel == "." else f"{rel}/{name}"
+                if key.startswith(prefix) and (start_after is None or key > start_after):
+                    keys.append(key)
+        return sorted(keys)
+
+    def children(self, *, prefix: str) -> builtins.list[str]:
+        """Immediate subdirectories under ``prefix``, without walking their contents."""
+        top = self.root.joinpath(*check_key(prefix, prefix=True).strip("/").split("/")) if prefix else self.root
+        try:
+            return sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
+        except FileNotFoundError:
+            return []

@@ -1,0 +1,198 @@
+"""The S3 backend of the store (MinIO in the chart, any S3-compatible service), through boto3.
+
+This module is the one boundary where botocore errors enter the project; each is translated here, chained
+with ``from e``:
+
+- ``412 PreconditionFailed`` on a conditional create: the key exists, the caller lost the race (False);
+- ``409 ConditionalRequestConflict``: a concurrent conditional write was in flight; retried like a
+  transient error, because its outcome decides whether we won or lost;
+- connection errors, timeouts, 429 and 5xx: retried with exponential backoff and jitter, then
+  :class:`~alas_argo.errors.StoreUnavailable` naming the endpoint;
+- ``NoSuchBucket``: :class:`~alas_argo.errors.StoreError` naming the bucket; ``NoSuchKey``:
+  :class:`~alas_argo.log.store.RecordNotFound`.
+
+boto3's own retries are switched off so that the backoff is ours: bounded, observable and testable.
+"""
+
+from __future__ import annotations
+
+import builtins
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from alas_argo.errors import StoreError, StoreUnavailable
+from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.settings import StoreSettings
+
+__all__ = ["S3Store"]
+
+T = TypeVar("T")
+
+_TRANSIENT_CODES = {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling",
+                    "ConditionalRequestConflict", "RequestTimeTooSkewed"}
+
+
+def _boto3() -> Any:
+    try:
+        import boto3
+        import botocore.config
+        import botocore.exceptions
+    except ImportError as e:  # pragma: no cover - the dev environment has boto3
+        raise ImportError("the S3 store needs boto3: pip install 'alas-argo[cluster]'") from e
+    return boto3, botocore
+
+
+class S3Store(Store):
+    """A store in an S3 bucket, under an optional key prefix.
+
+    Args:
+        bucket: Bucket name; it must exist (the store never creates buckets behind the operator's back).
+        endpoint: Endpoint URL (``http://127.0.0.1:9000`` for MinIO); None for AWS.
+        prefix: Key prefix inside the bucket (no leading or trailing ``/`` needed).
+        region: Region for the client.
+        access_key: Access key id; None uses boto3's default credential chain.
+        secret_key: Secret access key.
+        connect_timeout: Seconds to wait for a connection.
+        read_timeout: Seconds to wait for a response.
+        max_retries: Retries of a transient failure before giving up with StoreUnavailable.
+        backoff: Base delay in seconds; attempt ``n`` waits about ``backoff * 2**n`` (jittered, capped 5 s).
+        sleep: Injected sleep, so tests can observe the backoff without waiting for it.
+    """
+
+    def __init__(self, *, bucket: str, endpoint: str | None = None, prefix: str = "", region: str = "us-east-1",
+                 access_key: str | None = None, secret_key: str | None = None, connect_timeout: float = 3.0,
+                 read_timeout: float = 10.0, max_retries: int = 4, backoff: float = 0.1,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        boto3, botocore = _boto3()
+        self._errors = botocore.exceptions
+        self.bucket = bucket
+        self.endpoint = endpoint
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._sleep = sleep
+        self.location = f"s3://{bucket}/{self.prefix}" + (f" at {endpoint}" if endpoint else "")
+        config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                        retries={"total_max_attempts": 1}, s3={"addressing_style": "path"})
+        self._client = boto3.session.Session().client(
+            "s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+            aws_secret_access_key=secret_key, config=config)
+
+    @classmethod
+    def from_settings(cls, settings: StoreSettings, **kwargs: Any) -> S3Store:
+        """Build the store from the ``store`` group of the settings (extra keyword arguments override)."""
+        access = settings.s3_access_key.get_secret_value() if settings.s3_access_key else None
+        secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key else None
+        params: dict[str, Any] = dict(
+            bucket=settings.s3_bucket, endpoint=settings.s3_endpoint, prefix=settings.s3_prefix,
+            region=settings.s3_region, access_key=access, secret_key=secret,
+            connect_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
+            max_retries=settings.max_retries)
+        params.update(kwargs)
+        return cls(**params)
+
+    # -- the error boundary ------------------------------------------------------------------------------
+
+    def _call(self, what: str, key: str, fn: Callable[[], T]) -> T:
+        """Run one S3 request, retrying transient failures with backoff, translating the rest."""
+        e_mod = self._errors
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                delay = min(5.0, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+                self._sleep(delay)
+            try:
+                return fn()
+            except (e_mod.HTTPClientError, e_mod.ConnectionError) as e:
+                last = e
+            except e_mod.ClientError as e:
+                code = str(e.response.get("Error", {}).get("Code", ""))
+                status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+                if code in _TRANSIENT_CODES or status == 429 or status >= 500:
+                    last = e
+                    continue
+                raise self._permanent(what, key, code, status, e) from e
+        raise StoreUnavailable(
+            f"S3 {what} failed after {self.max_retries + 1} attempts: {last}",
+            where=self.endpoint or "s3") from last
+
+    def _permanent(self, what: str, key: str, code: str, status: int, e: Exception) -> StoreError:
+        if code == "NoSuchBucket":
+            return StoreError(f"bucket {self.bucket!r} does not exist", where=self.endpoint or "s3")
+        if code in ("NoSuchKey", "404", "NotFound") or status == 404:
+            return RecordNotFound("no such record", where=f"{self.location}/{key}")
+        return StoreError(f"S3 {what} refused ({code or status}): {e}", where=f"{self.location}/{key}")
+
+    # -- the interface -----------------------------------------------------------------------------------
+
+    def put_if_absent(self, *, key: str, data: bytes) -> bool:
+        """Conditional create (``If-None-Match: *``); False on ``412 PreconditionFailed``.
+
+        A retried request whose first response was lost (a read timeout) may have created the object
+        itself, and then meets its own 412; so on 412 the existing object is compared with ``data`` and
+        identical bytes count as created, or a writer would append its own event twice.
+        """
+        full = self.prefix + check_key(key)
+        try:
+            self._call("put", key, lambda: self._client.put_object(
+                Bucket=self.bucket, Key=full, Body=data, IfNoneMatch="*"))
+        except StoreError as e:
+            cause = e.__cause__
+            if isinstance(cause, self._errors.ClientError) and (
+                    cause.response.get("Error", {}).get("Code") == "PreconditionFailed"
+                    or cause.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 412):
+                try:
+                    return self.get(key=key) == data
+                except RecordNotFound:  # pragma: no cover - created then gone: nothing deletes records
+                    return False
+            raise
+        return True
+
+    def put(self, *, key: str, data: bytes) -> None:
+        """Unconditional put; S3 publishes an object atomically."""
+        full = self.prefix + check_key(key)
+        self._call("put", key, lambda: self._client.put_object(Bucket=self.bucket, Key=full, Body=data))
+
+    def get(self, *, key: str) -> bytes:
+        """The object's bytes; RecordNotFound when missing."""
+        full = self.prefix + check_key(key)
+
+        def fetch() -> bytes:
+            body: bytes = self._client.get_object(Bucket=self.bucket, Key=full)["Body"].read()
+            return body
+
+        return self._call("get", key, fetch)
+
+    def exists(self, *, key: str) -> bool:
+        """Whether the object exists (a HEAD request)."""
+        full = self.prefix + check_key(key)
+        try:
+            self._call("head", key, lambda: self._client.head_object(Bucket=self.bucket, Key=full))
+        except RecordNotFound:
+            return False
+        return True
+
+    def _pages(self, what: str, **params: Any) -> builtins.list[dict[str, Any]]:
+        def run() -> builtins.list[dict[str, Any]]:
+            paginator = self._client.get_paginator("list_objects_v2")
+            return list(paginator.paginate(Bucket=self.bucket, **params))
+
+        return self._call(what, params.get("Prefix", ""), run)
+
+    def list(self, *, prefix: str, start_after: str | None = None) -> builtins.list[str]:
+        """Keys under ``prefix``, sorted (S3 lists in UTF-8 binary order, which is ours)."""
+        params: dict[str, Any] = {"Prefix": self.prefix + check_key(prefix, prefix=True)}
+        if start_after is not None:
+            params["StartAfter"] = self.prefix + start_after
+        keys = [obj["Key"][len(self.prefix):] for page in self._pages("list", **params)
+                for obj in page.get("Contents", [])]
+        return sorted(keys)
+
+    def children(self, *, prefix: str) -> builtins.list[str]:
+        """Immediate "directories" under ``prefix`` via a delimiter listing (no full walk)."""
+        full = self.prefix + check_key(prefix, prefix=True)
+        pages = self._pages("list", Prefix=full, Delimiter="/")
+        return sorted(p["Prefix"][len(full):].rstrip("/") for page in pages
+                      for p in page.get("CommonPrefixes", []))
