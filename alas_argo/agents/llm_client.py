@@ -181,7 +181,7 @@ class HttpChatClient:
                 detail = _error_detail(e)
                 if e.code in (401, 403):
                     raise LlmAuthError(f"LLM endpoint refused the credentials (HTTP {e.code}: {detail}); "
-                                       "check --llm-api-key / OPENAI_API_KEY", where=self.endpoint) from e
+                                       "check OPENAI_API_KEY / ALAS_LLM__API_KEY", where=self.endpoint) from e
                 if e.code != 429 and e.code < 500:
                     raise LlmRequestError(f"LLM endpoint rejected the request (HTTP {e.code}: {detail})",
                                           where=self.endpoint) from e

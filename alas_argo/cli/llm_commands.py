@@ -1,11 +1,120 @@
-"""CLI commands (llm_commands); filled in by the issue that owns them."""
+"""`alas llm ping` and `alas bench llm`: check an OpenAI-compatible endpoint, compare the llm planner.
+
+The endpoint comes from ``--llm-base-url`` / ``--llm-model``, ``ALAS_LLM__*`` or ``OPENAI_BASE_URL`` /
+``OPENAI_API_KEY`` (the key is never a flag: it would land in shell history and process lists).
+:func:`add_llm_arguments` and :func:`llm_settings_from_args` let other commands (``alas run``) take the
+same flags.
+"""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import sys
 
-__all__ = ["register"]
+from rich.console import Console
+from rich.table import Table
+
+from alas_argo.agents.llm import client_from_settings, make_llm_backend
+from alas_argo.agents.llm_benchmark import BenchRow, compare_planners
+from alas_argo.agents.llm_client import ExchangeKey
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.jssp.catalog import get_instance, suite
+from alas_argo.settings import Settings, load_settings
+
+__all__ = ["add_llm_arguments", "llm_settings_from_args", "register"]
+
+PING_MESSAGES = [{"role": "system", "content": "You are a health check."},
+                 {"role": "user", "content": "Reply with the single word: pong"}]
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the endpoint flags (``--llm-base-url``, ``--llm-model``, ``--llm-timeout``, ``--llm-retries``)."""
+    parser.add_argument("--llm-base-url", metavar="URL",
+                        help="OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (else OPENAI_BASE_URL)")
+    parser.add_argument("--llm-model", metavar="NAME", help="model name (default: settings, gpt-4o-mini)")
+    parser.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="seconds per HTTP call")
+    parser.add_argument("--llm-retries", type=int, metavar="N", help="retries on 429 / 5xx / timeouts")
+
+
+def llm_settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings with the endpoint flags applied over the environment."""
+    return load_settings(llm={"base_url": getattr(args, "llm_base_url", None),
+                              "model": getattr(args, "llm_model", None),
+                              "timeout": getattr(args, "llm_timeout", None),
+                              "max_retries": getattr(args, "llm_retries", None)})
+
+
+def _ping(args: argparse.Namespace) -> int:
+    settings = llm_settings_from_args(args)
+    client = client_from_settings(settings.llm)  # InputError (exit 2) when no endpoint is configured
+    result = client.complete(PING_MESSAGES, key=ExchangeKey(role="ping"))
+    doc = {"endpoint": client.endpoint, "model": result.model, "answer": result.text.strip()[:200],
+           "latency_s": round(result.latency_s, 3), "calls": result.calls, "prompt_tokens": result.prompt_tokens,
+           "completion_tokens": result.completion_tokens, "tokens_estimated": result.estimated}
+    if args.json:
+        print_json(doc)
+    else:
+        estimated = " (estimated)" if result.estimated else ""
+        print(f"{client.endpoint}: {result.model} answered {doc['answer']!r} in {doc['latency_s']} s, "
+              f"{result.total_tokens} tokens{estimated}, {result.calls} call(s)")
+    return 0
+
+
+def _print_rows(rows: list[BenchRow]) -> None:
+    table = Table(title="llm vs heuristic vs cpsat (raw = the agents' own union, before the decode)")
+    for col in ("instance", "planner", "makespan", "lb", "valid", "raw valid", "raw violations", "fallbacks",
+                "calls", "tokens", "seconds"):
+        table.add_column(col, justify="left" if col in ("instance", "planner") else "right")
+    for r in rows:
+        raw = "-" if r.raw_valid is None else ("yes" if r.raw_valid else "no")
+        table.add_row(r.instance, r.planner, str(r.makespan), str(r.lower_bound or "?"),
+                      "yes" if r.valid else "NO", raw, str(r.violations), str(r.fallbacks), str(r.calls),
+                      str(r.tokens), f"{r.seconds:.2f}")
+    Console().print(table)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    settings = llm_settings_from_args(args)
+    if not settings.llm.base_url:
+        reason = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL): "
+                  "the llm planner comparison is skipped")
+        if args.json:
+            print_json({"skipped": True, "reason": reason, "rows": []})
+        else:
+            print(f"alas bench llm: skipped: {reason}")
+        return 0
+    instances = [get_instance(name) for name in suite(args.suite)]
+    backend = make_llm_backend(settings)
+    progress = None if args.json else (lambda r: print(
+        f"  {r.instance:8s} {r.planner:9s} makespan {r.makespan:6d}  {r.seconds:.2f} s", file=sys.stderr))
+    rows = compare_planners(instances, backend, time_limit=args.time_limit, workers=settings.solver.workers,
+                            seed=settings.solver.seed, progress=progress)
+    if args.json:
+        print_json({"skipped": False, "model": settings.llm.model, "rows": [r.to_json() for r in rows],
+                    "usage": backend.usage})
+    else:
+        _print_rows(rows)
+        u = backend.usage
+        print(f"llm usage: {u['calls']} call(s), {u['exchanges']} exchange(s), {u['total_tokens']} tokens "
+              f"({u['prompt_tokens']} prompt + {u['completion_tokens']} completion), {u['latency_s']:.2f} s, "
+              f"{u['failures']} failed, {u['unusable']} unusable")
+    return 0
 
 
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas llm ping` and `alas bench llm`."""
+    commands.group("llm", "The LLM planner backend's endpoint.")
+    p = commands.add("ping", _ping, group="llm", help="Send one tiny chat request to the configured endpoint.",
+                     description="Send one tiny chat request to the configured OpenAI-compatible endpoint and "
+                     "report model, latency and tokens. Exit 0 when it answered, 2 on bad credentials or "
+                     "configuration, 75 when it is unreachable or keeps failing.")
+    add_llm_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p = commands.add("llm", _bench, group="bench", help="Compare llm, heuristic and cpsat planners.",
+                     description="Compare the llm, heuristic and cpsat planners on a small suite. Without "
+                     "an endpoint it says so and exits 0.")
+    add_llm_arguments(p)
+    p.add_argument("--suite", default="smoke",
+                   help="suite, family or comma-separated instance names (default: smoke)")
+    p.add_argument("--time-limit", type=float, default=2.0, help="CP-SAT seconds per instance (default 2)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
