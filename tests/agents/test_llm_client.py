@@ -141,3 +141,28 @@ def test_connection_refused_is_transient() -> None:
 def test_bad_base_url() -> None:
     with pytest.raises(LlmRequestError, match="http:// or https://"):
         HttpChatClient("localhost:8000", "m")
+
+
+def test_retry_after_forms() -> None:
+    from alas_argo.agents.llm_client import _retry_after
+
+    assert _retry_after("2.5") == 2.5
+    assert _retry_after("-3") == 0.0
+    assert _retry_after(None) is None and _retry_after("soon") is None
+    assert _retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=lambda: 1445412480.0) == 10.0
+
+
+def test_endpoint_and_key_from_conventional_environment(llm_server: ScriptedLlmServer,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from alas_argo.agents.llm import make_llm_backend
+    from alas_argo.settings import load_settings
+
+    monkeypatch.delenv("ALAS_LLM__BASE_URL", raising=False)
+    monkeypatch.delenv("ALAS_LLM__API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    backend = make_llm_backend(load_settings(llm={"model": "env-model"}))
+    llm_server.script(Reply(content="ok"))
+    assert backend.transport.complete(MESSAGES, key=KEY).text == "ok"
+    assert llm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-env"
+    assert llm_server.requests[0]["body"]["model"] == "env-model"
