@@ -1,0 +1,127 @@
+"""ExecutionLog: events, plan versions, diff, restore, idempotency and the Journal protocol, on both
+backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from alas_argo.errors import ContractError, InputError, IntegrityError
+from alas_argo.log.event import GENESIS_HASH, event_hash
+from alas_argo.log.events import EventType
+from alas_argo.log.execution_log import ExecutionLog, plan_key
+from alas_argo.log.plans import encode_plan
+from alas_argo.log.store import Store
+
+
+def schedule(starts: list[int], makespan: int | None = None) -> dict[str, object]:
+    ops = [{"job": j, "step": 0, "machine": j % 2, "start": s, "end": s + 3} for j, s in enumerate(starts)]
+    return {"instance": "t", "makespan": makespan or max(s + 3 for s in starts), "operations": ops}
+
+
+def test_append_builds_a_hash_chain(store: Store) -> None:
+    ticks = iter(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i) for i in range(10))
+    log = ExecutionLog(store, "chain", clock=lambda: next(ticks))
+    first = log.append(EventType.RUN_STARTED, payload={"instance": "ft06"})
+    second = log.append("node.started", node_id="plan", attempt=1, correlation_id="c-1")
+    assert (first.seq, second.seq) == (0, 1)
+    assert first.prev_hash == GENESIS_HASH and second.prev_hash == first.hash
+    assert first.hash == event_hash(first.body())
+    assert first.timestamp == "2026-01-01T00:00:00.000000Z" and first.correlation_id == "chain"
+    assert second.correlation_id == "c-1" and second.node_id == "plan" and second.attempt == 1
+    assert ExecutionLog(store, "chain").events() == [first, second]  # what was stored is what is read
+
+
+def test_unknown_event_type_and_bad_payload_are_rejected(store: Store) -> None:
+    log = ExecutionLog(store, "strict")
+    with pytest.raises(ContractError, match="unknown event type"):
+        log.append("run.exploded")
+    with pytest.raises(ContractError):
+        log.append("run.started", payload={"x": float("nan")})
+    assert log.events() == []
+
+
+@pytest.mark.parametrize("bad", ["", "../x", "a/b", "x" * 129, "-lead"])
+def test_bad_run_ids_are_input_errors(store: Store, bad: str) -> None:
+    with pytest.raises(InputError, match="invalid run id"):
+        ExecutionLog(store, bad)
+
+
+def test_plan_versions_current_diff_and_restore(store: Store) -> None:
+    log = ExecutionLog(store, "plans")
+    assert log.current_plan() is None and log.versions() == []
+    v1 = log.commit_plan(schedule([0, 0, 3]), node_id="supervise", reason="initial")
+    v2 = log.commit_plan(schedule([0, 2, 5]), parent_version=v1, meta={"method": "lcrp"})
+    assert (v1, v2) == (1, 2)
+    assert log.current_plan() == (2, schedule([0, 2, 5]))
+    assert log.plan(1) == schedule([0, 0, 3])
+    diff = log.diff(1, 2)
+    assert diff.moved_operations == [(1, 0, 0, 2), (2, 0, 3, 5)]
+    assert (diff.makespan_a, diff.makespan_b, diff.makespan_change) == (6, 8, 2)
+    assert diff.total_start_shift == 4 and diff.added == [] and diff.removed == []
+    v3 = log.restore(1)
+    assert v3 == 3 and log.versions() == [1, 2, 3]
+    assert log.current_plan() == (3, schedule([0, 0, 3]))
+    committed = log.plan_event(3).payload
+    assert committed["reason"] == "restore of v1" and committed["parent_version"] == 1
+    assert log.plan_event(2).payload["meta"] == {"method": "lcrp"}
+    assert store.exists(key=plan_key("plans", 2))  # restore never deletes
+    with pytest.raises(InputError, match="no plan version 9"):
+        log.plan(9)
+    assert log.verify().ok
+
+
+def test_altered_plan_object_is_refused_on_read(store: Store) -> None:
+    log = ExecutionLog(store, "alter")
+    log.commit_plan(schedule([0, 1]))
+    store.put(key=plan_key("alter", 1), data=encode_plan(schedule([0, 2])))
+    with pytest.raises(IntegrityError, match="does not match"):
+        log.plan(1)
+
+
+def test_interrupted_commit_leaves_an_orphan_that_the_next_commit_skips(store: Store) -> None:
+    log = ExecutionLog(store, "orphan")
+    log.commit_plan(schedule([0]))
+    store.put_if_absent(key=plan_key("orphan", 2), data=encode_plan(schedule([7])))  # crashed committer
+    assert log.commit_plan(schedule([1])) == 3
+    assert log.current_plan() == (3, schedule([1]))
+    report = log.verify()
+    assert report.ok and len(report.warnings) == 1 and "v0002" in report.warnings[0]
+
+
+def test_recommitting_identical_orphan_reuses_its_number(store: Store) -> None:
+    log = ExecutionLog(store, "resume")
+    store.put_if_absent(key=plan_key("resume", 1), data=encode_plan(schedule([4])))  # crash before event
+    assert log.commit_plan(schedule([4])) == 1
+    assert log.verify().ok and log.verify().warnings == []
+
+
+def test_idempotency_first_writer_wins(store: Store) -> None:
+    log = ExecutionLog(store, "idem")
+    assert log.idempotency_get("node:plan:abc") is None
+    assert log.idempotency_put("node:plan:abc", {"makespan": 55}) == {"makespan": 55}
+    assert log.idempotency_put("node:plan:abc", {"makespan": 99}) == {"makespan": 55}
+    assert ExecutionLog(store, "idem").idempotency_get("node:plan:abc") == {"makespan": 55}
+    assert log.idempotency_get("other") is None
+
+
+def test_journal_protocol(store: Store) -> None:
+    journal = ExecutionLog(store, "journal")
+    assert journal.record("node.started", node_id="n1", attempt=1, payload={"k": 1}) is None
+    assert journal.get_idempotent("n1") is None
+    journal.put_idempotent("n1", {"out": [1, 2]})
+    journal.put_idempotent("n1", {"out": [3]})
+    assert journal.get_idempotent("n1") == {"out": [1, 2]}
+    (event,) = journal.events()
+    assert (event.type, event.node_id, event.attempt, event.payload) == (EventType.NODE_STARTED, "n1", 1,
+                                                                         {"k": 1})
+
+
+def test_journal_protocol_matches_the_runtime_protocol_when_present() -> None:
+    journal_mod = pytest.importorskip("alas_argo.runtime.journal")
+    protocol = getattr(journal_mod, "Journal", None)
+    if protocol is None:
+        pytest.skip("runtime Journal protocol not landed yet")
+    for name in ("record", "get_idempotent", "put_idempotent"):
+        assert callable(getattr(ExecutionLog, name)), name

@@ -1,0 +1,101 @@
+"""Failure behaviour of the S3 backend against the real loopback server (boto3 over HTTP, nothing mocked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.errors import StoreError, StoreUnavailable
+from alas_argo.log.event import Event
+from alas_argo.log.execution_log import ExecutionLog, event_key
+from alas_argo.log.s3_store import S3Store
+from tests.s3server import LoopbackS3, free_port
+
+
+def test_endpoint_down_retries_with_backoff_then_names_the_endpoint() -> None:
+    delays: list[float] = []
+    port = free_port()
+    store = S3Store(bucket="b", endpoint=f"http://127.0.0.1:{port}", access_key="a", secret_key="b",
+                    connect_timeout=0.5, max_retries=3, backoff=0.1, sleep=delays.append)
+    with pytest.raises(StoreUnavailable) as info:
+        store.put_if_absent(key="runs/r/events/00000000.json", data=b"x")
+    assert info.value.exit_code == 75 and info.value.transient
+    assert f"127.0.0.1:{port}" in str(info.value) and "4 attempts" in str(info.value)
+    assert isinstance(info.value.__cause__, Exception)  # the botocore error is chained, not lost
+    # three retries, exponential: each delay is the base doubled, jittered into [50%, 100%]
+    assert len(delays) == 3
+    for n, d in enumerate(delays):
+        assert 0.05 * 2**n <= d <= 0.1 * 2**n
+
+
+def test_outage_mid_run_leaves_nothing_half_written() -> None:
+    server = LoopbackS3().start()
+    try:
+        bucket = server.new_bucket()
+        kwargs = server.store_kwargs(bucket)
+        log = ExecutionLog(S3Store(**kwargs, max_retries=1, backoff=0.01, connect_timeout=0.5), "outage")
+        for i in range(3):
+            log.append("node.succeeded", payload={"i": i})
+        server.stop()
+        with pytest.raises(StoreUnavailable):
+            log.append("node.succeeded", payload={"i": 3})
+        with pytest.raises(StoreUnavailable):
+            log.commit_plan({"instance": "x", "makespan": 1, "operations": []})
+        server.start()  # same port; moto keeps its state per process
+        fresh = ExecutionLog(S3Store(**kwargs), "outage")
+        assert [e.payload["i"] for e in fresh.events()] == [0, 1, 2]
+        assert fresh.store.list(prefix="runs/outage/plans/") == []
+        assert fresh.verify().ok
+        # the interrupted writer carries on where it stopped
+        log.append("node.succeeded", payload={"i": 3})
+        assert [e.seq for e in fresh.events()] == [0, 1, 2, 3]
+        assert fresh.verify().ok
+    finally:
+        server.stop()
+
+
+def test_missing_bucket_is_a_permanent_error_naming_it(s3_server: LoopbackS3) -> None:
+    store = S3Store(**s3_server.store_kwargs("no-such-bucket-here"))
+    for call in (lambda: store.put_if_absent(key="a", data=b"x"), lambda: store.get(key="a"),
+                 lambda: store.list(prefix="runs/")):
+        with pytest.raises(StoreError) as info:
+            call()
+        assert not isinstance(info.value, StoreUnavailable)
+        assert "no-such-bucket-here" in str(info.value)
+
+
+def test_lost_conditional_race_between_two_clients(s3_server: LoopbackS3, s3_bucket: str) -> None:
+    a = S3Store(**s3_server.store_kwargs(s3_bucket))
+    b = S3Store(**s3_server.store_kwargs(s3_bucket))
+    assert a.put_if_absent(key="k.json", data=b"from a")
+    assert not b.put_if_absent(key="k.json", data=b"from b")  # 412 PreconditionFailed -> lost
+    assert b.get(key="k.json") == b"from a"
+    # a retried request that meets its own earlier success counts as created, not lost
+    assert a.put_if_absent(key="k.json", data=b"from a")
+
+
+def test_append_loser_rereads_and_lands_after_the_winner(s3_server: LoopbackS3, s3_bucket: str) -> None:
+    kwargs = s3_server.store_kwargs(s3_bucket)
+    slow = ExecutionLog(S3Store(**kwargs), "race")
+    slow.append("run.started")
+    fast = ExecutionLog(S3Store(**kwargs), "race")
+    fast.append("node.started", node_id="fast")  # takes seq 1 behind slow's back
+    event = slow.append("node.started", node_id="slow")  # tries seq 1, loses (412), re-reads, takes 2
+    assert event.seq == 2 and event.prev_hash == fast.events()[1].hash
+    assert [e.node_id for e in slow.events()] == [None, "fast", "slow"]
+    assert slow.verify().ok
+
+
+def test_edited_event_on_s3_is_named_by_verify(s3_store: S3Store) -> None:
+    log = ExecutionLog(s3_store, "tamper")
+    for i in range(4):
+        log.append("node.succeeded", payload={"makespan": 100 + i})
+    key = event_key("tamper", 2)
+    doc = Event.model_validate_json(s3_store.get(key=key)).model_dump(mode="json")
+    doc["payload"]["makespan"] = 1  # an edit that keeps the record well-formed
+    s3_store.put(key=key, data=Event.model_validate(doc).to_bytes())
+    report = log.verify()
+    assert not report.ok
+    assert report.first_bad is not None and report.first_bad.seq == 2
+    assert report.first_bad.code == "bad_hash" and report.first_bad.key == key
+    s3_store.put(key=event_key("tamper", 1), data=b"{not json")
+    assert log.verify().first_bad.code == "unreadable"  # type: ignore[union-attr]
