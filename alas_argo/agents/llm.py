@@ -183,14 +183,15 @@ class LlmPlanner:
 
 
 def make_llm_backend(settings: Settings | LlmSettings, *,
-                     replay_events: Iterable[Mapping[str, Any] | Exchange] | None = None,
+                     replay_events: Iterable[Mapping[str, Any] | Exchange | Any] | None = None,
                      recorder: ExchangeRecorder | None = None, transport: ChatTransport | None = None,
                      on_usage: Callable[[dict[str, Any]], None] | None = None) -> LlmPlanner:
     """The LLM backend the pipeline uses: live, or replaying a recorded run's events.
 
     Args:
         settings: Project settings (or their ``llm`` group).
-        replay_events: A recorded run's log events (or exchanges): answers are served from them and no
+        replay_events: A recorded run's log events (mappings or ``alas_argo.log.Event`` objects, e.g.
+            ``ExecutionLog(store, run).events()``) or exchanges: answers are served from them and no
             endpoint is contacted (``--llm-replay RUN``).
         recorder: Receives every exchange (the pipeline's sink writes ``llm.exchange`` events).
         transport: An explicit transport (overrides both the endpoint and ``replay_events``).

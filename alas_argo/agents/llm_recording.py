@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -32,7 +32,8 @@ from alas_argo.agents.llm_client import (
 from alas_argo.errors import InputError
 from alas_argo.log.events import EventType
 
-__all__ = ["Exchange", "ExchangeRecorder", "ReplayMissing", "ReplayTransport", "exchanges_from_events"]
+__all__ = ["EventAppender", "Exchange", "ExchangeRecorder", "ReplayMissing", "ReplayTransport",
+           "exchanges_from_events", "log_sink"]
 
 _ERRORS: dict[str, type[LlmEndpointError]] = {
     cls.__name__: cls for cls in (LlmAuthError, LlmRequestError, LlmUnavailable)}
@@ -116,20 +117,48 @@ class ExchangeRecorder:
         return [{"type": str(self.event_type), "payload": e.to_payload()} for e in self.exchanges]
 
 
-def exchanges_from_events(events: Iterable[Mapping[str, Any]]) -> list[Exchange]:
+class EventAppender(Protocol):
+    """What :func:`log_sink` needs of an execution log (``alas_argo.log.ExecutionLog`` has it)."""
+
+    def append(self, type: EventType, *, payload: Mapping[str, Any] | None = None,
+               node_id: str | None = None) -> Any:
+        """Append one event."""
+        ...
+
+
+def log_sink(log: EventAppender, *, node_id: str | None = None) -> Callable[[Exchange], None]:
+    """A recorder sink that appends every exchange to ``log`` as an ``llm.exchange`` event."""
+
+    def append(exchange: Exchange) -> None:
+        log.append(EventType.LLM_EXCHANGE, payload=exchange.to_payload(), node_id=node_id)
+
+    return append
+
+
+def _field(event: Mapping[str, Any] | Any, name: str, default: Any = None) -> Any:
+    if isinstance(event, Mapping):
+        return event.get(name, default)
+    return getattr(event, name, default)
+
+
+def exchanges_from_events(events: Iterable[Mapping[str, Any] | Any]) -> list[Exchange]:
     """The recorded exchanges among a run's log events (other event types are skipped).
+
+    Args:
+        events: Event documents (mappings) or ``alas_argo.log.Event`` objects, e.g.
+            ``ExecutionLog(store, run_id).events()``.
 
     Raises:
         InputError: When an ``llm.exchange`` event's payload is not an exchange record.
     """
     found: list[Exchange] = []
     for index, event in enumerate(events):
-        if event.get("type") != EventType.LLM_EXCHANGE:
+        if _field(event, "type") != EventType.LLM_EXCHANGE:
             continue
         try:
-            found.append(Exchange.model_validate(event.get("payload")))
+            found.append(Exchange.model_validate(_field(event, "payload")))
         except ValidationError as e:
-            where = f"event seq {event.get('seq', index)}"
+            where = f"event seq {_field(event, 'seq', index)}"
             raise InputError(f"llm.exchange payload is not an exchange record: {e.errors()[0]['msg']}",
                              where=where) from None
     return found

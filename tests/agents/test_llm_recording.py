@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +18,11 @@ from alas_argo.agents.llm_recording import (
     ReplayMissing,
     ReplayTransport,
     exchanges_from_events,
+    log_sink,
 )
 from alas_argo.errors import InputError
 from alas_argo.jssp.instance import Instance
+from alas_argo.log import ExecutionLog, FsStore
 from alas_argo.log.events import EventType
 from alas_argo.settings import LlmSettings
 from tests.agents.llm_server import Reply, ScriptedLlmServer, context_of, running_server
@@ -105,3 +108,19 @@ def test_bad_exchange_payload_names_the_event() -> None:
     events = [{"seq": 7, "type": "llm.exchange", "payload": {"role": "job"}}]
     with pytest.raises(InputError, match="event seq 7"):
         exchanges_from_events(events)
+
+
+def test_exchanges_go_through_the_execution_log_and_replay_from_it(
+        llm_server: ScriptedLlmServer, tiny: Instance, tmp_path: Path) -> None:
+    log = ExecutionLog(FsStore(tmp_path), "run-1")
+    llm_server.route = earliest_answer
+    live = LlmPlanner(LlmSettings(base_url=llm_server.url, max_retries=0, timeout=2),
+                      recorder=ExchangeRecorder(sink=log_sink(log, node_id="agents")))
+    ctxs = build_job_contexts(tiny)
+    first = [live.propose(c) for c in ctxs]
+    stored = ExecutionLog(FsStore(tmp_path), "run-1").events()
+    assert [(e.type, e.node_id, e.payload["job"]) for e in stored] == [
+        (EventType.LLM_EXCHANGE, "agents", j) for j in range(3)]
+    assert ExecutionLog(FsStore(tmp_path), "run-1").verify().ok
+    replay = make_llm_backend(LlmSettings(), replay_events=stored)
+    assert [replay.propose(c).operations for c in ctxs] == [p.operations for p in first]
