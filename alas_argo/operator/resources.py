@@ -1,0 +1,144 @@
+"""The custom resources the operator reconciles: PlanRun and Disruption (group ``alas.dev``).
+
+The specs are validated twice on purpose: by the CRD's OpenAPI schema in the API server (``operators/crds``,
+so ``kubectl apply`` rejects garbage early) and by the pydantic models here (so the reconciler never trusts
+what it reads, e.g. after a CRD was edited by hand). The field names are the CRD's (camelCase).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from alas_argo.errors import InputError
+from alas_argo.jssp.disruption import DisruptionEvent
+
+__all__ = [
+    "API_VERSION",
+    "DISRUPTION_PLURAL",
+    "GROUP",
+    "PLANRUN_PLURAL",
+    "VERSION",
+    "DisruptionSpec",
+    "Phase",
+    "PlanRunSpec",
+    "Planner",
+    "Resource",
+    "parse_spec",
+]
+
+GROUP = "alas.dev"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+PLANRUN_PLURAL = "planruns"
+DISRUPTION_PLURAL = "disruptions"
+
+
+class Phase(StrEnum):
+    """The ``.status.phase`` of both resources."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    INVALID = "Invalid"
+
+    @property
+    def terminal(self) -> bool:
+        """Whether nothing more will happen for this generation of the spec."""
+        return self in (Phase.SUCCEEDED, Phase.FAILED, Phase.INVALID)
+
+
+class Planner(StrEnum):
+    """Planner backends a PlanRun may ask for (mirrors the agent registry's names)."""
+
+    HEURISTIC = "heuristic"
+    CPSAT = "cpsat"
+    LLM = "llm"
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class PlanRunSpec(_Spec):
+    """What to plan: one instance (the plan workflow) or a suite (the benchmark fan-out)."""
+
+    instance: str | None = Field(None, min_length=1, max_length=63, description="A bundled instance name.")
+    suite: str | None = Field(None, min_length=1, max_length=63, description="A suite name (fan-out).")
+    planner: Planner = Field(Planner.CPSAT, description="Planner backend.")
+    scenarios: list[str] = Field(default_factory=lambda: ["none"], min_length=1, max_length=16,
+                                 description="Disruption scenarios to run (e.g. none, breakdown, duration).")
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, max_length=64,
+                             description="Random seeds; one case per (instance, scenario, seed).")
+    time_limit: float = Field(10.0, gt=0, le=3600, alias="timeLimit", description="Seconds per solve.")
+    parallelism: int = Field(4, ge=1, le=256, description="Pods running at once in the fan-out.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> PlanRunSpec:
+        if (self.instance is None) == (self.suite is None):
+            raise ValueError("give exactly one of instance or suite")
+        if any(s < 0 for s in self.seeds):
+            raise ValueError("seeds must be non-negative")
+        return self
+
+    @property
+    def fan_out(self) -> bool:
+        """Whether this run is a benchmark fan-out over a suite."""
+        return self.suite is not None
+
+
+class DisruptionSpec(_Spec):
+    """Events revealed at ``time`` for the run ``run``; the controller repairs its current plan."""
+
+    run: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                     description="Run id in the execution log.")
+    time: int = Field(ge=0, description="Reveal time of the events.")
+    events: list[DisruptionEvent] = Field(min_length=1, max_length=1000, description="What happened.")
+    method: str = Field("lcrp", pattern=r"^[a-z_]{1,32}$", description="Repair method.")
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the controller's ``POST /runs/<run>/disruptions``."""
+        return {"time": self.time, "events": [e.model_dump(mode="json") for e in self.events],
+                "method": self.method}
+
+
+S = TypeVar("S", bound=_Spec)
+
+
+class Resource(BaseModel):
+    """The parts of any custom object the reconciler reads (metadata, spec, status)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    namespace: str
+    uid: str
+    generation: int = 1
+    spec: dict[str, Any] = Field(default_factory=dict)
+    status: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_object(cls, obj: dict[str, Any]) -> Resource:
+        """Read a custom object as returned by the Kubernetes API."""
+        meta = obj.get("metadata") or {}
+        return cls(name=meta.get("name", ""), namespace=meta.get("namespace", "default"),
+                   uid=meta.get("uid", ""), generation=int(meta.get("generation") or 1),
+                   spec=dict(obj.get("spec") or {}), status=dict(obj.get("status") or {}))
+
+
+def parse_spec(model: type[S], resource: Resource, kind: str) -> S:
+    """Validate ``resource.spec`` as ``model``.
+
+    Raises:
+        InputError: naming the resource and the first offending field.
+    """
+    try:
+        return model.model_validate(resource.spec)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "spec"
+        raise InputError(f"invalid spec.{field}: {err['msg']}",
+                         where=f"{kind} {resource.namespace}/{resource.name}") from None

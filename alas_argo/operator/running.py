@@ -1,0 +1,173 @@
+"""The operator's thin I/O: read PlanRuns, Disruptions and Workflows, call the pure reconcilers, apply
+their actions with the Kubernetes API and the controller's HTTP API.
+
+It polls (level-triggered, every ``interval`` seconds) instead of watching: simpler to get right, and the
+resources change at human pace. ``kubernetes`` is imported lazily by :func:`connect` so that the rest of
+the package imports without the ``cluster`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from alas_argo.errors import InputError
+from alas_argo.operator.actions import (
+    Action,
+    CreateWorkflow,
+    OperatorConfig,
+    PatchStatus,
+    PostDisruption,
+    PostOutcome,
+)
+from alas_argo.operator.manifests import PLANRUN_LABEL, workflow_name
+from alas_argo.operator.reconciling import reconcile_disruption, reconcile_planrun, status_after_post
+from alas_argo.operator.resources import DISRUPTION_PLURAL, GROUP, PLANRUN_PLURAL, VERSION, Resource
+
+__all__ = ["CustomObjects", "Operator", "Poster", "connect", "post_disruption"]
+
+log = logging.getLogger(__name__)
+ARGO = ("argoproj.io", "v1alpha1", "workflows")
+
+
+class CustomObjects(Protocol):
+    """The subset of ``kubernetes.client.CustomObjectsApi`` the operator uses."""
+
+    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                      **kwargs: Any) -> Any: ...
+
+    def create_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                        body: Any, **kwargs: Any) -> Any: ...
+
+    def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
+                                              name: str, body: Any, **kwargs: Any) -> Any: ...
+
+
+Poster = Callable[[str, dict[str, Any], str, str | None], PostOutcome]
+
+
+def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token: str | None,
+                    timeout: float = 30.0) -> PostOutcome:
+    """POST one disruption to the controller; never raises for HTTP or network failures."""
+    headers = {"Content-Type": "application/json", "Idempotency-Key": idempotency_key}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            status, raw = resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
+        return PostOutcome(0, message=f"controller unreachable: {getattr(e, 'reason', e)}")
+    try:
+        doc = json.loads(raw or b"{}")
+    except ValueError:
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    return PostOutcome(status, doc, str(doc.get("error") or doc.get("message") or ""))
+
+
+class Operator:
+    """One namespace's reconcile loop.
+
+    Args:
+        api: A ``CustomObjectsApi`` (or anything with the same three methods).
+        namespace: The namespace to watch.
+        config: Templates, ServiceAccount, controller URL and retry policy.
+        token: Bearer token for the controller.
+        poster: How to POST a disruption (injected in tests).
+        clock: Seconds since the epoch (injected in tests).
+    """
+
+    def __init__(self, api: CustomObjects, namespace: str, config: OperatorConfig | None = None, *,
+                 token: str | None = None, poster: Poster = post_disruption,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.api, self.namespace = api, namespace
+        self.config = config or OperatorConfig()
+        self.token, self.poster, self.clock = token, poster, clock
+
+    def _list(self, group: str, version: str, plural: str, **kwargs: Any) -> list[dict[str, Any]]:
+        return list(self.api.list_namespaced_custom_object(group, version, self.namespace, plural,
+                                                           **kwargs).get("items") or [])
+
+    def reconcile_once(self) -> list[Action]:
+        """One pass over every PlanRun and Disruption; returns the actions applied."""
+        done: list[Action] = []
+        workflows = {w["metadata"]["name"]: w for w in self._list(*ARGO, label_selector=PLANRUN_LABEL)}
+        for obj in self._list(GROUP, VERSION, PLANRUN_PLURAL):
+            resource = Resource.from_object(obj)
+            actions = reconcile_planrun(resource, workflows.get(workflow_name(resource)), self.config)
+            done += self._apply_all(resource, actions)
+        for obj in self._list(GROUP, VERSION, DISRUPTION_PLURAL):
+            resource = Resource.from_object(obj)
+            done += self._apply_all(resource, reconcile_disruption(resource, self.clock(), self.config))
+        return done
+
+    def _apply_all(self, resource: Resource, actions: list[Action]) -> list[Action]:
+        applied: list[Action] = []
+        for action in actions:
+            try:
+                self.apply(resource, action)
+            except Exception as e:  # one broken object must not stop the others; next pass retries
+                log.warning("reconcile %s/%s: %s failed: %s", resource.namespace, resource.name,
+                            type(action).__name__, e)
+                break
+            applied.append(action)
+        return applied
+
+    def apply(self, resource: Resource, action: Action) -> None:
+        """Carry out one action against the cluster or the controller."""
+        if isinstance(action, CreateWorkflow):
+            try:
+                self.api.create_namespaced_custom_object(*ARGO[:2], action.namespace, ARGO[2], action.manifest)
+            except Exception as e:
+                if getattr(e, "status", None) != 409:  # AlreadyExists: an earlier pass created it
+                    raise
+        elif isinstance(action, PatchStatus):
+            self.api.patch_namespaced_custom_object_status(GROUP, VERSION, action.namespace, action.plural,
+                                                           action.name, {"status": action.status})
+        elif isinstance(action, PostDisruption):
+            url = f"{self.config.controller_url.rstrip('/')}/runs/{action.run}/disruptions"
+            outcome = self.poster(url, action.body, action.idempotency_key, self.token)
+            status = status_after_post(resource, outcome, self.clock(), self.config)
+            self.api.patch_namespaced_custom_object_status(GROUP, VERSION, action.namespace, DISRUPTION_PLURAL,
+                                                           action.name, {"status": status})
+        else:
+            raise TypeError(f"unknown action {action!r}")
+
+    def run_forever(self, interval: float, stop: threading.Event | None = None) -> None:
+        """Reconcile every ``interval`` seconds until ``stop`` is set."""
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            try:
+                self.reconcile_once()
+            except Exception as e:  # the API server may be briefly away; keep the loop alive
+                log.warning("reconcile pass failed: %s", e)
+            stop.wait(interval)
+
+
+def connect() -> CustomObjects:
+    """A ``CustomObjectsApi`` from the in-cluster config, else from ``~/.kube/config``.
+
+    Raises:
+        InputError: when the ``kubernetes`` package (the ``cluster`` extra) is missing or no config exists.
+    """
+    try:
+        from kubernetes import client, config
+    except ImportError:
+        raise InputError("the operator needs the kubernetes package: pip install 'alas-argo[cluster]'") from None
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        try:
+            config.load_kube_config()
+        except (config.ConfigException, OSError) as e:
+            raise InputError(f"no Kubernetes configuration found: {e}") from None
+    return client.CustomObjectsApi()

@@ -1,0 +1,109 @@
+"""The CRDs are valid Kubernetes objects, the chart ships the same ones, and their OpenAPI schemas agree
+with the operator's pydantic models on good and bad resources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from alas_argo.operator import DisruptionSpec, PlanRunSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = sorted((ROOT / "operators" / "crds").glob("*.yaml"))
+EXAMPLES = sorted((ROOT / "operators" / "examples").glob("*.yaml"))
+MODELS = {"PlanRun": PlanRunSpec, "Disruption": DisruptionSpec}
+
+
+def crd(kind: str) -> dict[str, Any]:
+    for path in CRDS:
+        doc = yaml.safe_load(path.read_text())
+        if doc["spec"]["names"]["kind"] == kind:
+            return doc
+    raise AssertionError(kind)
+
+
+def spec_schema(kind: str) -> dict[str, Any]:
+    return dict(crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"])
+
+
+def schema_accepts(kind: str, spec: dict[str, Any]) -> bool:
+    # Kubernetes structural schemas are OpenAPI 3.0 (boolean exclusiveMinimum): Draft 4 semantics.
+    return jsonschema.Draft4Validator(spec_schema(kind)).is_valid(spec)
+
+
+def model_accepts(kind: str, spec: dict[str, Any]) -> bool:
+    try:
+        MODELS[kind].model_validate(spec)
+    except ValueError:
+        return False
+    return True
+
+
+def test_there_are_two_crds() -> None:
+    assert [p.name for p in CRDS] == ["disruptions.alas.dev.yaml", "planruns.alas.dev.yaml"]
+
+
+@pytest.mark.parametrize("path", CRDS, ids=lambda p: p.name)
+def test_crd_is_a_valid_kubernetes_object(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text())
+    kubernetes_validate.validate(doc, "1.30", strict=True)
+    assert doc["metadata"]["name"] == f"{doc['spec']['names']['plural']}.{doc['spec']['group']}"
+    version = doc["spec"]["versions"][0]
+    assert version["subresources"] == {"status": {}}  # the operator patches /status only
+
+
+@pytest.mark.parametrize("path", CRDS, ids=lambda p: p.name)
+def test_chart_ships_the_same_crd(path: Path) -> None:
+    assert (ROOT / "charts" / "alas" / "crds" / path.name).read_text() == path.read_text()
+
+
+def test_a_broken_crd_is_rejected() -> None:
+    doc = crd("PlanRun")
+    doc["spec"]["versions"][0]["served"] = "yes"
+    doc["spec"]["colour"] = "red"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(doc, "1.30", strict=True)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_pass_both_validators(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text())
+    assert schema_accepts(doc["kind"], doc["spec"])
+    assert model_accepts(doc["kind"], doc["spec"])
+
+
+BREAKDOWN = {"kind": "machine_breakdown", "machine": 1, "start": 3, "duration": 4}
+CASES = [
+    ("PlanRun", {"instance": "ta01"}, True),
+    ("PlanRun", {"suite": "smoke", "planner": "llm", "seeds": [0, 1], "parallelism": 2}, True),
+    ("PlanRun", {}, False),
+    ("PlanRun", {"instance": "ta01", "suite": "smoke"}, False),
+    ("PlanRun", {"instance": "ta01", "planner": "oracle"}, False),
+    ("PlanRun", {"instance": "ta01", "seeds": []}, False),
+    ("PlanRun", {"instance": "ta01", "seeds": [-1]}, False),
+    ("PlanRun", {"instance": "ta01", "timeLimit": 0}, False),
+    ("PlanRun", {"instance": "ta01", "parallelism": 0}, False),
+    ("PlanRun", {"instance": "ta01", "extra": 1}, False),
+    ("PlanRun", {"instance": ""}, False),
+    ("Disruption", {"run": "r1", "time": 0, "events": [BREAKDOWN]}, True),
+    ("Disruption", {"run": "r1", "time": 0, "method": "right_shift",
+                    "events": [{"kind": "duration_change", "job": 0, "step": 1, "duration": 9}]}, True),
+    ("Disruption", {"run": "r1", "time": 0, "events": []}, False),
+    ("Disruption", {"run": "r1", "events": [BREAKDOWN]}, False),
+    ("Disruption", {"run": "r1", "time": -1, "events": [BREAKDOWN]}, False),
+    ("Disruption", {"run": "../x", "time": 0, "events": [BREAKDOWN]}, False),
+    ("Disruption", {"run": "r1", "time": 0, "events": [{"kind": "machine_breakdown", "machine": 1}]}, False),
+    ("Disruption", {"run": "r1", "time": 0, "events": [{"kind": "meteor"}]}, False),
+    ("Disruption", {"run": "r1", "time": 0, "method": "Nope!", "events": [BREAKDOWN]}, False),
+]
+
+
+@pytest.mark.parametrize("kind, spec, ok", CASES)
+def test_schema_and_model_agree(kind: str, spec: dict[str, Any], ok: bool) -> None:
+    assert schema_accepts(kind, spec) is ok
+    assert model_accepts(kind, spec) is ok
