@@ -1,0 +1,80 @@
+"""Recovery escalation: once a node's retries are spent, patch it (local repair), and if that fails too,
+replan (a new plan version). Levels are taken in order and none is skipped: replan only runs after every
+patch attempt has failed, and a patch only after the retry level is exhausted."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from alas_argo.ir.node import Node
+from alas_argo.log.events import EventType
+from alas_argo.runtime.context import Failure
+from alas_argo.runtime.policies import primary_error_name
+from alas_argo.runtime.run_state import Cancelled
+from alas_argo.runtime.states import NodeState
+
+if TYPE_CHECKING:
+    from alas_argo.runtime.lifecycle import NodeRunner, Outcome
+
+__all__ = ["LEVELS", "Recovery"]
+
+#: The escalation ladder, in order.
+LEVELS = ("retry", "patch", "replan")
+
+
+class Recovery:
+    """Runs the patch and replan levels of a node's repair spec."""
+
+    def __init__(self, runner: NodeRunner) -> None:
+        self.runner = runner
+
+    def escalate(self, node: Node, deps: dict[str, Any], error: BaseException, *, side_effecting: bool,
+                 key: str | None) -> Outcome:
+        """Try patch, then replan; the node ends executed (with the repaired output) or failed."""
+        from alas_argo.runtime.lifecycle import Outcome
+
+        run, runner = self.runner.run, self.runner
+        spec = node.repair
+        assert spec is not None
+        policy = run.workflow.policy_for(node)
+        run.move(node.id, NodeState.FAILED_RETRYABLE, error=error)
+        ladder = [("patch", spec.patch, spec.max_patches)]
+        if spec.replan is not None:
+            ladder.append(("replan", spec.replan, spec.max_replans))
+        previous = "retry"
+        for level, role, tries in ladder:
+            run.escalations.append((node.id, level))
+            run.record(EventType.RECOVERY_ESCALATED, node.id, **{"from": previous, "to": level,
+                                                                  "error": f"{primary_error_name(error)}: "
+                                                                           f"{error}"})
+            previous = level
+            for _ in range(tries):
+                run.move(node.id, NodeState.RUNNING)
+                failure = Failure(error=primary_error_name(error), error_type=type(error).__name__,
+                                  message=str(error), output=run.last_output.get(node.id))
+                ctx = runner.context(node, run.attempts.get(node.id, 1), deps, role=role, failure=failure,
+                                     level=level)
+                try:
+                    doc = runner.input_document(node, deps)
+                    output = runner.dispatcher.call(runner.handler(role, node.id), ctx, doc, policy.timeout)
+                    run.last_output[node.id] = output
+                    runner.contracts.check(node.output, output, node_id=node.id, what=f"{level} output")
+                except Exception as e:
+                    if run.state(node.id) is NodeState.CANCELLED:
+                        raise Cancelled(node.id) from None
+                    error = e
+                    run.move(node.id, NodeState.FAILED_RETRYABLE, error=e, payload={"level": level})
+                    continue
+                if level == "replan":
+                    with run.lock:
+                        run.plan_versions.append(run.plan_versions[-1].successor(
+                            {"node": node.id, "output": output}, reason=f"replan of {node.id}"))
+                        version = run.plan_versions[-1].version
+                    run.record(EventType.PLAN_PROPOSED, node.id, version=version, reason="replan")
+                if key is not None:
+                    run.journal.put_idempotent(key, {"output": output})
+                run.executed(node.id, output, side_effecting=side_effecting)
+                return Outcome(True, output)
+        run.errors[node.id] = error
+        run.move(node.id, NodeState.FAILED, error=error)
+        return Outcome(False, error=error)
