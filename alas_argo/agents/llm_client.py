@@ -197,7 +197,7 @@ class HttpChatClient:
                 else:
                     last = f"cannot connect ({reason})"
                 cause = e
-            except (ConnectionError, http.client.HTTPException) as e:
+            except (OSError, http.client.HTTPException) as e:  # reset, TLS failure, a body cut short
                 last, cause = f"connection failed ({type(e).__name__}: {e})", e
             if call > self.max_retries:
                 raise LlmUnavailable(f"LLM endpoint failed after {call} call(s): {last}",

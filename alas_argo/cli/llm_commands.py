@@ -70,7 +70,7 @@ def _print_rows(rows: list[BenchRow]) -> None:
         table.add_row(r.instance, r.planner, str(r.makespan), str(r.lower_bound or "?"),
                       "yes" if r.valid else "NO", raw, str(r.violations), str(r.fallbacks), str(r.calls),
                       str(r.tokens), f"{r.seconds:.2f}")
-    Console().print(table)
+    Console(width=max(Console().width, 130)).print(table)  # a pipe's 80 columns would cut the headers
 
 
 def _bench(args: argparse.Namespace) -> int:
