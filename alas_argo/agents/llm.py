@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from alas_argo.agents.contracts import JobContext, JobProposal, ProposedOperation
@@ -55,12 +56,12 @@ def client_from_settings(llm: LlmSettings) -> HttpChatClient:
                           max_retries=llm.max_retries)
 
 
+@dataclass(frozen=True)
 class SupervisorAnswer:
     """The supervisor's merged operations and what parsing noted (see :meth:`LlmPlanner.supervise`)."""
 
-    def __init__(self, operations: list[ProposedOperation], notes: list[str]) -> None:
-        self.operations = operations
-        self.notes = notes
+    operations: list[ProposedOperation]
+    notes: list[str]
 
 
 class LlmPlanner:
