@@ -4,7 +4,7 @@ This is the disruption semantics of DESIGN.md section 4 turned into data every r
 
 - an operation that started before the reveal time is *frozen* at its start, with its (possibly changed)
   duration extending it in place;
-- a started operation whose interval overlaps a downtime of its machine is *interrupted*: it restarts from
+- a started operation whose in-place interval overlaps a downtime of its machine is *interrupted*: it restarts from
   scratch, with its full duration, at or after the end of that downtime;
 - every other operation is *pending*: it must start at or after the reveal time and avoid the downtime.
 """
@@ -87,9 +87,10 @@ class ExecutionState:
                     status[key] = OpStatus.PENDING
                     release[key] = t
                     continue
-                # Both the planned and the extended interval count: either running into the downtime stops it.
-                hit = [hi for mm, lo, hi in downtimes if mm == m
-                       and (_overlaps(o.start, o.end, lo, hi) or _overlaps(o.start, o.start + d, lo, hi))]
+                # The in-place interval (start plus the possibly changed duration) decides, as in the
+                # validator; a zero-length operation overlaps nothing.
+                hit = [hi for mm, lo, hi in downtimes
+                       if mm == m and d > 0 and _overlaps(o.start, o.start + d, lo, hi)]
                 if hit:
                     status[key] = OpStatus.INTERRUPTED
                     release[key] = max(t, *hit)
@@ -158,11 +159,11 @@ class ExecutionState:
 
     def earliest_fit(self, machine: int, start: int, duration: int) -> int:
         """The earliest time at or after ``start`` where ``duration`` fits on ``machine`` between downtimes."""
-        moved = True
+        moved = duration > 0  # zero-length operations overlap nothing
         while moved:
             moved = False
             for m, lo, hi in self.downtimes:
-                if m == machine and _overlaps(start, start + max(duration, 1), lo, hi):
+                if m == machine and _overlaps(start, start + duration, lo, hi):
                     start, moved = hi, True
         return start
 

@@ -1,0 +1,124 @@
+"""Repair of a plan after a disruption: one entry point, five methods, validated results.
+
+``repair(instance, schedule, disruption, method)`` checks its input, derives the execution state, runs the
+method, has the independent validator (:mod:`alas_argo.jssp.validate`) judge the repaired plan, and measures
+what the repair changed. No plan the validator rejects is ever returned.
+"""
+
+from __future__ import annotations
+
+import time
+
+from alas_argo.errors import ContractError, InputError
+from alas_argo.jssp.disruption import Disruption, DurationChange, check_disruption
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair.lcrp import lower_bound
+from alas_argo.jssp.repair.methods import Repairer, RepairMethod, get_repairer
+from alas_argo.jssp.repair.metrics import moved_operations, total_start_shift, wip_moved
+from alas_argo.jssp.repair.result import RepairOutcome, RepairResult
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+from alas_argo.jssp.verdict import ValidationReport
+
+__all__ = [
+    "RepairMethod",
+    "RepairOutcome",
+    "RepairResult",
+    "Repairer",
+    "check_plan_in_force",
+    "get_repairer",
+    "lower_bound",
+    "repair",
+]
+
+
+def _codes(report: ValidationReport) -> str:
+    codes: dict[str, int] = {}
+    for v in report.violations:
+        codes[v.code.value] = codes.get(v.code.value, 0) + 1
+    return ", ".join(f"{c} x{n}" for c, n in codes.items())
+
+
+def check_plan_in_force(instance: Instance, schedule: Schedule, disruption: Disruption) -> None:
+    """Reject a plan that was already invalid before the disruption.
+
+    Durations may be nominal or already changed by a carried-forward event of the same disruption (a plan
+    committed after an earlier disruption in a sequence).
+
+    Raises:
+        InputError: the plan in force fails validation; the message lists the violation codes.
+    """
+    changes = disruption.duration_changes
+    planned = {o.key: o.duration for o in schedule.operations}
+    already = [DurationChange(job=j, step=s, duration=d) for (j, s), d in changes.items()
+               if planned.get((j, s)) == d]
+    report = validate(instance, schedule, disruption=Disruption(time=0, events=already))
+    if not report.valid:
+        raise InputError(f"the plan in force is invalid before the disruption ({_codes(report)}); "
+                         f"first: {report.violations[0].message}", where=f"schedule for {schedule.instance}")
+
+
+def repair(
+    instance: Instance,
+    schedule: Schedule,
+    disruption: Disruption,
+    method: RepairMethod | str = "lcrp",
+    budget: float = 10.0,
+    *,
+    seed: int = 0,
+    workers: int = 2,
+) -> RepairResult:
+    """Repair ``schedule`` (the plan in force) after ``disruption``.
+
+    Args:
+        instance: The instance.
+        schedule: The plan in force when the disruption is revealed.
+        disruption: What happened.
+        method: ``lcrp`` (default), ``aor``, ``right-shift``, ``full`` or ``full-stable``.
+        budget: Seconds of CP-SAT time the method may use.
+        seed: CP-SAT seed.
+        workers: CP-SAT workers.
+
+    Returns:
+        The repaired plan, validated against the disruption and the plan in force, with its metrics.
+
+    Raises:
+        InputError: unknown method, a disruption that does not fit the instance or plan, or a plan in force
+            that was already invalid.
+        InfeasibleError: no plan can honour the disruption.
+        ContractError: a method produced a plan the validator rejects (a bug; never silently returned).
+    """
+    chosen = RepairMethod.parse(method)
+    if budget <= 0:
+        raise InputError(f"budget must be positive, got {budget}")
+    check_disruption(instance, schedule, disruption)
+    check_plan_in_force(instance, schedule, disruption)
+    started = time.monotonic()
+    state = ExecutionState.at(instance, schedule, disruption)
+
+    def is_valid(plan: Schedule) -> bool:
+        return validate(instance, plan, disruption=disruption, baseline=schedule).valid
+
+    outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid)
+    report = validate(instance, outcome.schedule, disruption=disruption, baseline=schedule)
+    if not report.valid:
+        raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
+                            f"first: {report.violations[0].message}")
+    plan = outcome.schedule
+    return RepairResult(
+        schedule=plan,
+        method=chosen.value,
+        makespan=plan.makespan,
+        baseline_makespan=schedule.makespan,
+        moved_operations=moved_operations(schedule, plan),
+        total_start_shift=total_start_shift(schedule, plan),
+        edit_radius=len(outcome.neighbourhood),
+        edit_machines=sorted({instance.machine(*k) for k in outcome.neighbourhood}),
+        neighbourhood_growths=outcome.growths,
+        wip_moved=wip_moved(state, plan),
+        fallback=outcome.fallback,
+        seconds=round(time.monotonic() - started, 4),
+        valid=report.valid,
+        notes=outcome.notes,
+    )

@@ -1,0 +1,231 @@
+"""LCRP, the localized cascading repair of DESIGN.md section 5.
+
+1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
+   the operations the disruption reaches through job and machine successors. Its plan is feasible, so it is
+   the incumbent and every later step is warm-started from the incumbent: LCRP is never worse than AOR.
+2. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
+   CP-SAT may re-sequence freely. The affected operations beyond the window may only slide within their
+   machine order (the cascade); everything else is pinned at its planned start, so it provably keeps it.
+3. Objective: makespan first (never above the incumbent's), then the fewest operations moved from the plan
+   in force, then the least total start shift (:mod:`.subproblem`): that keeps work in progress and the
+   rest of the plan where they were.
+4. The window doubles while the makespan is above the lower bound of the disrupted problem, or while the
+   last growth gained more (makespan weighted by the number of free operations, plus operations kept in
+   place) than it cost (EDIT_COST per operation newly exposed to editing). A step that raises or fails validation is
+   discarded and the window grows; when no local step succeeds, a full re-solve hinted with the incumbent
+   is the fallback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from alas_argo.errors import InfeasibleError, NoSolutionError
+from alas_argo.jssp.execution import ExecutionState, Key
+from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
+from alas_argo.jssp.repair.resolving import disrupted_request, full
+from alas_argo.jssp.repair.result import RepairOutcome
+from alas_argo.jssp.repair.shifting import aor, disruption_size
+from alas_argo.jssp.repair.subproblem import solve_neighbourhood
+from alas_argo.jssp.schedule import Schedule
+
+__all__ = ["EDIT_COST", "MAX_GROWTHS", "STEP_CAP", "STEP_FLOOR", "STEP_SHARE", "lcrp", "lower_bound"]
+
+#: Growth steps after the first neighbourhood; the window doubles each time.
+MAX_GROWTHS = 6
+#: Share of the budget one neighbourhood solve may use, and its cap in seconds: neighbourhoods are small,
+#: and a repair that takes as long as a global re-solve has lost its point.
+STEP_SHARE = 0.01
+STEP_FLOOR = 0.05
+STEP_CAP = 0.25
+#: What exposing one more operation to editing costs, in moved operations.
+EDIT_COST = 0.1
+
+Validator = Callable[[Schedule], bool]
+
+
+def lower_bound(state: ExecutionState) -> int:
+    """A cheap lower bound on the makespan of any repair: job chains and machine loads after the reveal."""
+    inst, frozen = state.instance, state.frozen_starts()
+    bound = max((s + state.durations[k] for k, s in frozen.items()), default=0)
+    for j, ops in enumerate(inst.jobs):
+        end = 0
+        for s, (m, _) in enumerate(ops):
+            k, d = (j, s), state.durations[(j, s)]
+            end = frozen[k] + d if k in frozen else state.earliest_fit(m, max(end, state.release[k]), d) + d
+        bound = max(bound, end)
+    for m in range(inst.num_machines):
+        free = [k for k in state.free if inst.machine(*k) == m]
+        if not free:
+            continue
+        ready = max([state.time, *(s + state.durations[k] for k, s in frozen.items() if inst.machine(*k) == m)])
+        end = ready + sum(state.durations[k] for k in free)
+        for mm, lo, hi in sorted(state.downtimes, key=lambda w: w[1]):
+            if mm == m and hi > ready and lo < end:
+                end += hi - max(lo, ready)
+        bound = max(bound, end)
+    return bound
+
+
+def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, Key]]:
+    """Keep the incumbent's machine order among free operations outside the window, and keep every window
+    operation between its nearest outside neighbours: only the window is re-sequenced."""
+    arcs: list[tuple[Key, Key]] = []
+    for seq in plan.machine_sequences().values():
+        ops = [k for k in seq if k in free]
+        last_out: Key | None = None
+        pending_window: list[Key] = []
+        for k in ops:
+            if k in window:
+                if last_out is not None:
+                    arcs.append((last_out, k))
+                pending_window.append(k)
+            else:
+                if last_out is not None:
+                    arcs.append((last_out, k))
+                arcs.extend((w, k) for w in pending_window)
+                pending_window, last_out = [], k
+    return arcs
+
+
+def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
+         is_valid: Validator) -> RepairOutcome:
+    """Localized cascading repair of the plan in force.
+
+    Args:
+        state: The execution state at the reveal time.
+        budget: Seconds for the whole repair, fallback included.
+        seed: CP-SAT seed.
+        workers: CP-SAT workers.
+        is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
+    """
+    started = time.monotonic()
+    inst, base = state.instance, state.baseline
+    planned = base.starts()
+    free = state.free
+    incumbent = aor(state)
+    affected = moved_keys(base, incumbent) | state.interrupted | {
+        k for k in free if state.durations[k] != inst.duration(*k)}
+    notes = [f"aor: makespan {incumbent.makespan}, {len(affected)} affected operations"]
+    if not is_valid(incumbent):
+        notes.append("aor plan rejected by the validator; global fallback")
+        return _fallback(state, incumbent, budget, seed, workers, is_valid, notes, growths=0)
+    region = set(affected)
+    if not affected:
+        return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
+    target = lower_bound(state)
+    weight = max(1, len(free))
+
+    def cost(plan: Schedule) -> tuple[int, int, int]:
+        return plan.makespan, moved_operations(base, plan), total_start_shift(base, plan)
+
+    def worth(plan: Schedule) -> float:
+        return weight * plan.makespan + moved_operations(base, plan)
+    touched = {inst.machine(*k) for k in affected} | {m for m, _, _ in state.downtimes}
+    horizon_end = max((planned[k] for k in free), default=state.time)
+    # Start with a window of about twice the disruption: enough room to absorb it in the best case.
+    width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
+    step_limit = min(max(STEP_FLOOR, budget * STEP_SHARE), STEP_CAP)
+    growths, succeeded = 0, False
+    for step in range(MAX_GROWTHS + 1):
+        remaining = budget - (time.monotonic() - started)
+        if remaining <= 0.01:
+            notes.append("budget spent")
+            break
+        covers_all = state.time + width > horizon_end
+        machines = set(range(inst.num_machines)) if covers_all else touched
+        window = {k for k in free if planned[k] < state.time + width and inst.machine(*k) in machines}
+        new_region = window | affected
+        if step:
+            growths += 1
+        pins = {k: planned[k] for k in free if k not in new_region}
+        request = disrupted_request(
+            state, pins=pins, hint=incumbent, time_limit=min(step_limit, remaining), seed=seed, workers=workers,
+            makespan_limit=incumbent.makespan,
+            precedences=_arcs(incumbent, window, free - set(pins)))
+        try:
+            found = solve_neighbourhood(request, planned, minimize_makespan=incumbent.makespan > target)
+        except (InfeasibleError, NoSolutionError) as e:
+            notes.append(f"window {width}: {type(e).__name__}; growing")
+            width *= 2
+            continue
+        candidate = incumbent if found is None else found
+        if not is_valid(candidate):
+            notes.append(f"window {width}: candidate rejected by the validator; growing")
+            width *= 2
+            continue
+        succeeded = True
+        gain, edit_cost = worth(incumbent) - worth(candidate), EDIT_COST * len(new_region - region)
+        notes.append(f"window {width} ({len(window)} ops, {len(new_region)} editable): makespan "
+                     f"{candidate.makespan}, gain {gain}, edit cost {edit_cost}")
+        # Makespan first, then shift: a shorter plan wins even when it moves more.
+        if cost(candidate) <= cost(incumbent):
+            incumbent = candidate
+        region = new_region
+        if covers_all:
+            break
+        if incumbent.makespan <= target and step and gain <= edit_cost:
+            notes.append("gain no longer exceeds the edit cost; stop")
+            break
+        width *= 2
+    restored = _restore(state, incumbent)
+    if restored is not incumbent and is_valid(restored):
+        notes.append(f"restore pass: {moved_operations(base, incumbent) - moved_operations(base, restored)} "
+                     "operations back at their planned start")
+        incumbent = restored
+    if not succeeded:
+        return _fallback(state, incumbent, budget - (time.monotonic() - started), seed, workers, is_valid,
+                         notes, growths)
+    return RepairOutcome(incumbent, region, growths, False, notes)
+
+
+def _restore(state: ExecutionState, plan: Schedule) -> Schedule:
+    """Greedily put moved operations back at their planned start wherever that is still feasible.
+
+    A time-limited neighbourhood solve can stop short of the least shift; this pass is linear-ish and only
+    ever moves an operation back to where the plan in force had it, so it never leaves the neighbourhood.
+    """
+    inst, planned = state.instance, state.baseline.starts()
+    starts = plan.starts()
+    d = state.durations
+    on_machine: dict[int, list[Key]] = {}
+    for k in starts:
+        on_machine.setdefault(inst.machine(*k), []).append(k)
+    changed, progress = False, True
+    while progress:
+        progress = False
+        for k in sorted(state.free, key=lambda k: planned[k]):
+            s = planned[k]
+            if starts[k] == s or s < state.release[k]:
+                continue
+            j, step, m = k[0], k[1], inst.machine(*k)
+            if step and starts[(j, step - 1)] + d[(j, step - 1)] > s:
+                continue
+            if step + 1 < len(inst.jobs[j]) and starts[(j, step + 1)] < s + d[k]:
+                continue
+            if d[k] and state.earliest_fit(m, s, d[k]) != s:
+                continue
+            if any(o != k and d[o] and d[k] and starts[o] < s + d[k] and s < starts[o] + d[o]
+                   for o in on_machine[m]):
+                continue
+            starts[k], changed, progress = s, True, True
+    if not changed:
+        return plan
+    return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
+                                                                     "end": starts[o.key] + d[o.key]})
+                                                for o in plan.operations])
+
+
+def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: int, workers: int,
+              is_valid: Validator, notes: list[str], growths: int) -> RepairOutcome:
+    """Global re-solve hinted with the incumbent; the incumbent stays when the re-solve is no better."""
+    try:
+        plan = full(state, incumbent, budget=max(0.05, budget), seed=seed, workers=workers).schedule
+    except (InfeasibleError, NoSolutionError) as e:
+        notes.append(f"fallback failed: {e}")
+        plan = incumbent
+    if not is_valid(plan):
+        notes.append("fallback plan rejected by the validator; keeping the incumbent")
+        plan = incumbent
+    return RepairOutcome(plan, set(state.free), growths, True, [*notes, "global fallback"])
