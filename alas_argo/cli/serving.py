@@ -1,11 +1,88 @@
-"""CLI commands (serving); filled in by the issue that owns them."""
+"""CLI commands of the long-running services: `alas operator` and `alas metrics serve`."""
 
 from __future__ import annotations
 
+import argparse
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
 from alas_argo.cli.app import Commands
+from alas_argo.errors import InputError
 
 __all__ = ["register"]
 
 
+def _stop_on_signals(stop: threading.Event) -> None:
+    """Set ``stop`` on SIGTERM (what Kubernetes sends) as well as on Ctrl-C."""
+
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def _metrics_serve(args: argparse.Namespace) -> int:
+    from alas_argo import metrics
+
+    try:
+        server = metrics.serve(args.host, args.port)
+    except OSError as e:
+        raise InputError(f"cannot listen on {args.host}:{args.port}: {e.strerror}", where="--port") from None
+    sys.stderr.write(f"serving metrics on http://{args.host}:{server.server_port}/metrics\n")
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    stop.wait()
+    server.shutdown()
+    return 0
+
+
+def _operator(args: argparse.Namespace) -> int:
+    from alas_argo import metrics
+    from alas_argo.operator import Operator, OperatorConfig, connect
+    from alas_argo.settings import load_settings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = load_settings()
+    token = settings.controller.token.get_secret_value() if settings.controller.token else None
+    config = OperatorConfig(plan_template=args.plan_template, bench_template=args.bench_template,
+                            service_account=args.service_account, controller_url=args.controller_url)
+    operator = Operator(connect(), args.namespace, config, token=token)
+    if args.once:
+        for action in operator.reconcile_once():
+            sys.stdout.write(f"{type(action).__name__}\n")
+        return 0
+    if args.metrics_port:
+        metrics.serve("0.0.0.0", args.metrics_port)  # all interfaces: scraped from inside the cluster
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    operator.run_forever(args.interval, stop)
+    return 0
+
+
 def register(commands: Commands) -> None:
     """Add this module's commands."""
+    p = commands.add("serve", _metrics_serve, group="metrics",
+                     help="serve the Prometheus metrics of this process on /metrics until stopped")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9464, help="port to bind, 0 for any free one (default 9464)")
+
+    p = commands.add(
+        "operator", _operator,
+        help="run the Kubernetes operator: PlanRun and Disruption resources -> Argo workflows and repairs",
+        description="Reconcile PlanRun and Disruption custom resources in one namespace: submit Argo "
+        "Workflows from WorkflowTemplates and mirror their phase; post disruptions to the repair controller "
+        "and record the new plan version. Uses the in-cluster config, else ~/.kube/config. The controller "
+        "token is read from ALAS_CONTROLLER__TOKEN.")
+    p.add_argument("--namespace", default="default", help="namespace to watch (default: default)")
+    p.add_argument("--interval", type=float, default=5.0, help="seconds between passes (default 5)")
+    p.add_argument("--once", action="store_true", help="run one pass, print the actions taken, and exit")
+    p.add_argument("--controller-url", default="http://alas-controller:8080",
+                   help="base URL of the repair controller")
+    p.add_argument("--plan-template", default="alas-plan", help="WorkflowTemplate of an instance PlanRun")
+    p.add_argument("--bench-template", default="alas-bench", help="WorkflowTemplate of a suite PlanRun")
+    p.add_argument("--service-account", default="alas-workflow", help="ServiceAccount of workflow pods")
+    p.add_argument("--metrics-port", type=int, default=0, help="serve /metrics on this port (0: off)")

@@ -1,0 +1,54 @@
+"""`alas metrics serve` and `alas operator` as a user runs them."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+
+
+def test_metrics_serve_answers_and_stops_on_sigterm() -> None:
+    script = "import sys; from alas_argo.cli import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", script, "metrics", "serve", "--port", "0"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+        assert match, line
+        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/metrics", timeout=5) as resp:
+            assert b"alas_exporter_up 1.0" in resp.read()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def test_metrics_serve_on_a_taken_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        assert main(["metrics", "serve", "--port", str(s.getsockname()[1])]) == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_operator_without_a_cluster_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("kubernetes")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert main(["operator", "--once"]) == 2
+    assert "no Kubernetes configuration found" in capsys.readouterr().err
