@@ -101,15 +101,16 @@ class OptimizerRole:
         self.seed = seed
 
     def improve(self, instance: Instance, schedule: Schedule) -> Improvement:
-        """The better of ``schedule`` and what the backend finds from it."""
+        """The better of ``schedule`` and what the backend finds (both start from the best dispatching rule)."""
         started = time.perf_counter()
-        rule, dispatched = best_dispatch(instance)
-        best, method = (dispatched, f"dispatch:{rule}") if dispatched.makespan < schedule.makespan else (
-            schedule, "supervisor")
         if self.backend is OptimizerBackend.CPSAT:
-            from alas_argo.jssp.planning import plan
+            from alas_argo.jssp.planning import plan  # CP-SAT only when asked for
 
-            result = plan(instance, time_limit=self.time_limit, workers=self.workers, seed=self.seed, hint=best)
-            if result.schedule.makespan < best.makespan:
-                best, method = result.schedule, f"cpsat:{result.status}"
-        return Improvement(schedule=best, method=method, seconds=time.perf_counter() - started)
+            result = plan(instance, time_limit=self.time_limit, workers=self.workers, seed=self.seed)
+            found, method = result.schedule, f"cpsat:{result.status}"
+        else:
+            rule, found = best_dispatch(instance)
+            method = f"dispatch:{rule}"
+        if found.makespan >= schedule.makespan:
+            found, method = schedule, "supervisor"
+        return Improvement(schedule=found, method=method, seconds=time.perf_counter() - started)

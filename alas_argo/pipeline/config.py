@@ -1,0 +1,39 @@
+"""What one ALAS run is asked to do."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RunConfig", "Variant"]
+
+
+class Variant(StrEnum):
+    """Pipeline variants of the ALAS paper's ablation."""
+
+    FULL = "full"
+    NO_REPAIR = "no_repair"  #: violations are detected but nothing repairs them
+    NO_VALIDATOR = "no_validator"  #: plans are committed without independent validation
+
+
+class RunConfig(BaseModel):
+    """One run of the five-layer pipeline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    instance: str = Field(description="Bundled instance name or instance file path.")
+    planner: str = Field("cpsat", description="Planner backend: heuristic, cpsat or llm.")
+    disrupt: str | None = Field(None, description="breakdown, shock, mixed, or a disruption JSON file "
+                                "(one disruption object or a list of them); None for no disruption.")
+    disruptions: int = Field(1, ge=1, le=20, description="How many disruptions a generated sequence holds.")
+    seed: int = Field(0, ge=0, description="Seed of every randomized choice.")
+    time_limit: float = Field(10.0, gt=0, description="Seconds for the optimizer (CP-SAT / LNS).")
+    repair_method: str = Field("lcrp", description="Repair method after a disruption.")
+    repair_budget: float = Field(5.0, gt=0, description="Seconds for each repair.")
+    workers: int = Field(2, ge=1, le=64, description="CP-SAT workers and parallel job agents.")
+    max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
+    variant: Variant = Field(Variant.FULL, description="Ablation variant.")
+    faults: int = Field(0, ge=0, le=100, description="Structural faults injected into the supervisor's plan "
+                        "(ablation and demonstrations).")
+    agent_timeout: float = Field(60.0, gt=0, description="Seconds one job agent may take.")

@@ -1,0 +1,271 @@
+"""Layers 2-5 as handlers of the blueprint's nodes: agents, execution, revalidation, supervision.
+
+Data flows through node outputs (JSON documents); plans that matter are committed to the execution log as
+immutable versions. Validation and repair events carry what replay needs to re-run them (see
+:mod:`alas_argo.log.replay`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from alas_argo.agents.context import build_job_contexts
+from alas_argo.agents.contracts import JobProposal
+from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
+from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
+from alas_argo.jssp.execution import ExecutionState, OpStatus
+from alas_argo.jssp.faults import inject_faults
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.log import EventType, ExecutionLog
+from alas_argo.pipeline.config import RunConfig, Variant
+from alas_argo.runtime.context import Handler, NodeContext
+
+__all__ = ["Stages", "instance_ref"]
+
+_OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat"}
+
+
+def instance_ref(instance: Instance, config: RunConfig) -> dict[str, Any]:
+    """How events refer to the instance: by bundled name when it is one, else the whole document."""
+    from alas_argo.jssp.catalog import get_instance
+
+    try:
+        if get_instance(config.instance) == instance:
+            return {"name": instance.name}
+    except Exception:
+        pass
+    return instance.to_json()
+
+
+def _plan(doc: dict[str, Any]) -> Schedule:
+    return Schedule.model_validate(doc)
+
+
+def _plan_out(schedule: Schedule, **extra: Any) -> dict[str, Any]:
+    return {"plan": schedule.to_json(), "makespan": schedule.makespan, **extra}
+
+
+class Stages:
+    """Handlers for every role of the ALAS workflow, bound to one run."""
+
+    def __init__(self, config: RunConfig, instance: Instance, log: ExecutionLog, *,
+                 disruptions: list[Disruption] | None = None, registry: AgentRegistry | None = None,
+                 agent_spec: dict[str, Any] | None = None) -> None:
+        self.config = config
+        self.instance = instance
+        self.log = log
+        self.file_disruptions = disruptions or []
+        self.registry = registry or default_registry()
+        self.agent_spec = dict(agent_spec or {})
+        self._agents: dict[Role, Instantiated] = {}
+        self._lock = threading.Lock()
+        self.contexts = build_job_contexts(instance)
+        self.ref = instance_ref(instance, config)
+
+    # -- the agent factory (layer 2) ---------------------------------------------------------------------
+
+    def agent(self, role: Role) -> Any:
+        """The agent of ``role``, instantiated on first use (so a resumed run gets them too)."""
+        with self._lock:
+            if role not in self._agents:
+                backend = {Role.JOB_AGENT: self.config.planner, Role.SUPERVISOR: self.config.planner,
+                           Role.VALIDATOR: "independent", Role.REPAIRER: "lcrp",
+                           Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)}[role]
+                spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
+                        "seed": self.config.seed, "workers": self.config.workers,
+                        "time_limit": self.config.time_limit}
+                self._agents[role] = self.registry.create(role, backend, spec)
+            return self._agents[role].agent
+
+    def handlers(self) -> dict[str, Handler]:
+        """Role name -> handler, for the runtime."""
+        return {"blueprint": self.blueprint, "agents": self.agents, "job_agent": self.job_agent,
+                "supervisor": self.supervisor, "inject": self.inject, "revalidate": self.revalidate,
+                "optimizer": self.optimizer, "commit": self.commit, "retract": self.retract,
+                "disrupt": self.disrupt, "repairer": self.repairer, "repair_patch": self.repair_patch,
+                "replan": self.replan, "finish": self.finish}
+
+    # -- layer 1 and 2 -----------------------------------------------------------------------------------
+
+    def blueprint(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The problem: the instance's jobs (the fan-out list) and its size."""
+        return {"instance": self.instance.name, "jobs": list(range(self.instance.num_jobs)),
+                "operations": self.instance.num_operations, "size": self.instance.size}
+
+    def agents(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Instantiate every role; report which backend each got and any fallback."""
+        for role in Role:
+            self.agent(role)
+        return {str(r): inst.backend for r, inst in self._agents.items()} | {
+            "notes": [n for inst in self._agents.values() for n in inst.notes]}
+
+    # -- layer 3: execution ------------------------------------------------------------------------------
+
+    def job_agent(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """One job agent proposes its operations from its bounded context."""
+        job = int(ctx.item)
+        proposal: JobProposal = self.agent(Role.JOB_AGENT).propose(self.contexts[job])
+        return proposal.model_dump(mode="json")
+
+    def supervisor(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Merge the proposals into one plan."""
+        proposals = [JobProposal.model_validate(p) for p in ctx.deps["propose"]]
+        merged: Schedule = self.agent(Role.SUPERVISOR).merge(self.instance, proposals)
+        self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id,
+                        payload={"makespan": merged.makespan, "proposals": len(proposals)})
+        return _plan_out(merged)
+
+    def inject(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Ablation: corrupt the merged plan with labelled structural faults (a pass-through otherwise)."""
+        plan = _plan(ctx.deps["merge"]["plan"])
+        if self.config.faults == 0:
+            return _plan_out(plan, faults=[])
+        injected = inject_faults(self.instance, plan, count=self.config.faults, seed=self.config.seed)
+        return _plan_out(injected.schedule, faults=[f.model_dump(mode="json") for f in injected.faults])
+
+    def optimizer(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Improve the valid plan; never worse."""
+        plan = _plan(ctx.deps["check_plan"]["plan"])
+        improved = self.agent(Role.OPTIMIZER).improve(self.instance, plan)
+        return _plan_out(improved.schedule, method=improved.method, seconds=improved.seconds,
+                         before=plan.makespan)
+
+    # -- layer 4: the revalidation loop --------------------------------------------------------------------
+
+    def revalidate(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """One iteration of validate -> repair: validate the plan; if invalid, patch it for the next one."""
+        source = ctx.deps[ctx.params["source"]]
+        plan = _plan(ctx.previous["plan"] if ctx.previous else source["plan"])
+        disruption = Disruption.model_validate(source["disruption"]) if "disruption" in source else None
+        baseline = _plan(source["baseline"]) if "baseline" in source else None
+        carried = {k: source[k] for k in ("disruption", "baseline", "metrics") if k in source}
+        if self.config.variant is Variant.NO_VALIDATOR:
+            return _plan_out(plan, valid=True, checked=False, **carried)
+        report = self.agent(Role.VALIDATOR).check(self.instance, plan, disruption=disruption, baseline=baseline)
+        payload = {"instance": self.ref, "plan": plan.to_json(), "baseline": baseline.to_json() if baseline else None,
+                   "disruption": disruption.to_json() if disruption else None, "report": report.to_json(),
+                   "iteration": ctx.iteration}
+        self.log.record(EventType.VALIDATION_PASSED if report.valid else EventType.VALIDATION_FAILED,
+                        node_id=ctx.node_id, attempt=ctx.attempt, payload=payload)
+        if report.valid:
+            return _plan_out(plan, valid=True, checked=True, **carried)
+        codes = sorted({str(v.code) for v in report.violations})
+        if self.config.variant is Variant.NO_REPAIR:
+            return _plan_out(plan, valid=False, checked=True, violations=codes, **carried)
+        patched = self._patch(plan, disruption, baseline)
+        return _plan_out(patched, valid=False, checked=True, violations=codes, patched=True, **carried)
+
+    def _patch(self, plan: Schedule, disruption: Disruption | None, baseline: Schedule | None) -> Schedule:
+        """The repairer's patch, honouring the disruption's frozen past, downtimes and new durations."""
+        repairer = self.agent(Role.REPAIRER)
+        if disruption is None or baseline is None:
+            return repairer.patch(self.instance, plan)
+        state = ExecutionState.at(self.instance, baseline, disruption)
+        base = baseline.by_key()
+        fixed = {k: (base[k].start, base[k].start + state.durations[k]) for k in state.frozen}
+        min_starts = {k: state.release[k] for k in state.keys(OpStatus.INTERRUPTED, OpStatus.PENDING)}
+        return repairer.patch(self.instance, plan, release=disruption.time,
+                              fixed=fixed, min_starts=min_starts, downtimes=state.downtimes,
+                              durations=state.durations)
+
+    # -- layer 5: supervision and commits ------------------------------------------------------------------
+
+    def commit(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Commit the plan as a new immutable version."""
+        source = ctx.deps[ctx.params["source"]]
+        plan = _plan(source["plan"])
+        meta = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
+                "makespan": plan.makespan}
+        version = self.log.commit_plan(plan.to_json(), node_id=ctx.node_id, reason=ctx.params["reason"], meta=meta)
+        carried = {k: source[k] for k in ("disruption", "metrics") if k in source}
+        return _plan_out(plan, version=version, **carried)
+
+    def retract(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Compensation of a commit: the version before it becomes current again (the log is never edited).
+
+        Idempotent: a second call finds its earlier restore and does nothing.
+        """
+        output = ctx.failure.output if ctx.failure is not None else None
+        version = int(output["version"]) if isinstance(output, dict) and "version" in output else None
+        if version is None:
+            return {"retracted": None}
+        for event in self.log.events():
+            if event.type == EventType.PLAN_COMMITTED and (event.payload.get("meta") or {}).get("retracts") == version:
+                return {"retracted": version, "restored": event.payload.get("version"), "again": True}
+        earlier = [v for v in self.log.versions() if v < version]
+        if not earlier:
+            return {"retracted": version, "restored": None}
+        restored = self.log.commit_plan(self.log.plan(earlier[-1]), node_id=ctx.node_id,
+                                        reason=f"compensation of v{version}", meta={"retracts": version})
+        return {"retracted": version, "restored": restored}
+
+    # -- disruptions and repair ----------------------------------------------------------------------------
+
+    def disrupt(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Reveal disruption k against the plan in force (generated, or the k-th from the file)."""
+        k = int(ctx.params["index"])
+        in_force = ctx.deps[ctx.params["plan_from"]]
+        baseline = _plan(in_force["plan"])
+        previous = Disruption.model_validate(in_force["disruption"]) if "disruption" in in_force else None
+        if self.file_disruptions:
+            disruption = self.file_disruptions[k - 1]
+        else:
+            at = None
+            if previous is not None:  # reveal times increase along a sequence
+                at = min(0.95, previous.time / max(1, baseline.makespan) + 0.1)
+            disruption = generate_disruption(self.instance, baseline, str(self.config.disrupt),
+                                             seed=self.config.seed + k - 1, at=at)
+        if previous is not None:
+            disruption = _carry_forward(previous, disruption)
+        check_disruption(self.instance, baseline, disruption)
+        self.log.record(EventType.DISRUPTION_OBSERVED, node_id=ctx.node_id,
+                        payload={"index": k, "disruption": disruption.to_json()})
+        return {"disruption": disruption.to_json(), "baseline": baseline.to_json()}
+
+    def _repair(self, ctx: NodeContext, method: str | None = None) -> dict[str, Any]:
+        d = ctx.deps[f"disrupt_{ctx.params['index']}"]
+        baseline, disruption = _plan(d["baseline"]), Disruption.model_validate(d["disruption"])
+        repairer = self.agent(Role.REPAIRER)
+        if method is not None:
+            from alas_argo.agents.roles import RepairerRole
+
+            repairer = RepairerRole(method, budget=self.config.repair_budget, seed=self.config.seed,
+                                    workers=self.config.workers)
+        self.log.record(EventType.REPAIR_STARTED, node_id=ctx.node_id, attempt=ctx.attempt,
+                        payload={"method": repairer.method, "level": ctx.level})
+        result = repairer.repair_disruption(self.instance, baseline, disruption)
+        metrics = result.metrics()
+        self.log.record(EventType.REPAIR_FINISHED, node_id=ctx.node_id, attempt=ctx.attempt, payload={
+            "instance": self.ref, "baseline": baseline.to_json(), "disruption": disruption.to_json(),
+            "method": repairer.method, "budget": repairer.budget, "seed": repairer.seed, "workers": repairer.workers,
+            "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
+        return _plan_out(result.schedule, metrics=metrics, baseline=baseline.to_json(),
+                         disruption=disruption.to_json())
+
+    def repairer(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Localized cascading repair of the plan in force."""
+        return self._repair(ctx)
+
+    def repair_patch(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Recovery level 2: a feasible plan by priority decode of the plan in force under the disruption."""
+        d = ctx.deps[f"disrupt_{ctx.params['index']}"]
+        baseline, disruption = _plan(d["baseline"]), Disruption.model_validate(d["disruption"])
+        patched = self._patch(baseline, disruption, baseline)
+        return _plan_out(patched, metrics={"method": "patch"}, baseline=baseline.to_json(),
+                         disruption=disruption.to_json())
+
+    def replan(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Recovery level 3: a global re-solve of everything not started (a new plan)."""
+        return self._repair(ctx, method="full")
+
+    def finish(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The versions this run committed."""
+        return {"versions": self.log.versions()}
+
+
+def _carry_forward(previous: Disruption, current: Disruption) -> Disruption:
+    """Earlier events that still matter at the new reveal time: unfinished downtime, every duration change."""
+    keep = [e for e in previous.events if e.kind == "duration_change" or e.start + e.duration > current.time]
+    return Disruption(time=current.time, events=[*keep, *current.events])
