@@ -1,11 +1,90 @@
-"""CLI commands (benching); filled in by the issue that owns them."""
+"""`alas bench static`: plan a suite, validate every schedule independently, write CSV + Markdown tables."""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import re
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
 
-__all__ = ["register"]
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from alas_argo.benchmarks.static import StaticRow, run_static, summarize, write_tables
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import suite
+from alas_argo.jssp.modeling import ProgressEvent
+from alas_argo.jssp.planning import SolveMethod
+
+__all__ = ["default_directory", "register"]
+
+
+def default_directory(suite_name: str, now: datetime | None = None) -> Path:
+    """``bench/results/static-<suite>-<UTC timestamp>/``, with the suite name made path-safe."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", suite_name)[:60]
+    return Path("bench") / "results" / f"static-{safe}-{stamp}"
+
+
+def _static(args: argparse.Namespace) -> int:
+    if args.time_limit <= 0:
+        raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    names = suite(args.suite)
+    directory = Path(args.out) if args.out else default_directory(args.suite)
+    if directory.exists() and not directory.is_dir():
+        raise InputError("output path exists and is not a directory", where=str(directory))
+    title = f"Static benchmark: {args.suite}, {args.time_limit:g} s per instance, {args.workers} workers"
+    if args.json or not sys.stderr.isatty():
+        rows = run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                          method=args.method)
+    else:
+        console = Console(stderr=True)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as bar:
+            task = bar.add_task("starting", total=len(names))
+
+            def on_event(name: str, event: ProgressEvent) -> None:
+                bar.update(task, description=f"{name}: {event.phase} {event.makespan}")
+
+            def on_row(row: StaticRow) -> None:
+                bar.advance(task)
+                gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
+                console.print(f"{row.instance} {row.size}: {row.makespan} ({gap}) "
+                              f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s")
+
+            rows = run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                              method=args.method, on_row=on_row, progress=on_event)
+    csv_path, md_path = write_tables(rows, directory, title=title)
+    s = summarize(rows)
+    if args.json:
+        print_json({"summary": asdict(s), "rows": [asdict(r) for r in rows],
+                    "csv": str(csv_path), "markdown": str(md_path)})
+    else:
+        gap = "n/a" if s.mean_gap_percent is None else f"{s.mean_gap_percent:.2f}%"
+        print(f"{s.instances} instances: mean gap {gap}, valid {100 * s.valid_rate:.1f}%, "
+              f"{s.total_seconds} s")
+        print(f"tables: {csv_path} {md_path}")
+    return 0 if s.valid_rate == 1.0 else 1
 
 
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas bench static`."""
+    commands.group("bench", "Benchmarks.")
+    p = commands.add(
+        "static", _static, group="bench", help="Plan a suite and tabulate gaps to the best known makespans.",
+        description="Plan every instance of SUITE (alas45, smoke, a family such as ta, or a comma-separated "
+        "list), validate each schedule with the independent validator, and write static.csv and static.md. "
+        "Exit 0 when every schedule is valid, 1 otherwise, 2 on bad input.")
+    p.add_argument("--suite", default="alas45", help="suite, family or comma-separated names (default alas45)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds per instance (60)")
+    p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers (default 2)")
+    p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,
+                   help="planner method (default auto)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default bench/results/static-<suite>-<time>)")
+    p.add_argument("--json", action="store_true", help="print the rows and summary as JSON")
