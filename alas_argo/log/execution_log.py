@@ -93,6 +93,8 @@ class ExecutionLog:
         self._events: list[Event] = []
         self._loaded = False
         self._lock = threading.RLock()
+        #: Appends this instance lost to another writer and retried (a contention measure).
+        self.lost_races = 0
 
     # -- events ------------------------------------------------------------------------------------------
 
@@ -135,6 +137,7 @@ class ExecutionLog:
                 if self.store.put_if_absent(key=event_key(self.run_id, seq), data=event.to_bytes()):
                     self._events.append(event)
                     return event
+                self.lost_races += 1
                 self._refresh()
                 # Jitter breaks the lockstep of writers that keep colliding on the same number.
                 time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import random
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -32,6 +33,20 @@ T = TypeVar("T")
 
 _TRANSIENT_CODES = {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling",
                     "ConditionalRequestConflict", "RequestTimeTooSkewed"}
+
+
+_SESSION_LOCK = threading.Lock()
+_SESSION: list[Any] = []
+
+
+def _client(**kwargs: Any) -> Any:
+    """A new S3 client from one shared session: building a session re-reads botocore's service models
+    (~0.3 s), and sessions are not thread-safe, so clients are created under a lock."""
+    boto3, _ = _boto3()
+    with _SESSION_LOCK:
+        if not _SESSION:
+            _SESSION.append(boto3.session.Session())
+        return _SESSION[0].client("s3", **kwargs)
 
 
 def _boto3() -> Any:
@@ -65,7 +80,7 @@ class S3Store(Store):
                  access_key: str | None = None, secret_key: str | None = None, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, max_retries: int = 4, backoff: float = 0.1,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        boto3, botocore = _boto3()
+        _, botocore = _boto3()
         self._errors = botocore.exceptions
         self.bucket = bucket
         self.endpoint = endpoint
@@ -76,8 +91,8 @@ class S3Store(Store):
         self.location = f"s3://{bucket}/{self.prefix}" + (f" at {endpoint}" if endpoint else "")
         config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=read_timeout,
                                         retries={"total_max_attempts": 1}, s3={"addressing_style": "path"})
-        self._client = boto3.session.Session().client(
-            "s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+        self._client = _client(
+            endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
             aws_secret_access_key=secret_key, config=config)
 
     @classmethod
