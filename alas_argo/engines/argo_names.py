@@ -1,0 +1,109 @@
+"""Names shared by the Argo compiler and its reverse parser: annotation keys, template names, durations,
+retry expressions and idempotency-key templates, each with its inverse next to it."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
+    "ANN_WF_EXTRAS", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
+    "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "retry_expression",
+    "retry_names",
+]
+
+_P = "alas-argo.dev/"
+ANN_NODE = _P + "node"
+ANN_KIND = _P + "kind"
+ANN_POLICY = _P + "policy"
+ANN_ITEM_OF = _P + "item-of"
+ANN_COMPENSATES = _P + "compensates"
+ANN_NODE_EXTRAS = _P + "node-extras"
+ANN_POLICY_EXTRAS = _P + "policy-extras"
+ANN_WF_EXTRAS = _P + "ir-extras"
+LABEL_WORKFLOW = _P + "workflow"
+LABEL_VERSION = _P + "ir-version"
+MAIN = "main"
+EXIT_HANDLER = "exit-handler"
+COMPENSATE = "compensate"
+#: Directory the steps write Argo output parameters to (an emptyDir: the root filesystem is read-only).
+OUTPUTS = "/tmp/outputs"
+
+#: Exit codes of `alas step` (alas_argo.errors): 75 transient, 1 integrity, 2 other permanent errors.
+_EXIT_TERMS = {"TransientError": "asInt(lastRetry.exitCode) == 75",
+               "Timeout": "lastRetry.message contains 'deadline'",
+               "IntegrityError": "asInt(lastRetry.exitCode) == 1",
+               "PermanentError": "asInt(lastRetry.exitCode) == 2"}
+_ALIASES = {"StoreUnavailable": "TransientError", "InputError": "PermanentError",
+            "ContractError": "PermanentError", "WorkflowError": "PermanentError",
+            "InfeasibleError": "PermanentError", "NoSolutionError": "PermanentError"}
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def dns(node_id: str) -> str:
+    """An Argo template / task name for an IR node id (Argo names allow no underscores)."""
+    return node_id.replace("_", "-").lower()
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a Go duration string ("2s", "0.25s")."""
+    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{seconds!r}s"
+
+
+def parse_duration(text: str | int) -> float:
+    """Inverse of :func:`format_duration`, also reading "1m30s" and bare integers."""
+    if isinstance(text, int) or str(text).isdigit():
+        return float(text)
+    parts = _DURATION.findall(str(text))
+    if not parts or "".join(n + u for n, u in parts) != str(text):
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+def retry_expression(retry_on: list[str]) -> tuple[str, str | None]:
+    """(retryPolicy, expression) for IR error names; Argo only sees exit codes and the node message."""
+    if "*" in retry_on:
+        return "Always", None
+    terms = dict.fromkeys(_EXIT_TERMS[_ALIASES.get(n, n if n in _EXIT_TERMS else "PermanentError")]
+                          for n in retry_on)
+    return "Always", " || ".join(terms) or "false"
+
+
+def retry_names(policy: str | None, expression: str | None) -> list[str]:
+    """Inverse of :func:`retry_expression` (error names by canonical class)."""
+    if expression is None:
+        return ["*"] if policy in ("Always", None) else ["TransientError"]
+    by_term = {v: k for k, v in _EXIT_TERMS.items()}
+    return [by_term[t] for t in expression.split(" || ") if t in by_term]
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str]) -> str:
+    """An IR idempotency-key template in Argo's substitution syntax (memoize.key)."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        root = name.split(".")[0]
+        if name == "run":
+            return run
+        if name == "node":
+            return dns(node_id)
+        if name in ("item", "index"):
+            return "{{inputs.parameters.item}}"
+        if root == "inputs" and "." in name:
+            return "{{workflow.parameters.%s}}" % name.split(".", 1)[1]
+        if root in deps:
+            # The log key of that dependency's output: unique per run and output, which is what a key needs.
+            return "{{inputs.parameters.in-%s}}" % dns(root)
+        return run
+    return _PLACEHOLDER.sub(sub, key)
+
+
+def key_from_argo(key: str, *, node_id: str, run: str) -> str:
+    """Best-effort inverse of :func:`key_to_argo` (the compiler records the original when this misses)."""
+    out = key.replace(run, "{run}").replace("{{inputs.parameters.item}}", "{item}")
+    out = re.sub(r"\{\{workflow\.parameters\.([\w-]+)\}\}", r"{inputs.\1}", out)
+    return re.sub(rf"(?<!\w){re.escape(dns(node_id))}(?!\w)", "{node}", out)

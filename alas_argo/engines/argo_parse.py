@@ -1,0 +1,211 @@
+"""Argo -> IR: read a Workflow / WorkflowTemplate document written by :func:`~alas_argo.engines.argo.to_argo`
+back into the IR.
+
+:func:`read_native` reads only what Argo itself says (DAG ``depends``, ``withParam`` sources, template
+``parallelism``, ``retryStrategy``, deadlines, ``memoize``, step arguments, the exit handler);
+:func:`from_argo` then applies the annotations the compiler left for what Argo only approximates.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from alas_argo.engines import argo_names as nm
+from alas_argo.engines.extras import apply_extras, loads
+from alas_argo.errors import InputError
+from alas_argo.ir import Node, Policy, Workflow
+
+__all__ = ["from_argo", "read_native"]
+
+_TERM = re.compile(r"^([\w-]+)(?:\.(Succeeded|Failed))?$")
+_TASK_PARAM = re.compile(r"^\{\{tasks\.([\w-]+)\.outputs\.parameters\.([\w-]+)\}\}$")
+_WF_PARAM = re.compile(r"^\{\{workflow\.parameters\.([\w-]+)\}\}$")
+
+
+def _params(t: dict[str, Any]) -> dict[str, Any]:
+    return {p["name"]: p.get("value") for p in (t.get("inputs") or {}).get("parameters") or []}
+
+
+def _args(task: dict[str, Any]) -> dict[str, Any]:
+    return {p["name"]: p.get("value") for p in (task.get("arguments") or {}).get("parameters") or []}
+
+
+def _flag(args: list[str], flag: str) -> str | None:
+    return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else None
+
+
+def _depends(task: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
+    """[(task name, state)] of a ``depends`` expression and whether it is an or (any_of)."""
+    expr = task.get("depends") or ""
+    if not expr:
+        return [], False
+    any_of = "||" in expr
+    out = []
+    for term in re.split(r"\s*(?:&&|\|\|)\s*", expr.strip()):
+        match = _TERM.match(term)
+        if match is None:
+            raise InputError(f"unsupported depends term {term!r}", where=f"task {task.get('name')}")
+        out.append((match.group(1), match.group(2) or "Succeeded"))
+    return out, any_of
+
+
+def _retry(t: dict[str, Any]) -> dict[str, Any]:
+    rs = t.get("retryStrategy")
+    if rs is None:
+        return {"maxAttempts": 1}
+    b = rs.get("backoff") or {}
+    factor = float(b.get("factor", 1))
+    backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed",
+                               "initial": nm.parse_duration(b.get("duration", "1s")),
+                               "factor": factor if factor != 1.0 else 2.0, "jitter": 0.0}
+    if "cap" in b:
+        backoff["max"] = nm.parse_duration(b["cap"])
+    return {"maxAttempts": int(rs.get("limit", 0)) + 1, "backoff": backoff,
+            "retryOn": nm.retry_names(rs.get("retryPolicy"), rs.get("expression"))}
+
+
+def read_native(doc: dict[str, Any]) -> dict[str, Any]:
+    """The IR document Argo's own fields describe (annotated extras not applied).
+
+    Raises:
+        InputError: The document is not one this compiler writes (no entrypoint, no node templates, ...).
+    """
+    if not isinstance(doc, dict) or doc.get("kind") not in ("Workflow", "WorkflowTemplate"):
+        raise InputError("not an Argo Workflow or WorkflowTemplate document", where="kind")
+    meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
+    templates = {t["name"]: t for t in spec.get("templates") or []}
+    main = templates.get(spec.get("entrypoint", ""))
+    if main is None or "dag" not in main:
+        raise InputError(f"entrypoint {spec.get('entrypoint')!r} is not a DAG template", where="spec.entrypoint")
+    tasks = {t["name"]: t for t in main["dag"].get("tasks") or []}
+    labels = meta.get("labels") or {}
+    ann_of = {n: (t.get("metadata") or {}).get("annotations") or {} for n, t in templates.items()}
+    id_of = {n: a[nm.ANN_NODE] for n, a in ann_of.items() if nm.ANN_NODE in a}
+    comps: dict[str, Any] = {}
+    if nm.EXIT_HANDLER in templates:
+        for task in templates[nm.EXIT_HANDLER]["dag"]["tasks"]:
+            comps.update(loads(_args(task).get("compensations")) or {})
+    nodes: list[dict[str, Any]] = []
+    policies: dict[str, Any] = {}
+    catch_of: dict[str, list[dict[str, Any]]] = {}
+    for tname, task in tasks.items():
+        for src, state in _depends(task)[0]:
+            if state == "Failed":
+                catch_of.setdefault(src, []).append({"errors": ["*"], "next": id_of.get(tname, tname)})
+    for name, t in templates.items():
+        if name not in id_of:
+            continue
+        ann = ann_of[name]
+        node: dict[str, Any] = {"id": id_of[name], "kind": ann.get(nm.ANN_KIND, "task")}
+        leaf = templates.get(f"{name}-item", t) if node["kind"] == "map" else t
+        params = _params(t)
+        args = (leaf.get("container") or {}).get("args") or []
+        if node["kind"] in ("task", "map"):
+            node["role"] = args[1] if len(args) > 1 else None
+        node["params"] = loads(params.get("params")) or {}
+        task = tasks.get(name, {})
+        terms, any_of = _depends(task)
+        node["join"] = "any_of" if any_of else "all_of"
+        if node["kind"] == "choice":
+            choices = loads(params.get("choices")) or {}
+            node["choices"] = choices.get("choices", [])
+            if choices.get("default") is not None:
+                node["default"] = choices["default"]
+        if node["kind"] == "parallel":
+            node["branches"] = [id_of.get(s, s) for s, _ in terms]
+        if node["kind"] == "map":
+            src = str(_args(task).get("items", ""))
+            if (tm := _TASK_PARAM.match(src)) is not None:
+                node["items"] = f"{id_of.get(tm.group(1), tm.group(1))}.{tm.group(2)}"
+            elif (wm := _WF_PARAM.match(src)) is not None:
+                node["items"] = f"inputs.{wm.group(1)}"
+            if "parallelism" in t:
+                node["maxConcurrency"] = int(t["parallelism"])
+        if "loop-until" in params:
+            node["loop"] = {"until": loads(params["loop-until"])}
+        if node["id"] in comps:
+            node["compensation"] = comps[node["id"]]["node"]
+        pref = (ann_of.get(leaf["name"]) or {}).get(nm.ANN_POLICY)
+        if pref is not None:
+            node["policyRef"] = pref
+            if pref not in policies:
+                policies[pref] = _policy(leaf, params, task, catch_of.get(name, []), args, node["id"], spec)
+        nodes.append(node)
+    node_ids = {n["id"]: n for n in nodes}
+    edges = []
+    for tname, task in tasks.items():
+        target = node_ids.get(id_of.get(tname, tname), {})
+        for src, state in _depends(task)[0]:
+            sid = id_of.get(src, src)
+            snode = node_ids.get(sid, {})
+            implied = (snode.get("kind") == "choice" and target.get("id") in
+                       [b["next"] for b in snode.get("choices", [])] + [snode.get("default")]) or \
+                (target.get("kind") == "parallel" and sid in target.get("branches", []))
+            if state != "Failed" and not implied:
+                edges.append({"source": sid, "target": target.get("id", tname)})
+    nodes = [_normal(Node, n) for n in nodes]
+    policies = {k: _normal(Policy, p) for k, p in policies.items()}
+    name = labels.get(nm.LABEL_WORKFLOW) or meta.get("name") or str(meta.get("generateName", "")).rstrip("-")
+    out: dict[str, Any] = {"name": name, "version": int(labels.get(nm.LABEL_VERSION, 1)), "nodes": nodes,
+                           "edges": edges, "policies": policies, "schemas": {}, "logSchemas": {}, "meta": {}}
+    inputs = {p["name"]: p.get("value") for p in (spec.get("arguments") or {}).get("parameters") or []}
+    if inputs:
+        out["meta"]["inputs"] = inputs
+    return out
+
+
+def _normal(model: type[Node] | type[Policy], doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the model's defaults filled in (as the IR dumps it), or as read when it does not parse."""
+    try:
+        return model.model_validate(doc).to_json()
+    except ValueError:
+        return doc
+
+
+def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], catch: list[dict[str, Any]],
+            args: list[str], node_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+    policy: dict[str, Any] = {"retry": _retry(leaf), "catch": catch, "onFailure": "rollback"}
+    if "activeDeadlineSeconds" in leaf:
+        policy["timeout"] = float(leaf["activeDeadlineSeconds"])
+    elif "timeout" in leaf:
+        policy["timeout"] = nm.parse_duration(leaf["timeout"])
+    if "memoize" in leaf:
+        run = _flag(args, "--run-id") or "{{workflow.name}}"
+        policy["idempotency"] = {"key": nm.key_from_argo(leaf["memoize"]["key"], node_id=node_id, run=run)}
+    if "max-iters" in params:
+        guard: dict[str, Any] = {"maxIters": int(params["max-iters"])}
+        if "loop-deadline" in params:
+            guard["deadline"] = nm.parse_duration(params["loop-deadline"])
+        policy["loopGuard"] = guard
+    if (task.get("continueOn") or {}).get("failed") and not catch:
+        policy["onFailure"] = "skip"
+    return policy
+
+
+def from_argo(doc: dict[str, Any]) -> Workflow:
+    """The IR workflow a document written by ``to_argo`` encodes (lossless for those documents).
+
+    Raises:
+        InputError: The document is not an Argo workflow of this shape, or the IR it encodes is invalid.
+    """
+    native = read_native(doc)
+    spec = doc.get("spec") or {}
+    meta_ann = (doc.get("metadata") or {}).get("annotations") or {}
+    wf_extras = loads(meta_ann.get(nm.ANN_WF_EXTRAS)) or {}
+    policy_extras: dict[str, Any] = dict(wf_extras.pop("policies", {}) or {})
+    node_extras: dict[str, Any] = {}
+    for t in spec.get("templates") or []:
+        ann = (t.get("metadata") or {}).get("annotations") or {}
+        if nm.ANN_NODE_EXTRAS in ann:
+            node_extras[ann[nm.ANN_NODE]] = loads(ann[nm.ANN_NODE_EXTRAS])
+        if nm.ANN_POLICY_EXTRAS in ann:
+            policy_extras[ann[nm.ANN_POLICY]] = loads(ann[nm.ANN_POLICY_EXTRAS])
+    doc_ir = apply_extras({k: v for k, v in native.items() if k not in ("nodes", "policies")}, wf_extras)
+    doc_ir["nodes"] = [apply_extras(n, node_extras.get(n["id"])) for n in native["nodes"]]
+    doc_ir["policies"] = apply_extras(native["policies"], policy_extras or None)
+    try:
+        return Workflow.model_validate(doc_ir)
+    except ValueError as e:
+        raise InputError(f"the Argo document does not encode a valid IR workflow: {e}".splitlines()[0],
+                         where=doc_ir.get("name", "workflow")) from None

@@ -1,0 +1,171 @@
+"""The conformance matrix: for every IR feature, how each engine expresses it (the authority, DESIGN.md §7).
+
+A row says, per engine, whether the feature is ``native`` (the engine document says it and the reverse
+parser reads it from there), ``approximated`` (the engine runs something close; the exact IR value travels
+in an annotation / Comment so the round trip stays lossless) or ``unsupported`` (the compiler refuses with
+an :class:`UnsupportedFeature` naming the node and the feature). Each row also carries a predicate telling
+whether a node uses the feature, which is how the compilers find unsupported uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from alas_argo.errors import WorkflowError
+from alas_argo.ir import BackoffKind, Join, Node, NodeKind, OnFailure, SideEffect, Via, Workflow
+
+__all__ = ["ENGINES", "MATRIX", "Feature", "Support", "UnsupportedFeature", "check_supported", "matrix_json"]
+
+#: Engines the matrix covers.
+ENGINES = ("argo", "asl")
+
+
+class Support(StrEnum):
+    """How well an engine expresses a feature."""
+
+    NATIVE = "native"
+    APPROXIMATED = "approximated"
+    UNSUPPORTED = "unsupported"
+
+
+class UnsupportedFeature(WorkflowError):
+    """An engine cannot express an IR feature a node uses."""
+
+    def __init__(self, engine: str, node: str, feature: str, why: str) -> None:
+        super().__init__(f"{engine} cannot express {feature} ({why})", where={"node": node, "feature": feature})
+        self.engine = engine
+        self.node = node
+        self.feature = feature
+
+
+Uses = Callable[[Workflow, Node], bool]
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One row of the matrix."""
+
+    key: str
+    ir: str
+    argo: tuple[Support, str]
+    asl: tuple[Support, str]
+    uses: Uses
+
+    def support(self, engine: str) -> tuple[Support, str]:
+        """(status, mapping) of ``engine``."""
+        value: tuple[Support, str] = getattr(self, engine)
+        return value
+
+
+def _policy(wf: Workflow, n: Node) -> Any:
+    return wf.policies.get(n.policy_ref) if n.policy_ref else None
+
+
+def _retry(pred: Callable[[Any], bool]) -> Uses:
+    return lambda wf, n: (p := _policy(wf, n)) is not None and p.retry.max_attempts > 1 and pred(p.retry)
+
+
+def _any_of_outside_choice(wf: Workflow, n: Node) -> bool:
+    if n.join is not Join.ANY_OF:
+        return False
+    # Native in ASL only when every candidate is a target of one choice (exactly one of them runs).
+    preds = [d for d in wf.dependencies() if d.target == n.id]
+    nodes = wf.node_map()
+    for d in preds:
+        if d.via is not Via.EDGE:
+            return True
+        into = [e for e in wf.dependencies() if e.target == d.source]
+        if len(into) != 1 or nodes[into[0].source].kind is not NodeKind.CHOICE:
+            return True
+    return False
+
+
+N, A, U = Support.NATIVE, Support.APPROXIMATED, Support.UNSUPPORTED
+
+MATRIX: tuple[Feature, ...] = (
+    Feature("task", "task node (a role runs)", (N, "container template `alas step <role>`"),
+            (N, "Task state"), lambda wf, n: n.kind is NodeKind.TASK),
+    Feature("dependencies", "edges / all_of join", (N, "DAG task `depends: \"a && b\"`"),
+            (A, "states chained in a topological order (no concurrency); edges in Comment"),
+            lambda wf, n: any(e.target == n.id for e in wf.edges) and n.join is Join.ALL_OF),
+    Feature("any_of", "any_of join", (N, "`depends: \"a.Succeeded || b.Succeeded\"`"),
+            (N, "Choice targets converging on one state"), lambda wf, n: n.join is Join.ANY_OF),
+    Feature("any_of_concurrent", "any_of join over candidates that are not choice targets",
+            (N, "`depends: \"a.Succeeded || b.Succeeded\"`"),
+            (U, "needs concurrent candidates with first-success semantics"), _any_of_outside_choice),
+    Feature("choice", "choice node (branches + default)",
+            (A, "`alas step choose` writes the branch taken; targets run `when` it names them"),
+            (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or)"),
+            lambda wf, n: n.kind is NodeKind.CHOICE),
+    Feature("parallel", "parallel node (group of branches)", (N, "fan-in task depending on every branch"),
+            (N, "Parallel state with one branch per node"), lambda wf, n: n.kind is NodeKind.PARALLEL),
+    Feature("parallel_concurrency", "max_concurrency of a parallel node",
+            (U, "a DAG cannot bound a group of sibling tasks"), (U, "Parallel states have no concurrency bound"),
+            lambda wf, n: n.kind is NodeKind.PARALLEL and n.max_concurrency is not None),
+    Feature("map", "map node (fan-out over a list)", (N, "DAG template, task `withParam`"),
+            (N, "Map state, ItemsPath"), lambda wf, n: n.kind is NodeKind.MAP),
+    Feature("map_concurrency", "max_concurrency of a map node", (N, "`parallelism` of the map's DAG template"),
+            (N, "MaxConcurrency"), lambda wf, n: n.kind is NodeKind.MAP and n.max_concurrency is not None),
+    Feature("retry", "retry.max_attempts", (N, "retryStrategy.limit = max_attempts - 1"),
+            (N, "Retry[].MaxAttempts = max_attempts - 1"), _retry(lambda r: True)),
+    Feature("retry_on", "retry.retry_on (error names)",
+            (A, "retryPolicy + expression on exit code 75 (transient) / deadline message (Timeout)"),
+            (N, "Retry[].ErrorEquals"), _retry(lambda r: bool(r.retry_on))),
+    Feature("backoff_fixed", "fixed backoff", (N, "backoff.factor 1"), (N, "BackoffRate 1.0"),
+            _retry(lambda r: r.backoff.kind is BackoffKind.FIXED)),
+    Feature("backoff_linear", "linear backoff", (A, "exponential with factor 1 (kind in annotation)"),
+            (A, "BackoffRate 1.0 (kind in Comment)"), _retry(lambda r: r.backoff.kind is BackoffKind.LINEAR)),
+    Feature("backoff_exponential", "exponential backoff (initial, factor)",
+            (N, "backoff.duration, backoff.factor"), (N, "IntervalSeconds, BackoffRate (whole seconds >= 1)"),
+            _retry(lambda r: r.backoff.kind is BackoffKind.EXPONENTIAL)),
+    Feature("backoff_max", "backoff.max (cap on one delay)", (N, "backoff.cap"), (N, "MaxDelaySeconds"),
+            _retry(lambda r: r.backoff.max is not None)),
+    Feature("backoff_jitter", "backoff.jitter", (A, "no jitter in Argo (value in annotation)"),
+            (A, "JitterStrategy FULL for 1.0, NONE for 0 (fraction in Comment)"),
+            _retry(lambda r: r.backoff.jitter > 0)),
+    Feature("timeout", "policy.timeout", (N, "template activeDeadlineSeconds / timeout"),
+            (N, "TimeoutSeconds (whole seconds)"), lambda wf, n: (p := _policy(wf, n)) is not None
+            and p.timeout is not None),
+    Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"`, continueOn.failed; "
+            "error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+            lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
+    Feature("idempotency", "policy.idempotency key", (N, "template memoize{key, cache}"),
+            (A, "key passed in the Task Parameters, checked against the log"),
+            lambda wf, n: (p := _policy(wf, n)) is not None and p.idempotency is not None),
+    Feature("compensation", "compensation (saga rollback)", (N, "onExit handler: `alas step compensate` "
+            "when {{workflow.status}} != Succeeded, reverse commit order"),
+            (N, "Catch States.ALL into a reverse compensation chain ending in Fail"),
+            lambda wf, n: wf.compensation_of(n) is not None),
+    Feature("loop", "loop + loop_guard", (A, "the step iterates; max-iters / loop-deadline parameters"),
+            (A, "the Task iterates; guard in Parameters"), lambda wf, n: n.loop is not None),
+    Feature("on_failure", "policy.on_failure", (A, "skip: continueOn.failed; others in annotation"),
+            (A, "in Comment"), lambda wf, n: (p := _policy(wf, n)) is not None
+            and p.on_failure is not OnFailure.ROLLBACK),
+    Feature("params", "static node params", (N, "input parameter `params` (JSON)"),
+            (N, "Task Parameters.params"), lambda wf, n: bool(n.params)),
+    Feature("contracts", "input/output JSON Schemas", (A, "checked by the step; schemas in annotation"),
+            (A, "checked by the Task; schemas in Comment"), lambda wf, n: n.input is not None
+            or n.output is not None),
+    Feature("repair", "repair spec (patch / replan)", (A, "run by the controller step; spec in annotation"),
+            (A, "spec in Comment"), lambda wf, n: n.repair is not None),
+    Feature("side_effect", "side-effect class", (A, "annotation"), (A, "Comment"),
+            lambda wf, n: n.side_effect is not SideEffect.NONE),
+)
+
+
+def check_supported(engine: str, wf: Workflow) -> None:
+    """Raise :class:`UnsupportedFeature` for the first node using a feature ``engine`` cannot express."""
+    for n in wf.nodes:
+        for f in MATRIX:
+            status, mapping = f.support(engine)
+            if status is Support.UNSUPPORTED and f.uses(wf, n):
+                raise UnsupportedFeature(engine, n.id, f.key, mapping)
+
+
+def matrix_json() -> list[dict[str, Any]]:
+    """The matrix as JSON rows (what `alas engines matrix --json` prints)."""
+    return [{"feature": f.key, "ir": f.ir, **{e: {"support": str(f.support(e)[0]), "mapping": f.support(e)[1]}
+                                              for e in ENGINES}} for f in MATRIX]

@@ -1,0 +1,68 @@
+"""What an engine document cannot say natively, carried alongside it so reverse parsing is lossless.
+
+Each compiler builds the engine-native document first, parses it back with the native reading only, and
+records the difference between the original IR and that reading as *extras* (Argo: annotations, ASL:
+``Comment`` fields). The reverse parser applies the extras on top of its native reading. So the extras hold
+exactly the approximated or unsupported parts, nothing the engine already says, and a round trip is
+identical by construction *and* checked: the compilers verify it before returning.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["apply_extras", "dumps", "json_diff", "loads"]
+
+#: Marks a key the native reading has but the original lacks (pydantic dumps omit ``None`` fields).
+_ABSENT = {"$absent": True}
+
+
+def json_diff(original: Any, native: Any) -> Any:
+    """The parts of ``original`` that ``native`` gets wrong, or None when they agree.
+
+    Dicts are compared key by key (recursively); any other value (lists included) is replaced whole.
+    """
+    if isinstance(original, dict) and isinstance(native, dict):
+        out: dict[str, Any] = {}
+        for key, value in original.items():
+            if key not in native:
+                out[key] = value
+                continue
+            sub = json_diff(value, native[key])
+            if sub is not None:
+                out[key] = sub
+        for key in native:
+            if key not in original:
+                out[key] = dict(_ABSENT)
+        return out or None
+    if original == native and type(original) is type(native):
+        return None
+    return original
+
+
+def apply_extras(native: Any, extras: Any) -> Any:
+    """``native`` corrected by ``extras`` (the inverse of :func:`json_diff`)."""
+    if extras is None:
+        return native
+    if isinstance(extras, dict) and isinstance(native, dict) and extras != _ABSENT:
+        out = dict(native)
+        for key, value in extras.items():
+            if value == _ABSENT:
+                out.pop(key, None)
+            elif key in out and isinstance(value, dict) and isinstance(out[key], dict):
+                out[key] = apply_extras(out[key], value)
+            else:
+                out[key] = value
+        return out
+    return extras
+
+
+def dumps(doc: Any) -> str:
+    """Compact, key-sorted JSON for an annotation or comment value."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+def loads(text: str | None) -> Any:
+    """Inverse of :func:`dumps`; None for a missing annotation."""
+    return None if text is None else json.loads(text)
