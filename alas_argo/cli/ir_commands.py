@@ -1,11 +1,105 @@
-"""CLI commands (ir_commands); filled in by the issue that owns them."""
+"""`alas ir schema`, `alas ir validate FILE`, and `alas bench runtime`."""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import json
+from pathlib import Path
+from typing import Any
 
-__all__ = ["register"]
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.errors import InputError
+
+__all__ = ["load_document", "register"]
+
+
+def load_document(path: str) -> Any:
+    """Read a JSON or YAML workflow document; any failure is an InputError naming the file (exit 2)."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("workflow file not found", where=str(p)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read workflow file: {e}", where=str(p)) from None
+    if p.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{p} line {mark.line + 1} column {mark.column + 1}" if mark is not None else str(p)
+        raise InputError(f"invalid YAML: {getattr(e, 'problem', None) or e}", where=where) from None
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from alas_argo.ir.schema import workflow_schema
+
+    print_json(workflow_schema())
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from alas_argo.ir.validation import validate_document
+
+    doc = load_document(args.file)
+    if not isinstance(doc, dict):
+        raise InputError("a workflow document must be a mapping", where=args.file)
+    problems = validate_document(doc, require_output_contracts=args.require_output_contracts)
+    if args.json:
+        print_json({"valid": not problems, "problems": [
+            {"code": p.code, "node": p.node, "message": p.message} for p in problems]})
+    elif problems:
+        for p in problems:
+            print(f"{args.file}: {p} [{p.code}]")
+        print(f"{len(problems)} problem(s): invalid")
+    else:
+        print(f"{args.file}: valid workflow {doc.get('name')!r} ({len(doc.get('nodes', []))} nodes)")
+    return 1 if problems else 0
+
+
+def _bench_runtime(args: argparse.Namespace) -> int:
+    from alas_argo.benchmarks.runtime import report
+
+    if args.nodes < 1 or args.tasks < 1 or args.seconds <= 0:
+        raise InputError("--nodes and --tasks must be >= 1 and --seconds > 0", where="alas bench runtime")
+    doc = report(args.nodes, args.tasks, args.seconds, args.repeats)
+    if args.json:
+        print_json(doc)
+        return 0
+    print(f"cpu count {doc['cpu_count']}, load average (1 min) {doc['load_average_1m']}")
+    print("overhead (no-op nodes, thread pool):")
+    for o in doc["overhead"]:
+        print(f"  {o['shape']:<6} {o['nodes']:>6} nodes  run {o['run_ms']:>9.2f} ms  "
+              f"{o['ms_per_node']:.4f} ms/node  (validation {o['validate_ms']:.2f} ms)")
+    print(f"  target <= {doc['target_ms_per_node']} ms/node: {'met' if doc['overhead_target_met'] else 'MISSED'}")
+    print("parallel speed-up (independent CPU-bound nodes):")
+    for s in doc["speedup"]:
+        print(f"  {s['pool']:<7} x{s['workers']}  {s['tasks']} tasks  wall {s['wall_s']:.3f} s  "
+              f"cpu {s['cpu_s']:.3f} s  busy cores {s['busy_cores']:.2f}  processes {s['distinct_pids']}")
+    print(f"  process pool speed-up 2 workers over 1: {doc['process_speedup_2_over_1']:.2f}x")
+    return 0
 
 
 def register(commands: Commands) -> None:
     """Add this module's commands."""
+    commands.group("ir", help="the workflow IR: JSON Schema and validation")
+    commands.add("schema", _schema, group="ir", help="print the JSON Schema of a workflow document")
+    v = commands.add("validate", _validate, group="ir",
+                     help="validate a workflow (JSON or YAML): exit 0 valid, 1 invalid, 2 unreadable")
+    v.add_argument("file", help="workflow document (.json, .yaml, .yml)")
+    v.add_argument("--require-output-contracts", action="store_true",
+                   help="also require an output contract on every task and map node")
+    v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    b = commands.add("runtime", _bench_runtime, group="bench",
+                     help="local runtime overhead per node and parallel speed-up on a process pool")
+    b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")
+    b.add_argument("--repeats", type=int, default=3, help="overhead runs; the best is reported (default 3)")
+    b.add_argument("--tasks", type=int, default=4, help="CPU-bound nodes in the speed-up run (default 4)")
+    b.add_argument("--seconds", type=float, default=0.25, help="CPU seconds per CPU-bound node (default 0.25)")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
