@@ -104,7 +104,7 @@ def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
     from alas_argo.agents.llm import make_llm_backend
 
     backend: PlannerBackend = make_llm_backend(spec["settings"], replay_events=spec.get("replay_events"),
-                                               recorder=spec.get("recorder"))
+                                               recorder=spec.get("recorder"), on_usage=spec.get("on_usage"))
     return backend
 
 

@@ -1,11 +1,206 @@
-"""CLI commands (running); filled in by the issue that owns them."""
+"""`alas run`: the README's main command — plan, disrupt, repair, commit, with a live view of the nodes."""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import secrets
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
 
-__all__ = ["register"]
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.errors import InputError
+from alas_argo.log import ExecutionLog, open_store
+from alas_argo.pipeline import PipelineResult, RunConfig, Variant, run_pipeline
+from alas_argo.runtime import StateChange
+from alas_argo.settings import StoreKind, load_settings
+
+__all__ = ["add_store_arguments", "open_log", "register", "write_outputs"]
+
+_STYLE = {"pending": "dim", "ready": "cyan", "running": "yellow", "failed_retryable": "magenta",
+          "executed": "green", "failed": "red", "skipped": "dim", "cancelled": "red"}
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--store fs|s3` and `--root DIR` (S3 endpoint, bucket and credentials come from settings / env)."""
+    parser.add_argument("--store", choices=[k.value for k in StoreKind], default=None,
+                        help="execution log backend (default: fs, or ALAS_STORE__KIND)")
+    parser.add_argument("--root", type=Path, default=None, help="directory of the fs store (default: .alas)")
+
+
+def open_log(args: argparse.Namespace, run_id: str) -> ExecutionLog:
+    """The execution log of ``run_id`` in the store the flags and settings name."""
+    settings = load_settings(store={"kind": args.store, "root": args.root})
+    return ExecutionLog(open_store(settings), run_id)
+
+
+class _LiveView:
+    """A table of node states, redrawn as the runtime reports changes (runtime threads call ``update``)."""
+
+    def __init__(self, console: Console, title: str) -> None:
+        self.console = console
+        self.title = title
+        self.states: dict[str, tuple[str, int]] = {}
+        self.lock = threading.Lock()
+        self.started = time.perf_counter()
+        self.live: Live | None = None
+
+    def render(self) -> Table:
+        table = Table(title=f"{self.title}  ({time.perf_counter() - self.started:5.1f} s)", expand=False)
+        table.add_column("node")
+        table.add_column("state")
+        table.add_column("attempt", justify="right")
+        with self.lock:
+            for node, (state, attempt) in self.states.items():
+                table.add_row(node, f"[{_STYLE.get(state, '')}]{state}[/]", str(attempt or ""))
+        return table
+
+    def update(self, change: StateChange) -> None:
+        with self.lock:
+            self.states[change.node_id] = (str(change.new), change.attempt)
+        if self.live is not None:
+            self.live.update(self.render())
+
+
+def _summary_table(s: dict[str, Any]) -> Table:
+    table = Table(title=f"ALAS run {s['run_id']}: {s['instance']} ({s['size']}), {s['status']}", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    rows = [
+        ("makespan before", s["makespan_before"]), ("makespan after", s["makespan_after"]),
+        ("best known (upper bound)", s["upper_bound"]), ("disruptions", s["disruptions"]),
+        ("repair method", s["repair_method"]), ("moved operations", s["moved_operations"]),
+        ("total start shift", s["total_start_shift"]), ("edit radius (operations)", s["edit_radius"]),
+        ("repair time (s)", s["repair_seconds"]), ("fallback to global re-solve", s["fallback"]),
+        ("versions committed", s["versions_committed"]), ("final version", s["final_version"]),
+        ("final plan valid (independent validator)", s["final_valid"]), ("wall time (s)", s["seconds"]),
+    ]
+    if s.get("llm"):
+        rows.append(("llm calls / tokens", f"{s['llm'].get('calls')} / {s['llm'].get('total_tokens')}"))
+    for what, value in rows:
+        table.add_row(what, "-" if value is None else str(value))
+    return table
+
+
+def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
+    """DIR receives every committed plan, the disruptions, a report and a before/after Gantt chart."""
+    out.mkdir(parents=True, exist_ok=True)
+    for version in result.versions:
+        write_json_file(out / f"v{version}.json", log.plan(version))
+    if result.final is not None:
+        write_json_file(out / "final.json", result.final.to_json())
+    for k, d in enumerate(result.disruptions, start=1):
+        write_json_file(out / f"disruption_{k}.json", d.to_json())
+    summary = result.summary()
+    write_json_file(out / "report.json", summary)
+    lines = [f"# ALAS run {summary['run_id']}", "", "| what | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in summary.items() if k not in ("repairs", "errors")]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if result.baseline is not None and result.final is not None:
+        from alas_argo.jssp.gantt import draw_gantt  # matplotlib only when a chart is drawn
+
+        draw_gantt(result.instance, result.final, out / "gantt.png", before=result.baseline,
+                   disruption=result.disruptions[-1] if result.disruptions else None)
+
+
+def _run(args: argparse.Namespace) -> int:
+    variant = Variant(args.variant)
+    config = RunConfig(instance=args.instance, planner=args.planner, disrupt=args.disrupt,
+                       disruptions=args.disruptions, seed=args.seed, time_limit=args.time_limit,
+                       repair_method=args.repair_method, repair_budget=args.repair_budget, workers=args.workers,
+                       variant=variant, faults=args.faults)
+    run_id = args.run_id or f"{Path(args.instance).stem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+    log = open_log(args, run_id)
+    resumed = log.exists()
+    agent_spec: dict[str, Any] = {}
+    usage: dict[str, Any] = {}
+    if args.planner == "llm":
+        agent_spec = _llm_spec(args, log, usage)
+    console = Console(stderr=True)
+    live_ok = console.is_terminal and not args.json and not args.quiet
+    view = _LiveView(console, f"alas run {run_id}" + (" (resumed)" if resumed else ""))
+    if live_ok:
+        with Live(view.render(), console=console, refresh_per_second=8, transient=False) as live:
+            view.live = live
+            result = run_pipeline(config, log, listener=view.update, agent_spec=agent_spec)
+    else:
+        result = run_pipeline(config, log, agent_spec=agent_spec)
+    summary = result.summary() | ({"llm": usage} if usage else {}) | {"resumed": resumed}
+    if args.out is not None:
+        write_outputs(args.out, result, log)
+        summary["out"] = str(args.out)
+    if args.json:
+        print_json(summary)
+    elif not args.quiet:
+        Console().print(_summary_table(summary))
+        for name, err in result.run.errors.items():
+            print(f"  {name}: {err}", file=sys.stderr)
+        if args.out is not None:
+            print(f"plans, disruptions, report and gantt.png written to {args.out}")
+    return 0 if result.succeeded else 1
+
+
+def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]) -> dict[str, Any]:
+    from alas_argo.agents.llm_recording import ExchangeRecorder, log_sink
+    from alas_argo.cli.llm_commands import llm_settings_from_args
+
+    settings = llm_settings_from_args(args)
+    replay_events = None
+    if args.llm_replay:
+        source = open_log(args, args.llm_replay)
+        if not source.exists():
+            raise InputError(f"no run {args.llm_replay!r} to replay LLM answers from")
+        replay_events = source.events()
+
+    def on_usage(u: dict[str, Any]) -> None:
+        for k, v in u.items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                usage[k] = usage.get(k, 0) + v
+
+    return {"settings": settings, "replay_events": replay_events, "on_usage": on_usage,
+            "recorder": ExchangeRecorder(sink=log_sink(log))}
 
 
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas run`."""
+    from alas_argo.cli.llm_commands import add_llm_arguments
+
+    p = commands.add(
+        "run", _run, help="Plan an instance with agents, validate, commit; disrupt and repair locally.",
+        description="Run the ALAS pipeline on one instance: job agents propose in parallel, the supervisor "
+        "merges, the independent validator checks (validate -> repair -> validate under a loop guard), the "
+        "optimizer improves, the plan is committed as version 1; with --disrupt a disruption is revealed, "
+        "LCRP repairs the smallest affected neighbourhood, and the repaired plan is committed as a new "
+        "version.\n\nexamples:\n  alas run ta01 --disrupt breakdown\n  alas run ft06 --planner heuristic "
+        "--disrupt shock --out out/ft06\n  alas run la01 --disrupt mixed --disruptions 3 --json\n"
+        "  alas run ta01 --run-id my-run        # resume a run with the same id\n\n"
+        "exit codes: 0 valid final plan, 1 run failed or final plan invalid, 2 bad input, 75 transient")
+    p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")
+    p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
+                   help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
+    p.add_argument("--disruptions", type=int, default=1, help="generated disruptions in sequence (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--planner", choices=["heuristic", "cpsat", "llm"], default="cpsat",
+                   help="planner backend (default cpsat)")
+    p.add_argument("--time-limit", type=float, default=10.0, help="optimizer seconds (default 10)")
+    p.add_argument("--repair-method", default="lcrp",
+                   choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
+    p.add_argument("--repair-budget", type=float, default=5.0, help="seconds per repair (default 5)")
+    p.add_argument("--workers", type=int, default=2, help="CP-SAT workers and parallel agents (default 2)")
+    p.add_argument("--variant", choices=[v.value for v in Variant], default="full",
+                   help="ablation variant (default full)")
+    p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="write plans (final.json), disruptions, report and gantt.png here")
+    p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")
+    add_store_arguments(p)
+    add_llm_arguments(p)
+    p.add_argument("--llm-replay", metavar="RUN", default=None, help="replay recorded LLM answers of RUN")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no live view and no summary table")

@@ -12,6 +12,7 @@ from typing import Any
 
 from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal
+from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
 from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
@@ -106,8 +107,28 @@ class Stages:
     def job_agent(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """One job agent proposes its operations from its bounded context."""
         job = int(ctx.item)
-        proposal: JobProposal = self.agent(Role.JOB_AGENT).propose(self.contexts[job])
-        return proposal.model_dump(mode="json")
+        agent = self.agent(Role.JOB_AGENT)
+        if self.config.planner != "llm":
+            proposal: JobProposal = agent.propose(self.contexts[job])
+            return proposal.model_dump(mode="json")
+        from alas_argo.agents.llm import is_unusable
+        from alas_argo.agents.llm_client import LlmAuthError, LlmEndpointError
+
+        try:
+            proposal = agent.propose(self.contexts[job])
+            if not is_unusable(proposal):
+                return proposal.model_dump(mode="json")
+            reason = "unusable answer: " + "; ".join(proposal.notes[:3])
+        except LlmAuthError:
+            raise  # a wrong key will not fix itself: fail the run with the endpoint's answer
+        except LlmEndpointError as e:
+            reason = f"no answer: {e}"
+        # The configured fallback planner answers for this job; the log says why.
+        fallback = HeuristicPlanner().propose(self.contexts[job])
+        fallback.notes.append(f"llm fallback for job {job}: {reason}")
+        self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id, attempt=ctx.attempt,
+                        payload={"job": job, "fallback": "heuristic", "reason": reason})
+        return fallback.model_dump(mode="json")
 
     def supervisor(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Merge the proposals into one plan."""
