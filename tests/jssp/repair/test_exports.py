@@ -1,0 +1,13 @@
+"""The public API of the repair package is pinned."""
+
+from __future__ import annotations
+
+import alas_argo.jssp.repair as repair_pkg
+
+
+def test_exported_names() -> None:
+    assert sorted(repair_pkg.__all__) == sorted([
+        "RepairMethod", "RepairOutcome", "RepairResult", "Repairer", "check_plan_in_force", "get_repairer",
+        "lower_bound", "repair"])
+    for name in repair_pkg.__all__:
+        assert hasattr(repair_pkg, name)

@@ -1,0 +1,89 @@
+"""LCRP: never worse than AOR, edits only inside its neighbourhood, never returns an invalid plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.errors import InfeasibleError
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.cpsat import SolveRequest, optimize
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import lcrp as lcrp_module
+from alas_argo.jssp.repair import lower_bound, repair
+from alas_argo.jssp.repair.lcrp import lcrp
+from alas_argo.jssp.repair.metrics import moved_keys
+from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+
+
+@pytest.fixture(scope="module")
+def la01() -> tuple[Instance, Schedule]:
+    inst = get_instance("la01")
+    return inst, optimize(SolveRequest(inst, time_limit=1.0, workers=1)).schedule
+
+
+def _validator(inst: Instance, plan: Schedule, d: Disruption):  # type: ignore[no-untyped-def]
+    return lambda s: validate(inst, s, disruption=d, baseline=plan).valid
+
+
+@pytest.mark.parametrize("kind", ["breakdown", "shock", "mixed"])
+def test_lcrp_stays_in_its_neighbourhood_and_beats_aor(la01: tuple[Instance, Schedule], kind: str) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, kind, seed=1)
+    st = ExecutionState.at(inst, plan, d)
+    out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
+    assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
+    assert out.schedule.makespan <= aor(st).makespan
+    assert out.schedule.makespan >= lower_bound(st)
+    planned, now = plan.starts(), out.schedule.starts()
+    outside = set(planned) - out.neighbourhood
+    assert outside, "the neighbourhood should not be the whole plan on this case"
+    assert all(now[k] == planned[k] for k in outside)
+    assert moved_keys(plan, out.schedule) <= out.neighbourhood
+
+
+def test_lcrp_keeps_more_in_place_than_aor_on_a_breakdown(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = Disruption(time=150, events=[MachineBreakdown(machine=0, start=150, duration=80)])
+    a = repair(inst, plan, d, "aor")
+    r = repair(inst, plan, d, "lcrp", budget=2.0)
+    assert r.makespan <= a.makespan
+    assert (r.makespan, r.moved_operations) < (a.makespan, a.moved_operations)
+    assert r.edit_radius >= r.moved_operations and r.edit_machines
+
+
+def test_rejected_steps_never_come_back(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=2)
+    st = ExecutionState.at(inst, plan, d)
+    cheap = aor(st)
+    # A validator that only accepts the AOR plan: every CP-SAT step is rejected, and so is the fallback.
+    out = lcrp(st, budget=0.5, is_valid=lambda s: s.starts() == cheap.starts())
+    assert out.schedule.starts() == cheap.starts()
+    assert out.fallback
+    assert any("rejected" in n for n in out.notes)
+
+
+def test_failing_subproblems_fall_back_to_a_global_resolve(la01: tuple[Instance, Schedule],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "mixed", seed=4)
+
+    def infeasible(*_a: object, **_k: object) -> None:
+        raise InfeasibleError("no room")
+
+    monkeypatch.setattr(lcrp_module, "solve_neighbourhood", infeasible)
+    r = repair(inst, plan, d, "lcrp", budget=0.5)
+    assert r.fallback and r.valid
+    assert r.neighbourhood_growths >= 1
+    assert r.makespan <= repair(inst, plan, d, "aor").makespan
+
+
+def test_nothing_to_repair(ft06: Instance) -> None:
+    plan = dispatch(ft06, "mwkr")
+    r = repair(ft06, plan, Disruption(time=10), "lcrp")
+    assert r.moved_operations == 0 and r.edit_radius == 0 and r.makespan == plan.makespan

@@ -1,0 +1,70 @@
+"""Execution state at a reveal time."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.errors import InfeasibleError
+from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown
+from alas_argo.jssp.execution import ExecutionState, OpStatus
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.validate import validate
+
+
+def _plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
+    return Schedule.from_operations(inst.name, [
+        Operation(job=j, step=s, machine=inst.machine(j, s), start=t, end=t + inst.duration(j, s))
+        for (j, s), t in starts.items()])
+
+
+@pytest.fixture
+def plan(tiny: Instance) -> Schedule:
+    # tiny: J0 = (0,3)(1,2)(2,2); J1 = (0,2)(2,1)(1,4); J2 = (1,4)(2,3)(0,1); a feasible makespan-12 plan.
+    p = _plan(tiny, {(0, 0): 0, (0, 1): 4, (0, 2): 8, (1, 0): 3, (1, 1): 7, (1, 2): 8,
+                     (2, 0): 0, (2, 1): 4, (2, 2): 7})
+    assert validate(tiny, p).valid
+    return p
+
+
+def test_statuses_at_a_time(tiny: Instance, plan: Schedule) -> None:
+    st = ExecutionState.at(tiny, plan, time=4)
+    assert st.done == {(0, 0), (2, 0)}
+    assert st.running == {(1, 0)}
+    assert st.frozen == {(0, 0), (2, 0), (1, 0)}
+    assert st.pending == {(0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2)}
+    assert not st.interrupted
+    assert st.summary()["frozen"] == 3
+
+
+def test_breakdown_interrupts_running_operation(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=4, events=[MachineBreakdown(machine=0, start=4, duration=3)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert st.status[(1, 0)] is OpStatus.INTERRUPTED
+    assert st.release[(1, 0)] == 7  # restarts from scratch after the downtime
+    assert (1, 0) in st.free and (1, 0) not in st.frozen
+    assert st.earliest_fit(0, 5, 2) == 7
+    assert st.earliest_fit(0, 1, 2) == 1
+    assert st.earliest_fit(0, 5, 0) == 5  # zero-length operations overlap nothing
+
+
+def test_duration_change_extends_running_in_place(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=4, events=[DurationChange(job=1, step=0, duration=5), DurationChange(job=0, step=1,
+                                                                                             duration=9)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert st.status[(1, 0)] is OpStatus.RUNNING
+    assert st.durations[(1, 0)] == 5 and st.durations[(0, 1)] == 9
+    assert st.frozen_starts()[(1, 0)] == 3
+
+
+def test_wip_is_started_plus_next_per_machine(tiny: Instance, plan: Schedule) -> None:
+    st = ExecutionState.at(tiny, plan, time=4)
+    # next pending op per machine: m0 -> (2,2) at 7, m1 -> (0,1) at 4, m2 -> (2,1) at 4
+    assert st.wip() == {(0, 0), (2, 0), (1, 0), (2, 2), (0, 1), (2, 1)}
+
+
+def test_breakdown_before_reveal_with_started_successor_is_infeasible(tiny: Instance, plan: Schedule) -> None:
+    # (2,0) ran [0,4) on machine 1; a breakdown [2,3) revealed at 5 interrupts it, but (2,1) started at 4.
+    d = Disruption(time=5, events=[MachineBreakdown(machine=1, start=2, duration=1)])
+    with pytest.raises(InfeasibleError, match="job successor"):
+        ExecutionState.at(tiny, plan, d)
