@@ -2,7 +2,7 @@
 
 Shape (one disruption shown; a sequence repeats the last four nodes per disruption)::
 
-    blueprint -> agents -> propose (map over jobs) -> merge -> inject -> check_plan (loop) -> optimize
+    blueprint -> agents -> propose (map over jobs) -> merge -> check_plan (loop) -> optimize -> inject
       -> check_optimized (loop) -> commit_v1 -> disrupt_1 -> repair_1 -> recheck_1 (loop) -> commit_1 -> finish
 """
 
@@ -74,12 +74,12 @@ def build_workflow(config: RunConfig, *, disruptions: int = 0) -> Workflow:
              output={"type": "object", "required": ["job", "operations"]}),
         Node(id="merge", role="supervisor", policy_ref="step", output=_PLAN_OUT,
              description="The supervisor merges the proposals into one plan."),
-        Node(id="inject", role="inject", policy_ref="step", output=_PLAN_OUT,
-             description="Inject structural faults (ablation only; otherwise a pass-through)."),
-        _check("check_plan", "merged", source="inject"),
+        _check("check_plan", "merged", source="merge"),
         Node(id="optimize", role="optimizer", policy_ref="step", output=_PLAN_OUT,
              description="Improve the valid plan (never worse)."),
-        _check("check_optimized", "optimized", source="optimize"),
+        Node(id="inject", role="inject", policy_ref="step", output=_PLAN_OUT,
+             description="Inject structural faults into the plan (ablation only; otherwise a pass-through)."),
+        _check("check_optimized", "optimized", source="inject"),
         Node(id="commit_v1", role="commit", policy_ref="commit", side_effect="write", compensation="retract_v1",
              output=_COMMIT_OUT, params={"source": "check_optimized", "reason": "baseline"},
              description="Commit the baseline as plan version 1."),
@@ -87,8 +87,7 @@ def build_workflow(config: RunConfig, *, disruptions: int = 0) -> Workflow:
              description="Compensation: mark the baseline commit as rolled back."),
     ]
     edges = [("blueprint", "agents"), ("blueprint", "propose"), ("agents", "propose"), ("propose", "merge"),
-             ("merge", "inject"),
-             ("inject", "check_plan"), ("check_plan", "optimize"), ("optimize", "check_optimized"),
+             ("merge", "check_plan"), ("check_plan", "optimize"), ("optimize", "inject"), ("inject", "check_optimized"),
              ("check_optimized", "commit_v1")]
     last = "commit_v1"
     for k in range(1, disruptions + 1):

@@ -140,7 +140,7 @@ class Stages:
 
     def inject(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Ablation: corrupt the merged plan with labelled structural faults (a pass-through otherwise)."""
-        plan = _plan(ctx.deps["merge"]["plan"])
+        plan = _plan(ctx.deps["optimize"]["plan"])
         if self.config.faults == 0:
             return _plan_out(plan, faults=[])
         injected = inject_faults(self.instance, plan, count=self.config.faults, seed=self.config.seed)

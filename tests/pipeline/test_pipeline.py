@@ -1,0 +1,134 @@
+"""The five-layer pipeline end to end on small instances, with and without disruptions and faults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alas_argo.errors import InputError, WorkflowError
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.pipeline import RunConfig, Variant, build_workflow, run_pipeline
+from alas_argo.runtime import RunStatus
+
+
+def _log(tmp_path: Path, run_id: str = "r1") -> ExecutionLog:
+    return ExecutionLog(FsStore(tmp_path / "store"), run_id)
+
+
+def test_blueprint_is_valid_and_shaped(tmp_path: Path) -> None:
+    wf = build_workflow(RunConfig(instance="ft06"), disruptions=2)
+    ids = [n.id for n in wf.nodes]
+    assert ids[:4] == ["blueprint", "agents", "propose", "merge"]
+    assert {"disrupt_1", "repair_1", "recheck_1", "commit_2", "disrupt_2", "commit_3", "finish"} <= set(ids)
+    propose = wf.node("propose")
+    assert propose.kind == "map" and propose.items == "blueprint.jobs"
+    assert wf.node("commit_v1").compensation == "retract_v1"
+    assert wf.policies["revalidate"].loop_guard is not None
+
+
+def test_plan_only_heuristic(tmp_path: Path, tiny_config_heuristic: RunConfig) -> None:
+    log = _log(tmp_path)
+    result = run_pipeline(tiny_config_heuristic, log)
+    assert result.run.status is RunStatus.SUCCEEDED and result.succeeded
+    assert result.versions == [1] and result.baseline == result.final
+    assert result.final is not None and validate(get_instance("ft06"), result.final).valid
+    # every job agent ran, one map item per job
+    assert len(result.run.outputs["propose"]) == 6
+    assert log.verify().ok
+
+
+@pytest.fixture
+def tiny_config_heuristic() -> RunConfig:
+    return RunConfig(instance="ft06", planner="heuristic", time_limit=1, repair_budget=1)
+
+
+@pytest.mark.parametrize("kind", ["breakdown", "shock", "mixed"])
+def test_disruption_repaired_and_committed(tmp_path: Path, kind: str) -> None:
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="cpsat", disrupt=kind, time_limit=1, repair_budget=1, seed=3)
+    result = run_pipeline(config, log)
+    assert result.succeeded, result.run.errors
+    assert result.versions == [1, 2]
+    assert len(result.disruptions) == 1 and result.repairs[0]["method"] == "lcrp"
+    baseline = Schedule.model_validate(log.plan(1))
+    final = Schedule.model_validate(log.plan(2))
+    report = validate(get_instance("ft06"), final, disruption=result.disruptions[0], baseline=baseline)
+    assert report.valid
+    types = [e.type for e in log.events()]
+    assert EventType.DISRUPTION_OBSERVED in types and EventType.REPAIR_FINISHED in types
+    assert types.count(EventType.PLAN_COMMITTED) == 2
+    assert log.verify().ok
+
+
+def test_sequence_of_disruptions_from_file(tmp_path: Path) -> None:
+    inst = get_instance("la01")
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([
+        {"time": 100, "events": [{"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 60}]},
+        {"time": 300, "events": [{"kind": "duration_change", "job": 4, "step": 4, "duration": 90}]},
+    ]))
+    result = run_pipeline(RunConfig(instance="la01", planner="heuristic", disrupt=str(path), repair_budget=1), _log(tmp_path))
+    assert result.succeeded, result.run.errors
+    assert result.versions == [1, 2, 3] and len(result.disruptions) == 2
+    # the second disruption carries the first's still-relevant history forward only if unfinished
+    assert result.disruptions[1].time == 300
+    assert result.final is not None and result.final.makespan >= inst.lower_bound  # type: ignore[operator]
+
+
+def test_faults_are_caught_and_patched(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="heuristic", faults=5, seed=1, time_limit=1)
+    result = run_pipeline(config, log)
+    assert result.succeeded
+    assert result.run.outputs["inject"]["faults"], "faults were injected"
+    failed = [e for e in log.events() if e.type == EventType.VALIDATION_FAILED]
+    assert failed and failed[0].payload["report"]["violations"]
+
+
+def test_no_validator_commits_faulty_plan(tmp_path: Path) -> None:
+    config = RunConfig(instance="ft06", planner="heuristic", faults=3, seed=2, variant=Variant.NO_VALIDATOR)
+    result = run_pipeline(config, _log(tmp_path))
+    assert result.run.status is RunStatus.SUCCEEDED  # nothing noticed...
+    assert not result.final_valid and result.final_violations  # ...but the plan is wrong
+
+
+def test_no_repair_trips_loop_guard_and_fails(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="heuristic", faults=3, seed=2, variant=Variant.NO_REPAIR,
+                       max_revalidations=2)
+    result = run_pipeline(config, log)
+    assert result.run.status is RunStatus.FAILED and result.run.failed_node == "check_optimized"
+    assert "LoopGuardTripped" in result.run.errors["check_optimized"]
+    assert result.final is None and not result.succeeded
+    assert EventType.LOOP_GUARD_TRIPPED in [e.type for e in log.events()]
+
+
+def test_resume_reuses_idempotent_results(tmp_path: Path) -> None:
+    config = RunConfig(instance="ft06", planner="cpsat", disrupt="breakdown", time_limit=1, repair_budget=1)
+    first = run_pipeline(config, _log(tmp_path, "same"))
+    assert first.succeeded
+    again = run_pipeline(config, _log(tmp_path, "same"))
+    assert again.succeeded and again.versions == [1, 2]  # no version committed twice
+    log = _log(tmp_path, "same")
+    hits = [e for e in log.events() if e.type == EventType.NODE_IDEMPOTENT_HIT]
+    assert {e.node_id for e in hits} >= {"commit_v1", "commit_2"}
+    assert log.verify().ok
+
+
+def test_bad_disrupt_argument(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="breakdown, shock, mixed"):
+        run_pipeline(RunConfig(instance="ft06", disrupt="earthquake"), _log(tmp_path))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"time": "soon"}')
+    with pytest.raises(InputError, match="bad.json"):
+        run_pipeline(RunConfig(instance="ft06", disrupt=str(bad)), _log(tmp_path))
+
+
+def test_blueprint_rejects_invalid_config() -> None:
+    with pytest.raises((WorkflowError, ValueError)):
+        build_workflow(RunConfig(instance="ft06", workers=0))
