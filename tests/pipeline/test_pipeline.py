@@ -72,7 +72,8 @@ def test_sequence_of_disruptions_from_file(tmp_path: Path) -> None:
         {"time": 100, "events": [{"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 60}]},
         {"time": 300, "events": [{"kind": "duration_change", "job": 4, "step": 4, "duration": 90}]},
     ]))
-    result = run_pipeline(RunConfig(instance="la01", planner="heuristic", disrupt=str(path), repair_budget=1), _log(tmp_path))
+    config = RunConfig(instance="la01", planner="heuristic", disrupt=str(path), repair_budget=1)
+    result = run_pipeline(config, _log(tmp_path))
     assert result.succeeded, result.run.errors
     assert result.versions == [1, 2, 3] and len(result.disruptions) == 2
     # the second disruption carries the first's still-relevant history forward only if unfinished
@@ -125,7 +126,7 @@ def test_bad_disrupt_argument(tmp_path: Path) -> None:
         run_pipeline(RunConfig(instance="ft06", disrupt="earthquake"), _log(tmp_path))
     bad = tmp_path / "bad.json"
     bad.write_text('{"time": "soon"}')
-    with pytest.raises(InputError, match="bad.json"):
+    with pytest.raises(InputError, match=r"bad\.json"):
         run_pipeline(RunConfig(instance="ft06", disrupt=str(bad)), _log(tmp_path))
 
 
