@@ -1,11 +1,175 @@
-"""CLI commands (logs); filled in by the issue that owns them."""
+"""`alas log ls|show|diff|verify` and `alas replay`: read, compare, check and re-run a run's execution log.
+
+Exit codes: 0 intact / done, 1 a negative verdict (a tampered or broken log, replay without parity),
+2 bad input (an unknown run or version), 75 the store is unreachable.
+"""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import json
+from typing import Any
 
-__all__ = ["register"]
+from rich.console import Console
+from rich.table import Table
+
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.running import add_store_arguments
+from alas_argo.errors import InputError
+from alas_argo.log import ExecutionLog, Store, list_runs, open_store
+from alas_argo.settings import load_settings
+
+__all__ = ["open_existing_log", "register", "store_from_args"]
+
+
+def store_from_args(args: argparse.Namespace) -> Store:
+    """The store named by `--store` / `--root` and the settings (S3 endpoint, bucket, keys from env)."""
+    return open_store(load_settings(store={"kind": args.store, "root": args.root}))
+
+
+def open_existing_log(args: argparse.Namespace) -> ExecutionLog:
+    """The log of ``args.run``; InputError (exit 2) when the store holds no such run."""
+    store = store_from_args(args)
+    log = ExecutionLog(store, args.run)
+    if not log.exists():
+        raise InputError(f"no run {args.run!r} in the log", where=store.location)
+    return log
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _short(payload: dict[str, Any], width: int = 70) -> str:
+    text = json.dumps(payload, separators=(",", ":"), default=str)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """List the runs in the store."""
+    runs = list_runs(store_from_args(args))
+    if args.json:
+        print_json([r.to_json() for r in runs])
+        return 0
+    table = Table(title="runs")
+    for col in ("run_id", "status", "events", "plans", "last event", "at"):
+        table.add_column(col, justify="right" if col in ("events", "plans") else "left")
+    for r in runs:
+        table.add_row(r.run_id, r.status, str(r.events), str(r.plans), r.last_type or "-", r.last_timestamp or "-")
+    _console().print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show a run's events and versions, or one plan version."""
+    log = open_existing_log(args)
+    if args.version is not None:
+        doc, event = log.plan(args.version), log.plan_event(args.version)
+        if args.json:
+            print_json(doc)
+            return 0
+        p = event.payload
+        _console().print(
+            f"run {log.run_id} plan v{args.version}: makespan {doc.get('makespan')}, "
+            f"{len(doc.get('operations') or [])} operations, committed by event {event.seq} at "
+            f"{event.timestamp} (node {event.node_id or '-'}, reason {p.get('reason')!r}, "
+            f"parent v{p.get('parent_version')}), {p.get('bytes')} bytes stored")
+        return 0
+    events, current = log.events(), log.current_plan()
+    if args.json:
+        print_json({"run_id": log.run_id, "events": [e.model_dump(mode="json") for e in events],
+                    "versions": log.versions(), "current_version": current[0] if current else None})
+        return 0
+    table = Table(title=f"run {log.run_id}")
+    for col in ("seq", "time", "type", "node", "try", "payload"):
+        table.add_column(col, justify="right" if col in ("seq", "try") else "left")
+    for e in events:
+        table.add_row(str(e.seq), e.timestamp[11:23], e.type.value, e.node_id or "", str(e.attempt or ""),
+                      _short(e.payload))
+    console = _console()
+    console.print(table)
+    console.print(f"versions: {log.versions()}  current: {'v' + str(current[0]) if current else 'none'}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two plan versions of a run."""
+    diff = open_existing_log(args).diff(args.a, args.b)
+    if args.json:
+        print_json(diff.to_json())
+        return 0
+    console = _console()
+    console.print(f"v{diff.version_a} -> v{diff.version_b}: makespan {diff.makespan_a} -> {diff.makespan_b} "
+                  f"({diff.makespan_change:+d}), {len(diff.moved_operations)} operations moved "
+                  f"(total shift {diff.total_start_shift}), {len(diff.machine_changes)} changed machine, "
+                  f"{len(diff.added)} added, {len(diff.removed)} removed"
+                  if diff.makespan_change is not None else
+                  f"v{diff.version_a} -> v{diff.version_b}: {len(diff.moved_operations)} operations moved")
+    for j, s, a, b in diff.moved_operations[: args.limit]:
+        console.print(f"  job {j} step {s}: start {a} -> {b} ({b - a:+d})")
+    if len(diff.moved_operations) > args.limit:
+        console.print(f"  ... {len(diff.moved_operations) - args.limit} more (use --json for all)")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Verify a run's hash chain, sequence and plan objects; exit 1 when anything is broken."""
+    report = open_existing_log(args).verify()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        console = _console()
+        console.print(report.summary())
+        for p in report.problems:
+            console.print(f"  {p.code} at {'event ' + str(p.seq) if p.seq is not None else p.key}: {p.message}")
+        for w in report.warnings:
+            console.print(f"  warning: {w}")
+    return 0 if report.ok else 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-run every recorded validation and repair of a run and report parity; exit 1 without it."""
+    from alas_argo.log.replay import replay_log
+
+    report = replay_log(open_existing_log(args), repairs=not args.skip_repairs)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        console = _console()
+        for step in report.steps:
+            mark = "same" if step.parity else "DRIFT"
+            console.print(f"  event {step.seq:>4} {step.kind:<10} {step.node_id or '-':<16} {mark:<5} "
+                          f"{step.detail}")
+        console.print(report.summary())
+    return 0 if report.parity else 1
+
+
+def _common(parser: argparse.ArgumentParser, run: bool = True) -> None:
+    if run:
+        parser.add_argument("run", help="run id")
+    add_store_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas log ...`, `alas replay` and `alas bench log`."""
+    commands.group("log", help="inspect and verify execution logs")
+    _common(commands.add("ls", cmd_ls, help="list the runs in the store", group="log"), run=False)
+    p = commands.add("show", cmd_show, help="show a run's events, or one plan version", group="log")
+    _common(p)
+    p.add_argument("--version", type=int, default=None, help="show plan version N (with --json: the plan)")
+    p = commands.add("diff", cmd_diff, help="operations moved and makespan change between two versions",
+                     group="log")
+    _common(p)
+    p.add_argument("a", type=int, help="first version")
+    p.add_argument("b", type=int, help="second version")
+    p.add_argument("--limit", type=int, default=20, help="moved operations to list (default 20)")
+    _common(commands.add("verify", cmd_verify, help="check the hash chain, gaps and plan objects (exit 1 if "
+                         "broken)", group="log"))
+    p = commands.add("replay", cmd_replay, help="re-run a run's validations and repairs from its log and "
+                     "report parity (exit 1 on drift)")
+    _common(p)
+    p.add_argument("--skip-repairs", action="store_true", help="re-run validations only (repairs are slow)")
+    from alas_argo.benchmarks.log import register_bench
+
+    register_bench(commands)
