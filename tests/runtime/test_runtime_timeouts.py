@@ -1,0 +1,84 @@
+"""Timeouts really stop nodes: a forked attempt is killed, a thread attempt is abandoned on time."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from alas_argo.runtime import MemoryJournal, NodeContext, NodeState, Runtime
+from tests.runtime.runtime_helpers import workflow
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+
+    def forever(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(10**6)
+        return {}
+    journal = MemoryJournal()
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}], policies={"t": {"timeout": 0.3}})
+    start = time.monotonic()
+    result = Runtime({"f": forever}, journal=journal).run(wf)
+    elapsed = time.monotonic() - start
+    assert elapsed < 2.0
+    assert result.states["a"] is NodeState.FAILED and result.errors["a"].startswith("Timeout:")
+    pid = int(pid_file.read_text())
+    assert pid != os.getpid() and not _pid_alive(pid)
+    assert "node.timed_out" in journal.types("a")
+
+
+def test_timeouts_are_retried_and_counted() -> None:
+    def slow_once(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        if ctx.attempt == 1:
+            time.sleep(10**6)
+        return {"attempt": ctx.attempt}
+    journal = MemoryJournal()
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}],
+                  policies={"t": {"timeout": 0.2, "retry": {"maxAttempts": 2, "backoff": {"initial": 0}}}})
+    result = Runtime({"f": slow_once}, journal=journal).run(wf)
+    assert result.ok and result.output("a") == {"attempt": 2} and result.attempts["a"] == 2
+    assert journal.types("a").count("node.timed_out") == 1
+
+
+def test_thread_mode_abandons_the_attempt_and_signals_cancellation() -> None:
+    observed: dict[str, float] = {}
+
+    def cooperative(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        start = time.monotonic()
+        while not ctx.cancelled():
+            time.sleep(0.005)
+        observed["stopped_after"] = time.monotonic() - start
+        return {}
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}], policies={"t": {"timeout": 0.1}})
+    start = time.monotonic()
+    result = Runtime({"f": cooperative}, timeout_mode="thread").run(wf)
+    assert time.monotonic() - start < 1.0
+    assert result.states["a"] is NodeState.FAILED and "abandoned" in result.errors["a"]
+    deadline = time.monotonic() + 1.0
+    while "stopped_after" not in observed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert observed["stopped_after"] < 0.5
+
+
+def test_timed_handlers_return_outputs_and_errors_across_the_fork() -> None:
+    def fine(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        if ctx.params.get("fail"):
+            raise KeyError("nope")
+        return {"pid": os.getpid(), "x": inputs["x"]}
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "t", "params": {"x": 3}},
+                   {"id": "b", "role": "f", "policyRef": "s", "params": {"fail": True}}],
+                  policies={"t": {"timeout": 5}, "s": {"timeout": 5, "onFailure": "skip"}})
+    result = Runtime({"f": fine}).run(wf)
+    assert result.output("a")["x"] == 3 and result.output("a")["pid"] != os.getpid()
+    assert result.errors["b"] == "KeyError: 'nope'"
