@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.runtime.runtime_helpers import Calls, workflow
 
 from alas_argo.errors import ContractError, TransientError, WorkflowError
 from alas_argo.runtime import FakeClock, MemoryJournal, NodeContext, NodeState, Runtime
+from tests.runtime.runtime_helpers import Calls, workflow
 
 OUT = {"type": "object", "required": ["v"]}
 
