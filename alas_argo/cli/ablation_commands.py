@@ -31,7 +31,7 @@ def _ablation(args: argparse.Namespace) -> int:
     kwargs = {"variants": variants, "trials": args.trials, "faults": args.faults, "planner": args.planner,
               "time_limit": args.time_limit, "seed": args.seed}
     if args.json or not sys.stderr.isatty():
-        rows = run_ablation(names, **kwargs)  # type: ignore[arg-type]
+        rows = run_ablation(names, **kwargs)
     else:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True)) as bar:
@@ -40,7 +40,7 @@ def _ablation(args: argparse.Namespace) -> int:
             def on_row(row: AblationRow) -> None:
                 bar.update(task, advance=1, description=f"{row.instance} {row.variant}")
 
-            rows = run_ablation(names, on_row=on_row, **kwargs)  # type: ignore[arg-type]
+            rows = run_ablation(names, on_row=on_row, **kwargs)
     csv_path, md_path = write_ablation(out, rows)
     summary = summarize_ablation(rows)
     if args.json:
