@@ -1,11 +1,209 @@
-"""CLI commands (repairing); filled in by the issue that owns them."""
+"""`alas disrupt`, `alas repair`, `alas gantt` and `alas bench repair`: thin wrappers over the library."""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
 
-__all__ = ["register"]
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from alas_argo.benchmarks.repair import RepairRow, lcrp_ratios, run_repair_bench, summarize, write_outputs
+from alas_argo.cli.app import Commands, print_json, read_json_file, write_json_file
+from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import get_instance, load_instance, suite
+from alas_argo.jssp.disruption import Disruption, DisruptionKind, check_disruption, generate_disruption
+from alas_argo.jssp.gantt import save_gantt
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import RepairMethod, repair
+from alas_argo.jssp.schedule import Schedule
+
+__all__ = ["load_document", "register"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_document(path: str, model: type[M], what: str) -> M:
+    """Read a JSON file into ``model``; any problem is an InputError naming the file and the field."""
+    doc = read_json_file(path, what)
+    try:
+        return model.model_validate(doc)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"]) or "document"
+        raise InputError(f"invalid {what}: {loc}: {first['msg']}", where=path) from None
+
+
+def _positive(value: float, flag: str) -> None:
+    if value <= 0:
+        raise InputError(f"{flag} must be positive, got {value:g}")
+
+
+def _disrupt(args: argparse.Namespace) -> int:
+    instance = load_instance(args.instance)
+    schedule = load_document(args.schedule, Schedule, "schedule")
+    machine: int | str | None = args.machine
+    if isinstance(machine, str):
+        machine = "random" if machine == "random" else _int(machine, "--machine")
+    d = generate_disruption(instance, schedule, args.kind, seed=args.seed, machine=machine,  # type: ignore[arg-type]
+                            at=args.at, length=args.length, increase=args.increase, share=args.share)
+    check_disruption(instance, schedule, d)
+    write_json_file(args.out, d.to_json())
+    if args.json:
+        print_json(d.to_json())
+    else:
+        parts = [f"machine {b.machine} down [{b.start}, {b.end})" for b in d.breakdowns]
+        if d.duration_changes:
+            parts.append(f"{len(d.duration_changes)} operations take longer")
+        print(f"{args.kind} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
+    return 0
+
+
+def _int(text: str, flag: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{flag} must be a machine number or 'random', got {text!r}") from None
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
+    instance = load_instance(args.instance)
+    schedule = load_document(args.schedule, Schedule, "schedule")
+    disruption = load_document(args.disruption, Disruption, "disruption")
+    return instance, schedule, disruption
+
+
+def _repair(args: argparse.Namespace) -> int:
+    _positive(args.time_limit, "--time-limit")
+    instance, schedule, disruption = _inputs(args)
+    result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
+                    workers=args.workers)
+    write_json_file(args.out, result.to_json())
+    if args.json:
+        print_json(result.metrics())
+        return 0
+    r = result
+    print(f"{r.method} on {instance.name}: makespan {r.baseline_makespan} -> {r.makespan} "
+          f"({r.makespan - r.baseline_makespan:+d}), valid")
+    print(f"  moved {r.moved_operations} operations, total shift {r.total_start_shift}, "
+          f"work in progress reordered {r.wip_moved}")
+    print(f"  edit radius {r.edit_radius} operations on {len(r.edit_machines)} machines, "
+          f"{r.neighbourhood_growths} growths, fallback {'yes' if r.fallback else 'no'}, {r.seconds:.3f} s")
+    print(f"  -> {args.out}")
+    return 0
+
+
+def _gantt(args: argparse.Namespace) -> int:
+    instance = load_instance(args.instance)
+    schedule = load_document(args.schedule, Schedule, "schedule")
+    before = load_document(args.before, Schedule, "schedule") if args.before else None
+    disruption = load_document(args.disruption, Disruption, "disruption") if args.disruption else None
+    path = save_gantt(args.out, instance, schedule, before=before, disruption=disruption, title=args.title)
+    print(f"gantt -> {path}")
+    return 0
+
+
+def _bench_repair(args: argparse.Namespace) -> int:
+    _positive(args.time_limit, "--time-limit")
+    _positive(args.baseline_time_limit, "--baseline-time-limit")
+    if args.seeds < 1:
+        raise InputError(f"--seeds must be at least 1, got {args.seeds}")
+    names = suite(args.suite)
+    for n in names:
+        get_instance(n)
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    methods = [RepairMethod.parse(m.strip()) for m in args.methods.split(",") if m.strip()]
+    directory = Path(args.out)
+    total = len(names) * len(scenarios) * args.seeds * len(methods)
+    kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,
+                              "time_limit": args.time_limit, "baseline_time_limit": args.baseline_time_limit,
+                              "workers": args.workers, "cache": directory / "baselines"}
+    if args.json or not sys.stderr.isatty():
+        rows = run_repair_bench(names, **kwargs)
+    else:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True)) as bar:
+            task = bar.add_task("baselines and repairs", total=total)
+
+            def on_row(row: RepairRow) -> None:
+                bar.update(task, advance=1, description=f"{row.instance} {row.scenario}#{row.seed} {row.method}")
+
+            rows = run_repair_bench(names, on_row=on_row, **kwargs)
+    title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
+             f"{args.time_limit:g} s budget")
+    paths = write_outputs(rows, directory, title=title)
+    ratios = lcrp_ratios(rows)
+    valid = sum(r.valid for r in rows) / max(1, len(rows))
+    if args.json:
+        print_json({"summary": [asdict(s) for s in summarize(rows)], "lcrp_ratios": [asdict(x) for x in ratios],
+                    "valid_rate": valid, "outputs": [str(p) for p in paths]})
+    else:
+        print(f"{len(rows)} repairs, valid {100 * valid:.1f}%")
+        for s in summarize(rows):
+            print(f"  {s.scenario:<9} {s.method:<11} makespan/baseline {s.mean_makespan_ratio:.4f}  "
+                  f"moved {s.mean_moved:6.1f}  median {s.median_seconds:.3f} s  valid {100 * s.valid_rate:.0f}%")
+        print("lcrp against (makespan ratio, moved ratio, time ratio):")
+        for x in ratios:
+            print(f"  {x.scenario:<9} vs {x.against:<11} {x.makespan_ratio:.4f}  {x.moved_ratio:.3f}  "
+                  f"{x.time_ratio:.3f}  not worse {x.not_worse}/{x.cases}")
+        print("outputs: " + " ".join(str(p) for p in paths))
+    return 0 if valid == 1.0 else 1
 
 
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas disrupt`, `alas repair`, `alas gantt` and `alas bench repair`."""
+    p = commands.add("disrupt", _disrupt, help="Draw a seeded disruption of a plan (breakdown, shock, mixed).")
+    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
+    p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
+    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--machine", default=None,
+                   help="Machine that breaks down, or 'random' (default: the one with the most work left).")
+    p.add_argument("--at", type=float, default=None, help="Reveal time as a fraction of the makespan.")
+    p.add_argument("--length", type=float, default=None, help="Downtime as a fraction of the makespan.")
+    p.add_argument("--increase", type=float, default=0.3, help="Shock: fractional duration increase.")
+    p.add_argument("--share", type=float, default=0.2, help="Shock: share of unstarted operations hit.")
+    p.add_argument("--out", required=True, help="Where to write the disruption JSON.")
+    p.add_argument("--json", action="store_true", help="Print the disruption as JSON.")
+
+    p = commands.add("repair", _repair, help="Repair a plan after a disruption and report what changed.",
+                     description="Repair the plan in force after a disruption with one method and write the "
+                     "repaired schedule plus its metrics (R.json). Exit 2 on bad input, including a plan "
+                     "that was already invalid before the disruption.")
+    p.add_argument("--instance", required=True)
+    p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
+    p.add_argument("--disruption", required=True, help="Disruption JSON.")
+    p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod])
+    p.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT budget in seconds.")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--out", required=True, help="Where to write R.json.")
+    p.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
+
+    p = commands.add("gantt", _gantt, help="Draw a schedule as a Gantt PNG (before/after with --before).")
+    p.add_argument("--instance", required=True)
+    p.add_argument("--schedule", required=True, help="The schedule to draw (the repaired one with --before).")
+    p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
+    p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")
+    p.add_argument("--title", default=None)
+    p.add_argument("--out", required=True, help="PNG file to write.")
+
+    commands.group("bench", "Benchmarks.")
+    p = commands.add("repair", _bench_repair, group="bench",
+                     help="Every repair method on the same baselines and disruptions; tables and Pareto plots.",
+                     description="For each instance of SUITE, plan a baseline (cached in OUT/baselines), draw "
+                     "SEEDS disruptions per scenario, repair each with every method, validate every result, "
+                     "and write repair.csv, repair.md and pareto-<scenario>.png into OUT.")
+    p.add_argument("--suite", default="smoke", help="alas45, smoke, a family, or a comma-separated list.")
+    p.add_argument("--scenarios", default="breakdown,shock,mixed")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--methods", default=",".join(m.value for m in RepairMethod))
+    p.add_argument("--time-limit", type=float, default=10.0, help="Repair budget per method and case (s).")
+    p.add_argument("--baseline-time-limit", type=float, default=10.0, help="Planning budget per baseline (s).")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--out", default="bench/results/repair", help="Output directory.")
+    p.add_argument("--json", action="store_true")

@@ -54,7 +54,6 @@ def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *,
     ax.set_xlim(0, max(1, schedule.makespan) * 1.02)
     ax.axvline(schedule.makespan, color="#444444", linewidth=0.8)
     ax.set_title(f"{title}: makespan {schedule.makespan}", fontsize=9, loc="left")
-    ax.set_xlabel("time")
 
 
 def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | None = None,
@@ -82,6 +81,7 @@ def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | N
                moved=moved)
     else:
         _panel(axes[0], instance, schedule, "plan", disruption=disruption, moved=set())
+    axes[-1].set_xlabel("time")
     handles = [Patch(facecolor="white", edgecolor=MOVED_COLOR, linewidth=2.0, label="moved")] if moved else []
     if disruption is not None and disruption.breakdowns:
         handles.append(Patch(facecolor=_DOWNTIME_COLOR, alpha=0.35, hatch="//", label="downtime"))

@@ -1,0 +1,56 @@
+"""The repair benchmark on a tiny run: rows for every method, ratios, tables, plots, cached baselines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alas_argo.benchmarks.repair import lcrp_ratios, run_repair_bench, summarize, to_csv, write_outputs
+from alas_argo.cli import main
+from alas_argo.errors import InputError
+from alas_argo.jssp.repair import RepairMethod
+
+
+def test_run_summarize_and_write(tmp_path: Path) -> None:
+    seen = []
+    rows = run_repair_bench(["ft06"], scenarios=["breakdown", "shock"], seeds=2, time_limit=0.3,
+                            baseline_time_limit=0.5, workers=1, cache=tmp_path / "baselines", on_row=seen.append)
+    assert len(rows) == len(seen) == 2 * 2 * len(RepairMethod)
+    assert all(r.valid and not r.error for r in rows)
+    assert (tmp_path / "baselines" / "ft06.json").exists()
+    by_case: dict = {}
+    for r in rows:
+        by_case.setdefault((r.scenario, r.seed), {})[r.method] = r
+    for methods in by_case.values():  # same disruption, same baseline for every method
+        assert len({m.baseline_makespan for m in methods.values()}) == 1
+        assert methods["lcrp"].makespan <= methods["aor"].makespan <= methods["right-shift"].makespan
+    summary = summarize(rows)
+    assert {(s.scenario, s.method) for s in summary} == {(sc, m.value) for sc in ("breakdown", "shock")
+                                                         for m in RepairMethod}
+    ratios = lcrp_ratios(rows)
+    vs_aor = next(x for x in ratios if x.scenario == "all" and x.against == "aor")
+    assert vs_aor.cases == 4 and vs_aor.makespan_ratio <= 1.0 and vs_aor.not_worse == 4
+    assert to_csv(rows).count("\n") == len(rows) + 1
+    paths = write_outputs(rows, tmp_path, title="t")
+    names = {p.name for p in paths}
+    assert names == {"repair.csv", "repair.md", "pareto-breakdown.png", "pareto-shock.png"}
+    assert "LCRP against each method" in (tmp_path / "repair.md").read_text()
+
+
+def test_unknown_scenario() -> None:
+    with pytest.raises(InputError, match="unknown scenario"):
+        run_repair_bench(["ft06"], scenarios=["meteor"], seeds=1)
+
+
+def test_cli_bench_repair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    rc = main(["bench", "repair", "--suite", "ft06", "--scenarios", "mixed", "--seeds", "1", "--methods",
+               "aor,lcrp", "--time-limit", "0.3", "--baseline-time-limit", "0.5", "--out", str(out), "--json"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["valid_rate"] == 1.0
+    assert [x["against"] for x in doc["lcrp_ratios"]] == ["aor", "aor"]
+    assert (out / "repair.csv").exists() and (out / "pareto-mixed.png").exists()
+    assert main(["bench", "repair", "--suite", "ft06", "--seeds", "0", "--out", str(out)]) == 2

@@ -1,0 +1,96 @@
+"""`alas disrupt`, `alas repair`, `alas gantt`: the flows, the outputs, the exit codes on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "s.json").write_text(json.dumps(dispatch(get_instance("ft06"), "mwkr").to_json()))
+    return tmp_path
+
+
+def test_disrupt_repair_gantt_flow(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, d, r, g = (str(files / n) for n in ("s.json", "d.json", "r.json", "g.png"))
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "breakdown", "--machine", "2",
+                 "--at", "0.3", "--length", "0.1", "--out", d]) == 0
+    disruption = Disruption.model_validate_json(Path(d).read_text())
+    assert disruption.breakdowns[0].machine == 2
+    assert "machine 2 down" in capsys.readouterr().out
+    assert main(["repair", "--instance", "ft06", "--schedule", s, "--disruption", d, "--method", "lcrp",
+                 "--time-limit", "1", "--out", r]) == 0
+    out = capsys.readouterr().out
+    for words in ("makespan", "moved", "edit radius", "fallback"):
+        assert words in out
+    doc = json.loads(Path(r).read_text())
+    assert doc["method"] == "lcrp" and doc["valid"] is True
+    repaired = Schedule.model_validate(doc)
+    base = Schedule.model_validate_json(Path(s).read_text())
+    assert validate(get_instance("ft06"), repaired, disruption=disruption, baseline=base).valid
+    assert main(["gantt", "--instance", "ft06", "--schedule", r, "--before", s, "--disruption", d,
+                 "--out", g]) == 0
+    assert Path(g).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_repair_json_output(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, d, r = (str(files / n) for n in ("s.json", "d.json", "r.json"))
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "shock", "--seed", "3",
+                 "--out", d, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"]
+    assert main(["repair", "--instance", "ft06", "--schedule", s, "--disruption", d, "--method", "aor",
+                 "--out", r, "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["method"] == "aor" and "schedule" not in metrics
+    assert metrics["moved_operations"] == json.loads(Path(r).read_text())["moved_operations"]
+
+
+@pytest.mark.parametrize(("event", "needle"), [
+    ({"kind": "machine_breakdown", "machine": 17, "start": 5, "duration": 3}, "machine 17 does not exist"),
+    ({"kind": "duration_change", "job": 0, "step": 9, "duration": 3}, "does not exist"),
+    ({"kind": "machine_breakdown", "machine": 1, "start": 5, "duration": -3}, "negative"),
+    ({"kind": "teleport"}, "invalid disruption"),
+])
+def test_bad_disruption_exits_2(files: Path, capsys: pytest.CaptureFixture[str], event: dict, needle: str) -> None:
+    (files / "bad.json").write_text(json.dumps({"time": 5, "events": [event]}))
+    rc = main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+               str(files / "bad.json"), "--out", str(files / "r.json")])
+    assert rc == 2
+    assert needle in capsys.readouterr().err
+    assert not (files / "r.json").exists()  # nothing half-written
+
+
+def test_reveal_time_outside_and_invalid_plan_exit_2(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (files / "late.json").write_text(json.dumps({"time": 10_000, "events": []}))
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+                 str(files / "late.json"), "--out", str(files / "r.json")]) == 2
+    assert "outside the schedule" in capsys.readouterr().err
+    doc = json.loads((files / "s.json").read_text())
+    doc["operations"][0]["start"] += 1  # now wrong_duration (end unchanged)
+    (files / "broken.json").write_text(json.dumps(doc))
+    (files / "d.json").write_text(json.dumps({"time": 5, "events": []}))
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "broken.json"), "--disruption",
+                 str(files / "d.json"), "--out", str(files / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "invalid before the disruption" in err and "wrong_duration" in err
+    assert not (files / "r.json").exists()
+
+
+def test_missing_file_and_bad_flags_exit_2(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "nope.json"), "--disruption",
+                 str(files / "nope.json"), "--out", str(files / "r.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
+                 "--machine", "x", "--out", str(files / "d.json")]) == 2
+    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
+                 "--at", "3", "--out", str(files / "d.json")]) == 2
