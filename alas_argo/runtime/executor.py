@@ -195,7 +195,9 @@ class _Schedule:
                     if st == _WAIT:
                         verdict = _WAIT
                         break
-                    if st == _SAT:
+                    # A candidate wins only by executing: a failure absorbed by on_failure "skip" is a
+                    # loss here, not a success without output.
+                    if st == _SAT and self.run.state(d.source) is not NodeState.FAILED:
                         verdict, winner = _SAT, d
                         break
                 used = [winner] if winner is not None else []
