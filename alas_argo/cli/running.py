@@ -103,9 +103,9 @@ def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
     lines += [f"| {k} | {v} |" for k, v in summary.items() if k not in ("repairs", "errors")]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if result.baseline is not None and result.final is not None:
-        from alas_argo.jssp.gantt import draw_gantt  # matplotlib only when a chart is drawn
+        from alas_argo.jssp.gantt import save_gantt  # matplotlib only when a chart is drawn
 
-        draw_gantt(result.instance, result.final, out / "gantt.png", before=result.baseline,
+        save_gantt(out / "gantt.png", result.instance, result.final, before=result.baseline,
                    disruption=result.disruptions[-1] if result.disruptions else None)
 
 
