@@ -1,0 +1,53 @@
+"""`alas run` through the real entry point: outputs, JSON summary, resume, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+
+
+def test_run_writes_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = main(["run", "ft06", "--disrupt", "breakdown", "--time-limit", "1", "--repair-budget", "1",
+                 "--root", str(tmp_path / "store"), "--out", str(out), "--json", "--run-id", "cli-1"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["run_id"] == "cli-1" and summary["final_valid"] is True and summary["versions_committed"] == 2
+    assert {p.name for p in out.iterdir()} >= {"v1.json", "v2.json", "final.json", "disruption_1.json",
+                                               "report.json", "report.md", "gantt.png"}
+    final = Schedule.model_validate_json((out / "final.json").read_text())
+    before = Schedule.model_validate_json((out / "v1.json").read_text())
+    disruption = Disruption.model_validate_json((out / "disruption_1.json").read_text())
+    assert validate(get_instance("ft06"), final, disruption=disruption, baseline=before).valid
+    assert (out / "gantt.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the same run id resumes: nothing is committed twice
+    assert main(["run", "ft06", "--disrupt", "breakdown", "--time-limit", "1", "--repair-budget", "1",
+                 "--root", str(tmp_path / "store"), "--json", "--run-id", "cli-1"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["resumed"] is True and again["versions_committed"] == 2
+
+
+def test_run_failure_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "ft06", "--planner", "heuristic", "--faults", "2", "--variant", "no_repair",
+                 "--root", str(tmp_path), "--json"])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["final_valid"] is False
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["run", "nope99"], "unknown instance"),
+    (["run", "ft06", "--disrupt", "earthquake"], "breakdown, shock, mixed"),
+    (["run", "ft06", "--disrupt", "missing.json"], "disruption file not found"),
+])
+def test_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    assert main([*argv, "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
