@@ -31,6 +31,13 @@ def semi_active(instance: Instance) -> Schedule:
                              enumerate(instance.jobs) if s < len(ops)])
 
 
+def test_exports() -> None:
+    from alas_argo.jssp import faults
+
+    assert sorted(faults.__all__) == ["FaultInjection", "FaultKind", "InjectedFault", "applicable_kinds",
+                                      "inject_faults"]
+
+
 def test_every_fault_kind_is_a_violation_code() -> None:
     assert {k.value for k in FaultKind} <= {c.value for c in ViolationCode}
     assert set(STATIC) | set(DISRUPTED) == set(FaultKind)

@@ -44,6 +44,21 @@ def only(report: ValidationReport, code: ViolationCode, **scope: int) -> None:
     assert report.find(code, **scope), report.violations
 
 
+def test_exports_and_independence() -> None:
+    import ast
+    from pathlib import Path
+
+    from alas_argo.jssp import validate as module
+
+    assert sorted(module.__all__) == ["MAX_TIME", "validate"]
+    # Non-circular validation: the validator reads only the data models, never planners or repair.
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert {m for m in imported if m and m.startswith("alas_argo")} == {
+        "alas_argo.errors", "alas_argo.jssp.disruption", "alas_argo.jssp.instance", "alas_argo.jssp.schedule",
+        "alas_argo.jssp.verdict"}
+
+
 def test_valid_schedule_has_no_violations_or_warnings(tiny: Instance) -> None:
     report = validate(tiny, sched(TINY))
     assert report.valid and report.violations == [] and report.warnings == []
