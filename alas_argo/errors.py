@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "AlasError",
+    "ConflictError",
     "ContractError",
     "InfeasibleError",
     "InputError",
@@ -100,6 +101,11 @@ class IntegrityError(PermanentError):
 
 class StoreError(PermanentError):
     """A store refused an operation for a reason that retrying will not fix (e.g. a missing bucket)."""
+
+
+class ConflictError(TransientError):
+    """A conditional update lost to a concurrent writer (e.g. the plan changed under a repair): re-read and
+    try again."""
 
 
 class StoreUnavailable(TransientError):

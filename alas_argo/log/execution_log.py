@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from alas_argo.errors import ContractError, InputError, IntegrityError, StoreUnavailable
+from alas_argo.errors import ConflictError, ContractError, InputError, IntegrityError, StoreUnavailable
 from alas_argo.log.event import GENESIS_HASH, Event, canonical_json, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.plans import PlanDiff, decode_plan, diff_plans, encode_plan, plan_hash
@@ -177,12 +177,19 @@ class ExecutionLog:
 
     def commit_plan(self, schedule_doc: Mapping[str, Any], *, node_id: str | None = None,
                     reason: str = "commit", parent_version: int | None = None,
-                    meta: Mapping[str, Any] | None = None, attempt: int | None = None) -> int:
+                    meta: Mapping[str, Any] | None = None, attempt: int | None = None,
+                    expect_current: int | None = None) -> int:
         """Store ``schedule_doc`` as a new immutable version and record it; return the version number.
 
         The plan object is written first and the ``plan.committed`` event second, so an event never names
         a plan that is not there; a crash in between leaves an unreferenced object that the next commit
         skips (or re-uses when the bytes are identical) and that verify reports as a warning.
+
+        Args:
+            expect_current: Compare-and-swap: commit only if this is still the current version when the
+                ``plan.committed`` event lands (checked against the complete chain prefix by the same
+                create-only-if-absent put), else raise :class:`ConflictError`; ``0`` means "no plan yet".
+                A writer that derived its plan from version v passes v, so no concurrent update is lost.
         """
         doc = json.loads(canonical_json(dict(schedule_doc)))
         data, digest = encode_plan(doc), plan_hash(doc)
@@ -201,6 +208,12 @@ class ExecutionLog:
                             if e.payload.get("plan_hash") == digest:
                                 return e  # an identical commit of this very object already landed
                             raise _VersionTaken
+                    if expect_current is not None:
+                        commits = [e for e in events if e.type is EventType.PLAN_COMMITTED]
+                        current = int(commits[-1].payload["version"]) if commits else 0
+                        if current != expect_current:
+                            raise ConflictError(f"plan v{current} is current, not v{expect_current}",
+                                                where=f"run {self.run_id}")
                     return None
 
                 payload = {"version": version, "key": key, "plan_hash": digest, "bytes": len(data),
