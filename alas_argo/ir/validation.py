@@ -27,6 +27,8 @@ __all__ = ["PLACEHOLDER", "Problem", "ensure_valid", "parse_workflow", "validate
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _PATH = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*$")
 _ROOTS = {"inputs", "item", "index", "node", "run"}
+#: Node ids that would shadow a root of condition paths and key templates.
+_RESERVED = _ROOTS | {"output", "previous"}
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Pr
         if k > 1:
             out.append(Problem("duplicate_node", f"node id used {k} times", node_id))
     ids = set(counts)
+    for node_id in sorted(ids & _RESERVED):
+        out.append(Problem("reserved_id", f"{node_id!r} is reserved (a condition or key root)", node_id))
     entry = wf.meta.get("entry")
     entry_ids = set(entry) if isinstance(entry, list) else set()
     for e in sorted(entry_ids - ids):

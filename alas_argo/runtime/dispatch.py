@@ -10,7 +10,10 @@ itself goes through a :class:`Dispatcher`:
   timeout passes, the child is terminated (SIGTERM, then SIGKILL) and the attempt fails with
   ``Timeout``. Forking is cheap on Linux and needs no pickling of the handler, so closures work. If the
   fork lands while another thread holds a lock the child needs, the child can only hang until its
-  timeout kills it - a bounded, retried failure, never a stuck run.
+  timeout kills it - a bounded, retried failure, never a stuck run. The price: a timed handler runs in a
+  copy of the process, so what it changes in memory (an in-memory journal, a cache) is not seen by the
+  parent - only its return value (and errors) come back. Handlers with in-memory side effects should
+  use ``timeout_mode="thread"`` or write through durable storage.
 - ``timeout_mode="thread"`` is the portable fallback: the call runs in a daemon thread, and on timeout
   the runtime sets ``ctx.cancel_event`` (cooperative handlers return early), abandons the thread and
   fails the attempt. The node is failed on time either way; only the process mode frees the CPU.
@@ -23,7 +26,9 @@ import multiprocessing as mp
 import pickle
 import sys
 import threading
+import time
 import warnings
+from dataclasses import replace
 from typing import Any, Literal
 
 from alas_argo.errors import AlasError, TransientError
@@ -115,7 +120,7 @@ class Dispatcher:
             proc.start()
         sender.close()
         try:
-            if receiver.poll(timeout):
+            if self._wait(receiver, ctx, timeout):
                 try:
                     kind, value = receiver.recv()
                 except EOFError:
@@ -125,8 +130,8 @@ class Dispatcher:
                 if kind == "err":
                     raise value
                 return value
-            if ctx.cancel_event is not None:
-                ctx.cancel_event.set()
+            if ctx.cancelled():
+                raise AlasError("call stopped: the node was cancelled", where={"node": ctx.node_id})
             raise NodeTimeout(f"attempt {ctx.attempt} timed out after {timeout:g} s and was stopped",
                               where={"node": ctx.node_id})
         finally:
@@ -138,21 +143,40 @@ class Dispatcher:
                     proc.kill()
             proc.join()
 
+    @staticmethod
+    def _wait(receiver: Any, ctx: NodeContext, timeout: float) -> bool:
+        """Wait for the child's message; False on timeout or when the node is cancelled meanwhile (an
+        any_of loser), so the child is killed at once instead of at its timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or ctx.cancelled():
+                return False
+            if receiver.poll(min(left, 0.05)):
+                return True
+
     def _call_thread(self, handler: Handler, ctx: NodeContext, inputs: dict[str, Any], timeout: float) -> Any:
         box: dict[str, Any] = {}
+        # One event per call: setting it tells this call's handler to stop without poisoning the
+        # node's next attempt.
+        stop = threading.Event()
+        call_ctx = replace(ctx, cancel_event=stop)
 
         def body() -> None:
             try:
-                box["ok"] = handler(ctx, inputs)
+                box["ok"] = handler(call_ctx, inputs)
             except BaseException as e:
                 box["err"] = e
 
         t = threading.Thread(target=body, name=f"alas-node-{ctx.node_id}", daemon=True)
         t.start()
-        t.join(timeout)
+        deadline = time.monotonic() + timeout
+        while t.is_alive() and time.monotonic() < deadline and not ctx.cancelled():
+            t.join(min(deadline - time.monotonic(), 0.05))
         if t.is_alive():
-            if ctx.cancel_event is not None:
-                ctx.cancel_event.set()
+            stop.set()
+            if ctx.cancelled():
+                raise AlasError("call abandoned: the node was cancelled", where={"node": ctx.node_id})
             raise NodeTimeout(f"attempt {ctx.attempt} timed out after {timeout:g} s; the thread was "
                               "abandoned", where={"node": ctx.node_id})
         if "err" in box:

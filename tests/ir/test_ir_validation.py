@@ -78,6 +78,7 @@ def test_a_valid_workflow_has_no_problems() -> None:
     (_doc([{"id": "a", **T}, {"id": "b", **T}], meta={"entry": ["a"]}), ("unreachable", "b")),
     (_doc([{"id": "a", **T}], meta={"entry": ["ghost"]}), ("unknown_node", None)),
     (_doc([{"id": "a", "kind": "teleport"}]), ("schema", "a")),
+    (_doc([{"id": "inputs", **T}]), ("reserved_id", "inputs")),
     (_doc([{"id": "a", **T, "policyRef": "p"}], policies={"p": {"retry": {"maxAttempts": 0}}}), ("schema", None)),
 ])
 def test_each_problem_is_reported_naming_its_node(doc: dict[str, Any], expected: tuple[str, str | None]) -> None:

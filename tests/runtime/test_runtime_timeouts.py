@@ -82,3 +82,38 @@ def test_timed_handlers_return_outputs_and_errors_across_the_fork() -> None:
     result = Runtime({"f": fine}).run(wf)
     assert result.output("a")["x"] == 3 and result.output("a")["pid"] != os.getpid()
     assert result.errors["b"] == "KeyError: 'nope'"
+
+
+def test_a_timed_any_of_loser_is_killed_when_it_loses(tmp_path: Path) -> None:
+    pid_file = tmp_path / "loser"
+
+    def cand(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        if ctx.node_id == "slow":
+            pid_file.write_text(str(os.getpid()))
+            time.sleep(10**6)
+        else:
+            deadline = time.monotonic() + 2
+            while not pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return {"by": ctx.node_id}
+    wf = workflow([{"id": "fast", "role": "c"}, {"id": "slow", "role": "c", "policyRef": "t"},
+                   {"id": "pick", "role": "c", "join": "any_of"}], [("fast", "pick"), ("slow", "pick")],
+                  policies={"t": {"timeout": 30}})
+    start = time.monotonic()
+    result = Runtime({"c": cand}).run(wf)
+    assert time.monotonic() - start < 3
+    assert result.ok and result.states["slow"] is NodeState.CANCELLED
+    assert not _pid_alive(int(pid_file.read_text()))
+
+
+def test_thread_mode_retry_after_a_timeout_starts_uncancelled() -> None:
+    def once_stuck(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        if ctx.attempt == 1:
+            while not ctx.cancelled():
+                time.sleep(0.005)
+            return {"late": True}
+        return {"cancelled": ctx.cancelled()}
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}],
+                  policies={"t": {"timeout": 0.1, "retry": {"maxAttempts": 2, "backoff": {"initial": 0}}}})
+    result = Runtime({"f": once_stuck}, timeout_mode="thread").run(wf)
+    assert result.ok and result.output("a") == {"cancelled": False} and result.attempts["a"] == 2
