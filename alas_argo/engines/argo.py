@@ -114,6 +114,8 @@ class _Compiler:
             args += ["--item", "{{inputs.parameters.item}}"]
         if n.kind is NodeKind.CHOICE:
             args += ["--choices", "{{inputs.parameters.choices}}"]
+        if n.kind is NodeKind.PARALLEL:
+            args += ["--branches", ",".join(n.branches)]
         if n.loop is not None:
             args += ["--loop-until", "{{inputs.parameters.loop-until}}", "--max-iters",
                      "{{inputs.parameters.max-iters}}"]
@@ -128,7 +130,7 @@ class _Compiler:
     def memo_key(self, n: Node, policy: Policy) -> str:
         assert policy.idempotency is not None
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=_data_deps(n, self.deps[n.id]))
+                              deps=_data_deps(n, self.deps[n.id]), has_item=n.kind is NodeKind.MAP)
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]

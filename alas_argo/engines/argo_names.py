@@ -81,7 +81,7 @@ def retry_names(policy: str | None, expression: str | None) -> list[str]:
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str]) -> str:
+def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: bool) -> str:
     """An IR idempotency-key template in Argo's substitution syntax (memoize.key)."""
 
     def sub(m: re.Match[str]) -> str:
@@ -92,7 +92,8 @@ def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str]) -> str:
         if name == "node":
             return dns(node_id)
         if name in ("item", "index"):
-            return "{{inputs.parameters.item}}"
+            # Only a map item has one; elsewhere the placeholder is empty, as in the local runtime.
+            return "{{inputs.parameters.item}}" if has_item else "none"
         if root == "inputs" and "." in name:
             return "{{workflow.parameters.%s}}" % name.split(".", 1)[1]
         if root in deps:

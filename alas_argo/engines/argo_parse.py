@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from alas_argo.engines import argo_names as nm
-from alas_argo.engines.extras import apply_extras, loads
+from alas_argo.engines.extras import apply_extras, loads, normalized
 from alas_argo.errors import InputError
 from alas_argo.ir import Node, Policy, Workflow
 
@@ -113,7 +113,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
             if choices.get("default") is not None:
                 node["default"] = choices["default"]
         if node["kind"] == "parallel":
-            node["branches"] = [id_of.get(s, s) for s, _ in terms]
+            node["branches"] = [b for b in (_flag(args, "--branches") or "").split(",") if b]
         if node["kind"] == "map":
             src = str(_args(task).get("items", ""))
             if (tm := _TASK_PARAM.match(src)) is not None:
@@ -144,8 +144,8 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
                 (target.get("kind") == "parallel" and sid in target.get("branches", []))
             if state != "Failed" and not implied:
                 edges.append({"source": sid, "target": target.get("id", tname)})
-    nodes = [_normal(Node, n) for n in nodes]
-    policies = {k: _normal(Policy, p) for k, p in policies.items()}
+    nodes = [normalized(Node, n) for n in nodes]
+    policies = {k: normalized(Policy, p) for k, p in policies.items()}
     name = labels.get(nm.LABEL_WORKFLOW) or meta.get("name") or str(meta.get("generateName", "")).rstrip("-")
     out: dict[str, Any] = {"name": name, "version": int(labels.get(nm.LABEL_VERSION, 1)), "nodes": nodes,
                            "edges": edges, "policies": policies, "schemas": {}, "logSchemas": {}, "meta": {}}
@@ -153,14 +153,6 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     if inputs:
         out["meta"]["inputs"] = inputs
     return out
-
-
-def _normal(model: type[Node] | type[Policy], doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with the model's defaults filled in (as the IR dumps it), or as read when it does not parse."""
-    try:
-        return model.model_validate(doc).to_json()
-    except ValueError:
-        return doc
 
 
 def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], catch: list[dict[str, Any]],

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["apply_extras", "dumps", "json_diff", "loads"]
+from pydantic import BaseModel
+
+__all__ = ["apply_extras", "dumps", "json_diff", "loads", "normalized"]
 
 #: Marks a key the native reading has but the original lacks (pydantic dumps omit ``None`` fields).
 _ABSENT = {"$absent": True}
@@ -56,6 +58,15 @@ def apply_extras(native: Any, extras: Any) -> Any:
                 out[key] = value
         return out
     return extras
+
+
+def normalized(model: type[BaseModel], doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the model's defaults filled in (as the IR dumps it), or as read when it does not parse."""
+    try:
+        out: dict[str, Any] = model.model_validate(doc).model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValueError:
+        return doc
+    return out
 
 
 def dumps(doc: Any) -> str:

@@ -1,0 +1,219 @@
+"""IR -> Amazon States Language: a pure function from a :class:`~alas_argo.ir.Workflow` to a state machine.
+
+ASL runs one state at a time, so the DAG is serialized in a topological order (declaration order among
+ready nodes). Choice targets and catch-only handlers are *alternatives*: the chain skips them and they are
+entered only through their Choice rule or Catch. Parallel nodes become ``Parallel`` states holding their
+branch nodes, map nodes ``Map`` states; policies become ``Retry``/``Catch``/``TimeoutSeconds``. Saga
+compensation is a ``Catch`` of ``States.ALL`` on every state after a committed side effect into a chain of
+compensation states in reverse commit order, ending in a ``Fail`` state.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from alas_argo.engines import asl_names as an
+from alas_argo.engines.conformance import UnsupportedFeature, check_supported
+from alas_argo.engines.extras import json_diff
+from alas_argo.errors import ContractError
+from alas_argo.ir import BackoffKind, Node, NodeKind, Policy, Via, Workflow, ensure_valid
+
+__all__ = ["to_asl"]
+
+
+def _retry(policy: Policy) -> list[dict[str, Any]]:
+    r = policy.retry
+    if r.max_attempts <= 1:
+        return []
+    errors = ["States.ALL"] if "*" in r.retry_on else [an.to_error(e) for e in r.retry_on]
+    rule: dict[str, Any] = {"ErrorEquals": errors, "IntervalSeconds": max(1, round(r.backoff.initial)),
+                            "MaxAttempts": r.max_attempts - 1,
+                            "BackoffRate": r.backoff.factor if r.backoff.kind is BackoffKind.EXPONENTIAL else 1.0}
+    if r.backoff.max is not None:
+        rule["MaxDelaySeconds"] = max(1, round(r.backoff.max))
+    rule["JitterStrategy"] = "FULL" if r.backoff.jitter >= 1 else "NONE"
+    return [rule]
+
+
+class _Compiler:
+    def __init__(self, wf: Workflow) -> None:
+        self.wf = wf
+        self.comp_ids = wf.compensation_ids()
+        self.preds: dict[str, list[tuple[str, Via]]] = {n.id: [] for n in wf.nodes}
+        for d in wf.dependencies():
+            self.preds[d.target].append((d.source, d.via))
+        self.branch_of: dict[str, str] = {}
+        for n in wf.nodes:
+            if n.id.startswith(an.UNDO_PREFIX) or n.id == an.FAIL_STATE:
+                raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r} are reserved")
+            for b in n.branches:
+                self.branch_of[b] = n.id
+        for b, p in self.branch_of.items():
+            succs = {d.target for d in wf.dependencies() if d.source == b}
+            if succs != {p} or self.preds[b]:
+                raise UnsupportedFeature("asl", b, "parallel", "a Parallel branch must have no other "
+                                         "dependencies than its parallel node")
+
+    def chain(self) -> list[str]:
+        """Scheduled top-level nodes in a topological order (declaration order among ready nodes)."""
+        todo = [n.id for n in self.wf.nodes if n.id not in self.comp_ids and n.id not in self.branch_of]
+        done: set[str] = set(self.branch_of)
+        out: list[str] = []
+        while todo:
+            ready = next(i for i in todo if all(s in done for s, _ in self.preds[i]))
+            out.append(ready)
+            done.add(ready)
+            todo.remove(ready)
+        return out
+
+    def alternative(self, node_id: str) -> bool:
+        preds = self.preds[node_id]
+        return bool(preds) and all(via in (Via.CHOICE, Via.CATCH) for _, via in preds)
+
+    def task(self, n: Node, role: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"node": n.id, "params": n.params, "run_id.$": "$.run_id",
+                                  "inputs.$": "$.inputs", "results.$": "$.results"}
+        policy = self.wf.policy_for(n)
+        if policy.idempotency is not None:
+            params["idempotency_key"] = policy.idempotency.key
+        if n.loop is not None:
+            guard = policy.loop_guard
+            params["loop"] = {"until": n.loop.until.to_json(), "max_iters": guard.max_iters if guard else 1,
+                              **({"deadline": guard.deadline} if guard and guard.deadline else {})}
+        if n.kind is NodeKind.MAP:
+            params["item.$"] = "$$.Map.Item.Value"
+        return {"Type": "Task", "Resource": an.RESOURCE + (role or "task"), "Parameters": params}
+
+    def policy_fields(self, n: Node, state: dict[str, Any]) -> None:
+        policy = self.wf.policy_for(n)
+        if retry := _retry(policy):
+            state["Retry"] = retry
+        if policy.timeout is not None:
+            state["TimeoutSeconds"] = max(1, math.ceil(policy.timeout))
+        if policy.catch:
+            state["Catch"] = [{"ErrorEquals": ["States.ALL"] if "*" in c.errors else [an.to_error(e) for e in c.errors],
+                               "Next": c.next, "ResultPath": f"$.errors.{n.id}"} for c in policy.catch]
+        if n.policy_ref is not None:
+            state["Comment"] = an.to_comment({"policyRef": n.policy_ref})
+
+    def state(self, n: Node) -> dict[str, Any]:
+        if n.kind is NodeKind.CHOICE:
+            rules = [{**an.condition_to_rule(b.when.to_json()), "Next": b.next} for b in n.choices]
+            st: dict[str, Any] = {"Type": "Choice", "Choices": rules}
+            if n.default is not None:
+                st["Default"] = n.default
+            if n.policy_ref is not None:
+                st["Comment"] = an.to_comment({"policyRef": n.policy_ref})
+            return st
+        if n.kind is NodeKind.PARALLEL:
+            branches = []
+            for b in n.branches:
+                inner = self.state(self.wf.node(b))
+                inner["End"] = True
+                branches.append({"StartAt": b, "States": {b: inner}})
+            st = {"Type": "Parallel", "Branches": branches, "ResultPath": f"$.results.{n.id}"}
+            self.policy_fields(n, st)
+            return st
+        if n.kind is NodeKind.MAP:
+            inner = self.task(n, n.role)
+            self.policy_fields(n, inner)
+            inner["End"] = True
+            st = {"Type": "Map", "ItemsPath": an.path_to_asl(n.items or "inputs.items"),
+                  "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": n.id + an.ITEM_SUFFIX,
+                                    "States": {n.id + an.ITEM_SUFFIX: inner}},
+                  "ResultPath": f"$.results.{n.id}"}
+            if n.max_concurrency is not None:
+                st["MaxConcurrency"] = n.max_concurrency
+            return st
+        st = self.task(n, n.role)
+        st["ResultPath"] = f"$.results.{n.id}"
+        self.policy_fields(n, st)
+        return st
+
+    def document(self) -> dict[str, Any]:
+        wf, order = self.wf, self.chain()
+        states: dict[str, dict[str, Any]] = {}
+        committed: list[str] = []  # side-effecting nodes, in chain order, that a later failure must undo
+        for i, node_id in enumerate(order):
+            n = wf.node(node_id)
+            st = self.state(n)
+            after = next((x for x in order[i + 1:] if not self.alternative(x)), None)
+            if st["Type"] != "Choice":
+                st.update({"Next": after} if after else {"End": True})
+            elif "Default" not in st and after:
+                st["Default"] = after
+            if committed and st["Type"] != "Choice" and not any(
+                    "States.ALL" in c["ErrorEquals"] for c in st.get("Catch", [])):
+                st.setdefault("Catch", []).append({"ErrorEquals": ["States.ALL"], "Next": an.UNDO_PREFIX + committed[-1],
+                                                   "ResultPath": "$.error"})
+            states[node_id] = st
+            if wf.compensation_of(n) is not None:
+                committed.append(node_id)
+        targets = {c["Next"] for st in states.values() for c in st.get("Catch", [])}
+        used = max((i for i, x in enumerate(committed) if an.UNDO_PREFIX + x in targets), default=-1)
+        committed = committed[:used + 1]  # unreachable undo states would be dead code (statelint rejects them)
+        for i, node_id in enumerate(committed):
+            comp = wf.node(wf.compensation_of(wf.node(node_id)) or "")
+            states[an.UNDO_PREFIX + node_id] = {
+                "Type": "Task", "Resource": an.RESOURCE + (comp.role or "task"),
+                "Parameters": {"node": comp.id, "compensates": node_id, "params": comp.params, "run_id.$": "$.run_id"},
+                "ResultPath": f"$.compensations.{node_id}",
+                "Next": an.UNDO_PREFIX + committed[i - 1] if i > 0 else an.FAIL_STATE}
+        if committed:
+            states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",
+                                     "Cause": "a step failed; committed steps were compensated in reverse order"}
+        return {"StartAt": order[0], "States": states}
+
+
+def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:
+    from alas_argo.engines.asl_parse import read_native, state_of
+
+    native = read_native(doc)
+    original = wf.to_json()
+    by_node = {n["id"]: n for n in native["nodes"]}
+    stateless: list[dict[str, Any]] = []
+    for n in wf.nodes:
+        node_diff = json_diff(n.to_json(), by_node.get(n.id, {}))
+        st = state_of(doc, n.id)
+        if n.id not in by_node:
+            stateless.append(n.to_json())  # a compensation no failure can reach: nothing runs it
+            continue
+        if node_diff is None:
+            continue
+        if st is None:
+            raise ContractError(f"no state for node {n.id}", where=wf.name)  # a compiler bug
+        st["Comment"] = an.to_comment({**an.from_comment(st.get("Comment")), "node": node_diff})
+    top: dict[str, Any] = {}
+    for pname, pdiff in (json_diff(original.get("policies", {}), native.get("policies", {})) or {}).items():
+        home = next((state_of(doc, n.id) for n in wf.nodes if n.policy_ref == pname), None)
+        if home is not None and isinstance(pdiff, dict):
+            home["Comment"] = an.to_comment({**an.from_comment(home.get("Comment")), "policy": pdiff})
+        else:
+            top.setdefault("policies", {})[pname] = pdiff
+    rest = json_diff({k: v for k, v in original.items() if k not in ("nodes", "policies")},
+                     {k: v for k, v in native.items() if k not in ("nodes", "policies")})
+    top.update(rest or {})
+    if stateless:
+        top["nodes"] = stateless
+    if [n.id for n in wf.nodes] != [n["id"] for n in native["nodes"]] + [n["id"] for n in stateless]:
+        top["nodeOrder"] = [n.id for n in wf.nodes]
+    doc["Comment"] = an.to_comment(top, f"ALAS workflow {wf.name} v{wf.version}")
+
+
+def to_asl(workflow: Workflow) -> dict[str, Any]:
+    """Compile ``workflow`` to an ASL state machine definition.
+
+    Raises:
+        WorkflowError: The workflow is invalid.
+        UnsupportedFeature: A node uses a feature ASL cannot express (names the node and the feature).
+    """
+    from alas_argo.engines.asl_parse import from_asl
+
+    ensure_valid(workflow)
+    check_supported("asl", workflow)
+    doc = _Compiler(workflow).document()
+    _attach_extras(workflow, doc)
+    if from_asl(doc) != workflow:
+        raise ContractError("asl round trip is not lossless", where=workflow.name)  # a compiler bug
+    return {"Comment": doc.pop("Comment"), **doc}

@@ -1,0 +1,113 @@
+"""Names shared by the ASL compiler and its reverse parser: reserved states, resources, error names,
+Choice-rule comparators and the Comment envelope, each with its inverse next to it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["COMMENT_PREFIX", "FAIL_STATE", "ITEM_SUFFIX", "RESOURCE", "UNDO_PREFIX", "from_comment", "from_error", "rule_to_condition",
+           "to_comment", "to_error", "condition_to_rule", "path_to_asl", "path_from_asl"]
+
+#: Prefix of compensation states and the terminal state of a rollback (node ids may not use it).
+UNDO_PREFIX = "alas-undo-"
+FAIL_STATE = "alas-rolled-back"
+#: Resource of every Task: one `alas step <role>` runner; the role is the last segment.
+RESOURCE = "arn:aws:states:::alas:step/"
+COMMENT_PREFIX = "alas-argo:"
+#: Suffix of the Task state inside a Map's ItemProcessor ("/" cannot occur in a node id).
+ITEM_SUFFIX = "/item"
+
+_ERRORS = {"*": "States.ALL", "Timeout": "States.Timeout"}
+_ERRORS_BACK = {v: k for k, v in _ERRORS.items()}
+
+
+def to_error(name: str) -> str:
+    """An IR error name as an ASL error name."""
+    return _ERRORS.get(name, name)
+
+
+def from_error(name: str) -> str:
+    """Inverse of :func:`to_error`."""
+    return _ERRORS_BACK.get(name, name)
+
+
+def to_comment(doc: dict[str, Any] | None, text: str | None = None) -> str | None:
+    """A Comment carrying ``doc`` (the IR values ASL cannot say) after a human-readable ``text``."""
+    if not doc:
+        return text
+    payload = COMMENT_PREFIX + json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return payload if text is None else f"{text} {payload}"
+
+
+def from_comment(comment: str | None) -> dict[str, Any]:
+    """Inverse of :func:`to_comment` ({} when the Comment carries nothing)."""
+    if not comment or COMMENT_PREFIX not in comment:
+        return {}
+    out: dict[str, Any] = json.loads(comment.split(COMMENT_PREFIX, 1)[1])
+    return out
+
+
+def path_to_asl(path: str) -> str:
+    """A dotted IR path (``inputs.x`` or ``<node>.<field>``) as a JSONPath into the state document."""
+    root = path.split(".")[0]
+    return f"$.{path}" if root in ("inputs", "item") else f"$.results.{path}"
+
+
+def path_from_asl(path: str) -> str:
+    """Inverse of :func:`path_to_asl`."""
+    body = path[2:]
+    return body[len("results."):] if body.startswith("results.") else body
+
+
+_CMP = {"eq": "Equals", "lt": "LessThan", "le": "LessThanEquals", "gt": "GreaterThan", "ge": "GreaterThanEquals"}
+_CMP_BACK = {v: k for k, v in _CMP.items()}
+
+
+def _compare(var: str, op: str, value: Any) -> dict[str, Any]:
+    if value is None and op == "eq":
+        return {"Variable": var, "IsNull": True}
+    if isinstance(value, bool):
+        return {"Variable": var, "BooleanEquals": value}
+    kind = "Numeric" if isinstance(value, int | float) else "String"
+    return {"Variable": var, f"{kind}{_CMP[op]}": value if kind == "Numeric" else str(value)}
+
+
+def condition_to_rule(cond: dict[str, Any]) -> dict[str, Any]:
+    """A Choice rule (without Next) for an IR condition (JSON form)."""
+    var, op, value = path_to_asl(cond["path"]), cond.get("op", "eq"), cond.get("value")
+    if op == "exists":
+        rule = {"Variable": var, "IsPresent": True}
+    elif op == "truthy":  # approximated: ASL has no truthiness test, booleans only
+        rule = {"Variable": var, "BooleanEquals": True}
+    elif op == "ne":
+        rule = {"Not": _compare(var, "eq", value)}
+    elif op == "in":
+        rule = {"Or": [_compare(var, "eq", v) for v in value]}
+    else:
+        rule = _compare(var, op, value)
+    return {"Not": rule} if cond.get("negate") else rule
+
+
+def rule_to_condition(rule: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`condition_to_rule` (truthy reads back as ``eq true``; the Comment corrects it)."""
+    if "Not" in rule and set(rule) <= {"Not", "Next"}:
+        inner = rule_to_condition(rule["Not"])
+        if inner["op"] == "eq" and not inner.get("negate") and "Not" not in rule["Not"]:
+            return {**inner, "op": "ne"}
+        return {**inner, "negate": not inner.get("negate", False)}
+    if "Or" in rule:
+        parts = [rule_to_condition(r) for r in rule["Or"]]
+        return {"path": parts[0]["path"], "op": "in", "value": [p["value"] for p in parts], "negate": False}
+    path = path_from_asl(rule["Variable"])
+    if "IsPresent" in rule:
+        return {"path": path, "op": "exists", "value": None, "negate": False}
+    if "IsNull" in rule:
+        return {"path": path, "op": "eq", "value": None, "negate": False}
+    if "BooleanEquals" in rule:
+        return {"path": path, "op": "eq", "value": rule["BooleanEquals"], "negate": False}
+    for key, value in rule.items():
+        for prefix in ("Numeric", "String"):
+            if key.startswith(prefix) and key[len(prefix):] in _CMP_BACK:
+                return {"path": path, "op": _CMP_BACK[key[len(prefix):]], "value": value, "negate": False}
+    raise ValueError(f"unsupported Choice rule {sorted(rule)}")
