@@ -10,6 +10,7 @@ from alas_argo.runtime.journal import Journal, MemoryJournal
 from alas_argo.runtime.policies import NodeTimeout, error_names, evaluate, matches, render_key, resolve
 from alas_argo.runtime.recovery import LEVELS
 from alas_argo.runtime.result import RunResult, RunStatus, StateChange
+from alas_argo.runtime.run_state import Listener
 from alas_argo.runtime.saga import Saga, compensation_key
 from alas_argo.runtime.states import TERMINAL, TRANSITIONS, IllegalTransition, NodeState, NodeStateMachine
 
@@ -26,6 +27,7 @@ __all__ = [
     "Handler",
     "IllegalTransition",
     "Journal",
+    "Listener",
     "MemoryJournal",
     "NodeContext",
     "NodeState",

@@ -46,7 +46,7 @@ def test_memory_journal_rejects_types_outside_the_taxonomy() -> None:
 def test_runtime_exports_are_pinned() -> None:
     assert sorted(rt.__all__) == sorted([
         "LEVELS", "TERMINAL", "TRANSITIONS", "Clock", "FakeClock", "Failure", "Fault", "FaultKind", "FaultPlan",
-        "Handler", "IllegalTransition", "Journal", "MemoryJournal", "NodeContext", "NodeState",
+        "Handler", "IllegalTransition", "Journal", "Listener", "MemoryJournal", "NodeContext", "NodeState",
         "NodeStateMachine", "NodeTimeout", "RealClock", "RunResult", "RunStatus", "Runtime", "Saga",
         "StateChange", "base_delay", "compensation_key", "corrupt_output", "delay", "error_names", "evaluate",
         "matches", "render_key", "resolve"])
