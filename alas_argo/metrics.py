@@ -46,7 +46,7 @@ MAX_LABEL_VALUES = 32
 #: The registry the exporter serves; tests read exact sample values from it.
 REGISTRY = CollectorRegistry(auto_describe=True)
 
-_LABEL_SHAPE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_LABEL_SHAPE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _seen: dict[str, set[str]] = {}
 _seen_lock = threading.Lock()
 
@@ -105,8 +105,8 @@ UP = Gauge("alas_exporter_up", "1 while this process's exporter is serving.", re
 def label_value(label: str, value: str) -> str:
     """Return ``value`` if it is a safe label value for ``label``, else ``"other"``.
 
-    A value is safe when it is a short snake_case identifier and the label has not yet taken
-    :data:`MAX_LABEL_VALUES` distinct values in this process.
+    A value is safe when it is a short lower-case identifier (letters, digits, ``_``, ``-``) and the label
+    has not yet taken :data:`MAX_LABEL_VALUES` distinct values in this process.
     """
     value = str(value).lower()
     if not _LABEL_SHAPE.match(value):
@@ -138,7 +138,7 @@ def observe_repair(method: str, seconds: float, moved: int, edit_radius: int, ma
     """Record one repair.
 
     Args:
-        method: Repair method (``lcrp``, ``right_shift``, ``full_resolve``, ...).
+        method: Repair method (``lcrp``, ``aor``, ``right-shift``, ``full``, ``full-stable``).
         seconds: Wall time the repair took.
         moved: Operations whose start changed.
         edit_radius: Operations in the neighbourhood that was re-optimized.

@@ -63,6 +63,7 @@ def test_unknown_policy_event_and_outcome_are_folded() -> None:
 
 def test_label_values_are_shape_checked_and_capped() -> None:
     assert metrics.label_value("code", "Machine_Overlap") == "machine_overlap"
+    assert metrics.label_value("method", "right-shift") == "right-shift"
     assert metrics.label_value("code", "job 3 step 2") == "other"
     assert metrics.label_value("code", "x" * 80) == "other"
     label = "test_cap_label"

@@ -44,6 +44,17 @@ def model_accepts(kind: str, spec: dict[str, Any]) -> bool:
     return True
 
 
+def test_repair_methods_match_the_repair_package() -> None:
+    from typing import get_args
+
+    from alas_argo.jssp.repair import RepairMethod
+
+    method = DisruptionSpec.model_fields["method"].annotation
+    assert set(get_args(method)) == {m.value for m in RepairMethod}
+    enum = spec_schema("Disruption")["properties"]["method"]["enum"]
+    assert set(enum) == {m.value for m in RepairMethod}
+
+
 def test_there_are_two_crds() -> None:
     assert [p.name for p in CRDS] == ["disruptions.alas.dev.yaml", "planruns.alas.dev.yaml"]
 
@@ -91,7 +102,7 @@ CASES = [
     ("PlanRun", {"instance": "ta01", "extra": 1}, False),
     ("PlanRun", {"instance": ""}, False),
     ("Disruption", {"run": "r1", "time": 0, "events": [BREAKDOWN]}, True),
-    ("Disruption", {"run": "r1", "time": 0, "method": "right_shift",
+    ("Disruption", {"run": "r1", "time": 0, "method": "right-shift",
                     "events": [{"kind": "duration_change", "job": 0, "step": 1, "duration": 9}]}, True),
     ("Disruption", {"run": "r1", "time": 0, "events": []}, False),
     ("Disruption", {"run": "r1", "events": [BREAKDOWN]}, False),
