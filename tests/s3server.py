@@ -7,7 +7,9 @@ MinIO make that check atomic. This server runs the same moto application behind 
 every request atomic with respect to the others — the guarantee the log's conditional appends rely on —
 while keeping the wire protocol (HTTP, SigV4, XML errors) real.
 
-Use :class:`LoopbackS3` directly, or the ``s3_server`` / ``s3_store`` fixtures in ``tests/log/conftest.py``.
+Use :class:`LoopbackS3` directly, or the fixtures defined here: ``s3_server`` (one server per session) and
+``s3_bucket`` (a fresh bucket per test). Make them visible to a test directory by importing them into its
+conftest (``from tests.s3server import s3_bucket, s3_server``), as ``tests/log/conftest.py`` does.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import logging
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["LoopbackS3", "free_port"]
+import pytest
+
+__all__ = ["LoopbackS3", "free_port", "s3_bucket", "s3_server"]
 
 ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
@@ -111,3 +115,19 @@ class LoopbackS3:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[LoopbackS3]:
+    """moto's S3 server on a free loopback port for the whole session (stopped at the end)."""
+    server = LoopbackS3().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server: LoopbackS3) -> str:
+    """A fresh, empty bucket on the loopback server."""
+    return s3_server.new_bucket()

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.errors import AlasError
-from alas_argo.log.event import Event
+from alas_argo.log.event import Event, canonical_json
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
 
@@ -98,7 +98,7 @@ class _Inputs:
 
         if not isinstance(ref, dict):
             raise KeyError("instance")
-        key = repr(sorted(ref.items())) if "jobs" not in ref else str(id(ref))
+        key = canonical_json(ref).decode()
         if key not in self._instances:
             self._instances[key] = get_instance(ref["name"]) if set(ref) == {"name"} else Instance.model_validate(ref)
         return self._instances[key]

@@ -3,7 +3,6 @@ backend, so that every behaviour is checked on the filesystem and on S3 alike.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,9 @@ import pytest
 from alas_argo.log.fs_store import FsStore
 from alas_argo.log.s3_store import S3Store
 from alas_argo.log.store import Store
-from tests.s3server import LoopbackS3
+from tests.s3server import LoopbackS3, s3_bucket, s3_server
 
-
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[LoopbackS3]:
-    """moto's S3 server on a free loopback port for the whole session (stopped at the end)."""
-    server = LoopbackS3().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def s3_bucket(s3_server: LoopbackS3) -> str:
-    """A fresh, empty bucket on the loopback server."""
-    return s3_server.new_bucket()
+__all__ = ["fs_store", "s3_bucket", "s3_server", "s3_store", "store"]
 
 
 @pytest.fixture

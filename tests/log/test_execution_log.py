@@ -125,3 +125,15 @@ def test_journal_protocol_matches_the_runtime_protocol_when_present() -> None:
         pytest.skip("runtime Journal protocol not landed yet")
     for name in ("record", "get_idempotent", "put_idempotent"):
         assert callable(getattr(ExecutionLog, name)), name
+
+
+def test_compare_and_swap_commit(store: Store) -> None:
+    from alas_argo.errors import ConflictError
+
+    log = ExecutionLog(store, "cas")
+    assert log.commit_plan(schedule([0]), expect_current=0) == 1
+    other = ExecutionLog(store, "cas")
+    assert other.commit_plan(schedule([1]), expect_current=1) == 2
+    with pytest.raises(ConflictError, match="v2 is current, not v1"):
+        log.commit_plan(schedule([2]), expect_current=1)  # derived from v1, but v2 landed meanwhile
+    assert log.current_plan() == (2, schedule([1])) and log.verify().ok
