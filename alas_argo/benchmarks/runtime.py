@@ -98,27 +98,34 @@ def measure_overhead(n: int = 500, repeats: int = 3, workers: int = 2) -> list[O
     return out
 
 
-def measure_speedup(tasks: int = 4, seconds: float = 0.25) -> list[SpeedupFigure]:
-    """Run ``tasks`` independent burn nodes: process pool with 1 and 2 workers, thread pool with 2."""
+def measure_speedup(tasks: int = 4, seconds: float = 0.25, repeats: int = 1) -> list[SpeedupFigure]:
+    """Run ``tasks`` independent burn nodes: process pool with 1 and 2 workers, thread pool with 2; the
+    configurations are interleaved ``repeats`` times and the best (shortest wall time) of each is kept, so
+    a burst of load from other processes does not decide the comparison."""
     wf = Workflow(name="bench-burn", nodes=[Node(id=f"b{i}", role="burn", params={"seconds": seconds})
                                             for i in range(tasks)])
-    out = []
-    for pool, workers in (("process", 1), ("process", 2), ("thread", 2)):
-        result = Runtime({"burn": burn}, max_workers=workers, pool=pool).run(wf)  # type: ignore[arg-type]
-        if not result.ok:
-            raise RuntimeError(f"benchmark run failed: {result.errors}")
-        outs = list(result.outputs.values())
-        wall = max(o["end"] for o in outs) - min(o["start"] for o in outs)
-        cpu = sum(o["cpu"] for o in outs)
-        out.append(SpeedupFigure(pool, workers, tasks, round(wall, 3), round(cpu, 3), round(cpu / wall, 2),
-                                 len({o["pid"] for o in outs})))
-    return out
+    configs: list[tuple[str, int]] = [("process", 1), ("process", 2), ("thread", 2)]
+    best: dict[tuple[str, int], SpeedupFigure] = {}
+    for _ in range(repeats):
+        for pool, workers in configs:
+            result = Runtime({"burn": burn}, max_workers=workers, pool=pool).run(wf)  # type: ignore[arg-type]
+            if not result.ok:
+                raise RuntimeError(f"benchmark run failed: {result.errors}")
+            outs = list(result.outputs.values())
+            wall = max(o["end"] for o in outs) - min(o["start"] for o in outs)
+            cpu = sum(o["cpu"] for o in outs)
+            fig = SpeedupFigure(pool, workers, tasks, round(wall, 3), round(cpu, 3), round(cpu / wall, 2),
+                                len({o["pid"] for o in outs}))
+            if (pool, workers) not in best or fig.wall_s < best[(pool, workers)].wall_s:
+                best[(pool, workers)] = fig
+    return [best[c] for c in configs]
 
 
 def report(n: int, tasks: int, seconds: float, repeats: int = 3) -> dict[str, Any]:
-    """Both measurements as one JSON document, with the speed-up of 2 process workers over 1."""
+    """Both measurements as one JSON document, with the speed-up of 2 process workers over 1 (best of
+    ``repeats`` each)."""
     overhead = measure_overhead(n, repeats)
-    speed = measure_speedup(tasks, seconds)
+    speed = measure_speedup(tasks, seconds, repeats)
     one = next(s for s in speed if s.pool == "process" and s.workers == 1)
     two = next(s for s in speed if s.pool == "process" and s.workers == 2)
     return {"cpu_count": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),

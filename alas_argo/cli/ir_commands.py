@@ -99,7 +99,7 @@ def register(commands: Commands) -> None:
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="local runtime overhead per node and parallel speed-up on a process pool")
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")
-    b.add_argument("--repeats", type=int, default=3, help="overhead runs; the best is reported (default 3)")
+    b.add_argument("--repeats", type=int, default=3, help="runs per configuration; the best is reported (default 3)")
     b.add_argument("--tasks", type=int, default=4, help="CPU-bound nodes in the speed-up run (default 4)")
     b.add_argument("--seconds", type=float, default=0.25, help="CPU seconds per CPU-bound node (default 0.25)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
