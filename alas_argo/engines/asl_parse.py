@@ -141,6 +141,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     edges, into = [], {}
     kinds = {n["id"]: n.get("kind") for n in reader.nodes}
     targets = {b["next"] for n in reader.nodes if n.get("kind") == "choice" for b in n["choices"]}
+    targets |= {n["default"] for n in reader.nodes if n.get("kind") == "choice" and n.get("default")}
     for name, st in states.items():
         nxt = st.get("Next")
         if nxt and name in kinds and nxt in kinds:
