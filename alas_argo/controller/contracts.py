@@ -1,0 +1,81 @@
+"""What the controller accepts and answers: the disruption request and the repair response.
+
+Every field of a request is validated (types, ranges, closed sets, no unknown fields) before anything
+touches the log; the first problem becomes a 422 answer naming the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from alas_argo.errors import InputError
+from alas_argo.jssp.disruption import Disruption, DisruptionEvent
+
+__all__ = ["DisruptionRequest", "RepairResponse", "parse_request"]
+
+#: Longest Idempotency-Key accepted (keys are hashed into store keys, so length is only a sanity bound).
+MAX_KEY_CHARS = 200
+
+
+class DisruptionRequest(BaseModel):
+    """Body of ``POST /runs/<run_id>/disruptions``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    time: int = Field(ge=0, le=10**9, description="Reveal time; operations started before it are history.")
+    events: list[DisruptionEvent] = Field(min_length=1, max_length=1000, description="What happened.")
+    method: Literal["lcrp", "aor", "right-shift", "full", "full-stable"] = Field(
+        "lcrp", description="Repair method.")
+    budget: float = Field(5.0, gt=0, le=120, description="Seconds of CP-SAT time the repair may use.")
+
+    def disruption(self) -> Disruption:
+        """The events as the domain's Disruption."""
+        return Disruption(time=self.time, events=list(self.events))
+
+    def fingerprint(self) -> str:
+        """A hash of the request, to refuse an Idempotency-Key reused for a different request."""
+        doc = self.model_dump(mode="json")
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+class RepairResponse(BaseModel):
+    """Body of a successful answer (201 when this request committed, 200 when it was a replay)."""
+
+    run_id: str
+    version: int = Field(description="The committed plan version.")
+    parent_version: int = Field(description="The version the repair started from.")
+    makespan: int
+    baseline_makespan: int
+    moved_operations: int
+    total_start_shift: int
+    edit_radius: int
+    method: str
+    fallback: bool
+    seconds: float
+    idempotent_replay: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON body."""
+        return self.model_dump(mode="json")
+
+
+def parse_request(raw: bytes) -> DisruptionRequest:
+    """Parse and validate a request body.
+
+    Raises:
+        InputError: not JSON, or the first invalid field (``where`` is its dotted path).
+    """
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"body is not valid JSON: {e}", where="body") from None
+    try:
+        return DisruptionRequest.model_validate(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "body"
+        raise InputError(err["msg"], where=field) from None

@@ -1,0 +1,208 @@
+"""The controller's HTTP front: stdlib ``ThreadingHTTPServer``, one thread per request.
+
+Routes: ``POST /runs/<run_id>/disruptions`` (bearer token, ``Idempotency-Key`` header, JSON body at most
+``max_body_bytes``), ``GET /runs/<run_id>`` (current version), ``GET /healthz`` (the process is up),
+``GET /readyz`` (the store answers), ``GET /metrics`` (Prometheus text format).
+
+Errors map to status codes by type: bad input 400/411/413/415/422, missing or wrong token 401, unknown
+route 404 (and an unknown run 404), 405 for another method, a lost compare-and-swap 409, an unreachable
+store 503 with ``Retry-After``. Bodies are JSON ``{"error": "...", "where": "..."}``; nothing internal
+(stack traces, store credentials) is ever sent.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from alas_argo import metrics
+from alas_argo.controller.contracts import MAX_KEY_CHARS, parse_request
+from alas_argo.controller.repair_service import RepairService, RunNotFound
+from alas_argo.errors import (
+    AlasError,
+    ConflictError,
+    InfeasibleError,
+    InputError,
+    StoreError,
+    TransientError,
+)
+from alas_argo.log import ExecutionLog, check_run_id
+
+__all__ = ["ControllerServer", "serve"]
+
+log = logging.getLogger(__name__)
+_RUN_PATH = re.compile(r"^/runs/([^/]+)(/disruptions)?/?$")
+_KEY = re.compile(r"^[\x21-\x7e]{1," + str(MAX_KEY_CHARS) + "}$")
+
+
+class ControllerServer(ThreadingHTTPServer):
+    """The HTTP server; ``server_port`` is the bound port (use port 0 in tests)."""
+
+    daemon_threads = True
+
+    def __init__(self, host: str, port: int, service: RepairService, *, token: str | None,
+                 max_body_bytes: int = 1_048_576) -> None:
+        super().__init__((host, port), _Handler)
+        self.service, self.token, self.max_body_bytes = service, token, max_body_bytes
+
+    def start(self) -> threading.Thread:
+        """Serve from a daemon thread; stop with ``shutdown()`` then ``server_close()``."""
+        thread = threading.Thread(target=self.serve_forever, name="alas-controller", daemon=True)
+        thread.start()
+        return thread
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ControllerServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.info("%s %s", self.address_string(), format % args)
+
+    def _send(self, status: int, body: Any, *, content_type: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
+        raw = body if isinstance(body, bytes) else (json.dumps(body) + "\n").encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(raw)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _error(self, status: int, message: str, where: Any = None, *,
+               headers: dict[str, str] | None = None) -> None:
+        body = {"error": message} if where is None else {"error": message, "where": where}
+        self._send(status, body, headers=headers)
+
+    # -- GET ---------------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/healthz":
+            self._send(200, {"status": "ok"})
+        elif path == "/readyz":
+            try:
+                self.server.service.ready()
+            except AlasError as e:
+                self._error(503, f"store not reachable: {e.message}", headers={"Retry-After": "5"})
+                return
+            self._send(200, {"status": "ready"})
+        elif path == "/metrics":
+            self._send(200, metrics.exposition(), content_type="text/plain; version=0.0.4; charset=utf-8")
+        elif (m := _RUN_PATH.match(path)) and not m.group(2):
+            if not self._authorized():
+                return
+            self._run_status(m.group(1))
+        else:
+            self._error(404, f"no route {path}")
+
+    def _run_status(self, run_id: str) -> None:
+        try:
+            current = ExecutionLog(self.server.service.store, check_run_id(run_id)).current_plan()
+        except AlasError as e:
+            self._fail(e)
+            return
+        if current is None:
+            self._error(404, f"run {run_id} has no committed plan", where=f"run {run_id}")
+            return
+        version, plan = current
+        self._send(200, {"run_id": run_id, "version": version, "makespan": plan.get("makespan")})
+
+    # -- POST --------------------------------------------------------------------------------------------
+
+    def _authorized(self) -> bool:
+        expected = self.server.token
+        if expected is None:
+            return True
+        given = self.headers.get("Authorization", "")
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected.encode()):
+            self._error(401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"})
+            return False
+        return True
+
+    def _body(self) -> bytes | None:
+        length = self.headers.get("Content-Length")
+        if length is None:
+            self._error(411, "Content-Length is required")
+            return None
+        try:
+            size = int(length)
+        except ValueError:
+            self._error(400, "invalid Content-Length")
+            return None
+        if size < 0 or size > self.server.max_body_bytes:
+            # Not reading the body: the connection is closed instead of draining a huge upload.
+            self.close_connection = True
+            self._error(413, f"body larger than {self.server.max_body_bytes} bytes")
+            return None
+        ctype = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        if ctype != "application/json":
+            self.close_connection = True
+            self._error(415, "Content-Type must be application/json")
+            return None
+        return self.rfile.read(size)
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        m = _RUN_PATH.match(path)
+        if not m or not m.group(2):
+            self.close_connection = True
+            self._error(404, f"no route POST {path}")
+            return
+        if not self._authorized():
+            self.close_connection = True
+            return
+        raw = self._body()
+        if raw is None:
+            return
+        key = self.headers.get("Idempotency-Key", "")
+        if not _KEY.match(key):
+            self._error(400, f"Idempotency-Key header is required (1-{MAX_KEY_CHARS} printable characters)",
+                        where="Idempotency-Key")
+            return
+        try:
+            run_id = check_run_id(m.group(1))
+            request = parse_request(raw)
+            response = self.server.service.handle(run_id, request, key)
+        except AlasError as e:
+            self._fail(e)
+            return
+        self._send(200 if response.idempotent_replay else 201, response.to_json())
+
+    def _fail(self, e: AlasError) -> None:
+        where = e.where if isinstance(e.where, str | dict) else None
+        if isinstance(e, RunNotFound):
+            self._error(404, e.message, where)
+        elif isinstance(e, ConflictError):
+            self._error(409, e.message, where, headers={"Retry-After": "1"})
+        elif isinstance(e, InputError | InfeasibleError):
+            self._error(422, e.message, where)
+        elif isinstance(e, TransientError):
+            self._error(503, e.message, headers={"Retry-After": "5"})
+        elif isinstance(e, StoreError):
+            self._error(500, "store error: " + e.message)
+        else:
+            log.error("repair failed: %s", e)
+            self._error(500, e.message)
+
+    def do_PUT(self) -> None:
+        self.close_connection = True
+        self._error(405, "method not allowed", headers={"Allow": "GET, POST"})
+
+    do_DELETE = do_PATCH = do_PUT
+
+
+def serve(service: RepairService, host: str, port: int, *, token: str | None,
+          max_body_bytes: int = 1_048_576) -> ControllerServer:
+    """Start the controller on ``host:port`` in a daemon thread and return the server."""
+    server = ControllerServer(host, port, service, token=token, max_body_bytes=max_body_bytes)
+    server.start()
+    return server
