@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from itertools import chain
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,6 +49,7 @@ MAX_TIME = 2**40
 _I64 = np.int64
 _Arr = np.ndarray
 _FIELDS = attrgetter("job", "step", "machine", "start", "end")
+_BASE_FIELDS = attrgetter("job", "step", "start")  # a baseline only tells what had started, and when
 
 
 class _Table(NamedTuple):
@@ -101,11 +102,12 @@ def _build_table(instance: Instance) -> _Table:
     return table
 
 
-def _rows(schedule: Schedule) -> _Arr:
+def _rows(schedule: Schedule, fields: attrgetter[Any] = _FIELDS, width: int = 5) -> _Arr:
     ops = schedule.operations
     try:
         # fromiter over a flat chain is the fastest way from pydantic objects to an array (about 2x np.array)
-        arr = np.fromiter(chain.from_iterable(map(_FIELDS, ops)), dtype=_I64, count=5 * len(ops)).reshape(-1, 5)
+        arr = np.fromiter(chain.from_iterable(map(fields, ops)), dtype=_I64,
+                          count=width * len(ops)).reshape(-1, width)
     except OverflowError:
         raise InputError(f"schedule values must lie within +-{MAX_TIME}") from None
     if arr.size and np.abs(arr[:, 2:]).max() > MAX_TIME:
@@ -124,8 +126,12 @@ def _op_ids(table: _Table, rows: _Arr) -> tuple[_Arr, _Arr]:
     return known, ids
 
 
-def _first_entries(n: int, rows: _Arr, ids: _Arr, known: _Arr) -> tuple[_Entries, _Arr]:
-    """The first entry per operation id, and the entry positions that are duplicates."""
+def _first_entries(n: int, rows: _Arr, ids: _Arr, known: _Arr, cols: tuple[int, int, int] = (3, 4, 2)
+                   ) -> tuple[_Entries, _Arr]:
+    """The first entry per operation id, and the entry positions that are duplicates.
+
+    ``cols`` are the row columns of start, end and machine.
+    """
     positions = np.flatnonzero(known)
     uniq, first = np.unique(ids[positions], return_index=True)
     canon = positions[first]
@@ -134,7 +140,7 @@ def _first_entries(n: int, rows: _Arr, ids: _Arr, known: _Arr) -> tuple[_Entries
     present = np.zeros(n, dtype=bool)
     present[uniq] = True
     start, end, machine = (np.zeros(n, dtype=_I64) for _ in range(3))
-    start[uniq], end[uniq], machine[uniq] = rows[canon, 3], rows[canon, 4], rows[canon, 2]
+    start[uniq], end[uniq], machine[uniq] = (rows[canon, c] for c in cols)
     return _Entries(present, start, end, machine), positions[dup]
 
 
@@ -289,9 +295,9 @@ def validate(instance: Instance, schedule: Schedule, *, disruption: Disruption |
     if disruption is not None:
         base = None
         if baseline is not None:
-            b_rows = _rows(baseline)
+            b_rows = _rows(baseline, _BASE_FIELDS, 3)
             b_known, b_ids = _op_ids(table, b_rows)
-            base, _ = _first_entries(n, b_rows, b_ids, b_known)
+            base, _ = _first_entries(n, b_rows, b_ids, b_known, (2, 2, 2))
             if not base.present.all():
                 warnings.append(Violation(code=ViolationCode.MISSING_OPERATION, message=f"baseline has no "
                                           f"entry for {int((~base.present).sum())} operation(s); they are "
