@@ -98,14 +98,14 @@ class Idempotency(IRModel):
     """Run a node at most once per key: a recorded result is returned instead of running again."""
 
     key: str = Field(..., min_length=1, description="Key template; '{name}' or '{a.b.c}' placeholders are "
-                     "filled from the node's context: node, run, item, index, inputs.<run input>, "
-                     "<dependency id>.<field>.")
+                     "filled from the node's context: node (its id), run (the run id), inputs.<run input>, "
+                     "<param name>, <dependency id>.<field>. One key per node (a map node's whole output).")
 
 
 class LoopGuard(IRModel):
     """Bounds on a looping node: it stops with ``LoopGuardTripped`` when either bound is reached."""
 
-    max_iters: int = Field(..., ge=1, description="Maximum number of loop iterations.")
+    max_iters: int = Field(..., ge=1, description="Maximum number of loop iterations (over all attempts).")
     deadline: float | None = Field(None, gt=0, description="Maximum seconds from the loop's first "
                                    "iteration; no new iteration starts after it.")
 

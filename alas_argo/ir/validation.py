@@ -26,9 +26,9 @@ __all__ = ["PLACEHOLDER", "Problem", "ensure_valid", "parse_workflow", "validate
 #: A placeholder of an idempotency key template: ``{name}`` or ``{a.b.c}``.
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _PATH = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*$")
-_ROOTS = {"inputs", "item", "index", "node", "run"}
-#: Node ids that would shadow a root of condition paths and key templates.
-_RESERVED = _ROOTS | {"output", "previous"}
+_ROOTS = {"inputs", "node", "run"}
+#: Node ids that would shadow a root of condition paths, key templates or input documents.
+_RESERVED = _ROOTS | {"output", "previous", "item", "index"}
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def _check_policy(wf: Workflow, n: Node, ids: set[str], out: list[Problem]) -> N
                 if not _PATH.match(ph):
                     out.append(Problem("bad_key_template", f"idempotency key placeholder {{{ph}}} is not a "
                                        "dotted name", n.id))
-                elif ph.split(".")[0] not in _ROOTS | ids:
+                elif ph.split(".")[0] not in _ROOTS | ids | set(n.params):
                     out.append(Problem("bad_key_template", f"idempotency key placeholder {{{ph}}} names "
                                        "nothing the node can see", n.id))
     if n.loop is not None and (policy is None or policy.loop_guard is None):

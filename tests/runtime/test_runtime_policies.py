@@ -118,13 +118,13 @@ def test_catch_that_does_not_match_leaves_the_failure_to_on_failure() -> None:
 
 def test_idempotency_key_returns_the_recorded_result_instead_of_running() -> None:
     calls, journal = Calls(), MemoryJournal()
-    wf = workflow([{"id": "a", "role": "f", "policyRef": "p"}],
-                  policies={"p": {"idempotency": {"key": "solve-{inputs.instance}-{node}"}}})
+    wf = workflow([{"id": "a", "role": "f", "policyRef": "p", "params": {"planner": "cpsat"}}],
+                  policies={"p": {"idempotency": {"key": "solve-{inputs.instance}-{node}-{planner}"}}})
     rt = Runtime({"f": flaky(calls, 0)}, journal=journal)
     first = rt.run(wf, {"instance": "ta01"})
     second = rt.run(wf, {"instance": "ta01"})
     assert first.output("a") == second.output("a") == {"v": 1}
-    assert len(calls.log) == 1 and "solve-ta01-a" in journal.idempotency
+    assert len(calls.log) == 1 and "solve-ta01-a-cpsat" in journal.idempotency
     assert journal.types("a").count("node.idempotent_hit") == 1
     rt.run(wf, {"instance": "ta02"})
     assert len(calls.log) == 2
