@@ -43,7 +43,7 @@ class ArgoOptions:
     def __init__(self, *, image: str, namespace: str | None = None, kind: str = "Workflow",
                  service_account: str = "alas-workflow", store_config: str = "alas-store",
                  store_secret: str = "alas-s3", memo_cache: str = "alas-memo",
-                 run_id: str = "{{workflow.name}}") -> None:
+                 run_id: str = "{{workflow.name}}") -> None:  # noqa: S107 - an expression, not a secret
         if kind not in ("Workflow", "WorkflowTemplate"):
             raise ValueError(f"kind must be Workflow or WorkflowTemplate, not {kind!r}")
         self.image, self.namespace, self.kind = image, namespace, kind
@@ -102,8 +102,10 @@ class _Compiler:
                 "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}]}
 
     def step_args(self, n: Node, kind: str, data_deps: list[str]) -> list[str]:
-        args = ["step", kind, "--node", n.id, "--run-id", self.o.run_id, "--outputs", nm.OUTPUTS,
-                "--params", "{{inputs.parameters.params}}"]
+        # --scope: the workflow object; output records are keyed by it, so a retried pod finds its own
+        # earlier result while a later workflow on the same run (a repair) starts fresh.
+        args = ["step", kind, "--node", n.id, "--run-id", self.o.run_id, "--scope", "{{workflow.name}}",
+                "--outputs", nm.OUTPUTS, "--params", "{{inputs.parameters.params}}"]
         for name in self.inputs:
             args += ["--run-input", f"{name}={{{{workflow.parameters.{name}}}}}"]
         for d in data_deps:
@@ -156,6 +158,9 @@ class _Compiler:
         """A container template carrying the node's policy."""
         outputs = [{"name": "key", "valueFrom": {"path": f"{nm.OUTPUTS}/key"}}]
         outputs += [{"name": f, "valueFrom": {"path": f"{nm.OUTPUTS}/{f}"}} for f in self.fields.get(n.id, [])]
+        # Workflow outputs (meta.argo.outputs: {node: [name]}), e.g. the `summary` the operator mirrors.
+        outputs += [{"name": f, "globalName": f, "valueFrom": {"path": f"{nm.OUTPUTS}/{f}"}}
+                    for f in (self.wf.meta.get("argo") or {}).get("outputs", {}).get(n.id, [])]
         if n.kind is NodeKind.CHOICE:
             outputs.append({"name": "branch", "valueFrom": {"path": f"{nm.OUTPUTS}/branch"}})
         inputs = self.in_params(n, data_deps)
@@ -237,7 +242,8 @@ class _Compiler:
                  for n in self.wf.nodes if (c := self.wf.compensation_of(n)) is not None}
         if not comps:
             return []
-        args = ["step", nm.COMPENSATE, "--run-id", self.o.run_id, "--outputs", nm.OUTPUTS,
+        args = ["step", nm.COMPENSATE, "--run-id", self.o.run_id, "--scope", "{{workflow.name}}",
+                "--outputs", nm.OUTPUTS,
                 "--compensations", "{{inputs.parameters.compensations}}", "--status", "{{workflow.status}}"]
         return [{"name": nm.EXIT_HANDLER, "dag": {"tasks": [{
                     "name": nm.COMPENSATE, "template": nm.COMPENSATE, "when": "{{workflow.status}} != Succeeded",
@@ -303,7 +309,7 @@ def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:
 
 
 def to_argo(workflow: Workflow, *, image: str, namespace: str | None = None, kind: str = "Workflow",
-            service_account: str = "alas-workflow", run_id: str = "{{workflow.name}}") -> dict[str, Any]:
+            service_account: str = "alas-workflow", run_id: str | None = None) -> dict[str, Any]:
     """Compile ``workflow`` to an Argo ``Workflow`` (or ``WorkflowTemplate``) document.
 
     Args:
@@ -312,7 +318,8 @@ def to_argo(workflow: Workflow, *, image: str, namespace: str | None = None, kin
         namespace: Namespace of the object, or None.
         kind: ``Workflow`` or ``WorkflowTemplate``.
         service_account: ServiceAccount of the pods.
-        run_id: Argo expression of the log run id.
+        run_id: Argo expression of the log run id; default: the workflow parameter ``run-id`` when the
+            workflow declares that input (``meta.inputs``), else ``{{workflow.name}}``.
 
     Raises:
         WorkflowError: The workflow is invalid.
@@ -322,6 +329,9 @@ def to_argo(workflow: Workflow, *, image: str, namespace: str | None = None, kin
 
     ensure_valid(workflow)
     check_supported("argo", workflow)
+    if run_id is None:
+        declared = workflow.meta.get("inputs") or {}
+        run_id = "{{workflow.parameters.run-id}}" if "run-id" in declared else "{{workflow.name}}"
     opts = ArgoOptions(image=image, namespace=namespace, kind=kind, service_account=service_account, run_id=run_id)
     doc = _Compiler(workflow, opts).document()
     _attach_extras(workflow, doc)

@@ -58,7 +58,7 @@ def kitchen_sink() -> Workflow:
         policies={
             "io": Policy(retry=Retry(max_attempts=4, backoff=Backoff(kind="exponential", initial=1, max=30,
                                                                       factor=3.0, jitter=1.0)),
-                         timeout=60, idempotency=Idempotency(key="{run}-{node}-{item}")),
+                         timeout=60, idempotency=Idempotency(key="{run}-{node}")),
             "agents": Policy(retry=Retry(max_attempts=3, backoff=Backoff(kind="linear", initial=0.25, jitter=0.4),
                                          retry_on=["TransientError", "ContractError"]), timeout=2.5),
             "loop": Policy(loop_guard=LoopGuard(max_iters=5, deadline=120), on_failure="retry"),
