@@ -65,6 +65,14 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _by_key(events: list[Event], key: str) -> Event | None:
+    """The ``plan.committed`` event carrying idempotency key ``key``, if any."""
+    for e in events:
+        if e.type is EventType.PLAN_COMMITTED and e.payload.get("idempotency_key") == key:
+            return e
+    return None
+
+
 class _VersionTaken(Exception):
     """Internal: the plan version chosen was claimed by another committer first."""
 
@@ -178,7 +186,7 @@ class ExecutionLog:
     def commit_plan(self, schedule_doc: Mapping[str, Any], *, node_id: str | None = None,
                     reason: str = "commit", parent_version: int | None = None,
                     meta: Mapping[str, Any] | None = None, attempt: int | None = None,
-                    expect_current: int | None = None) -> int:
+                    expect_current: int | None = None, idempotency_key: str | None = None) -> int:
         """Store ``schedule_doc`` as a new immutable version and record it; return the version number.
 
         The plan object is written first and the ``plan.committed`` event second, so an event never names
@@ -190,11 +198,17 @@ class ExecutionLog:
                 ``plan.committed`` event lands (checked against the complete chain prefix by the same
                 create-only-if-absent put), else raise :class:`ConflictError`; ``0`` means "no plan yet".
                 A writer that derived its plan from version v passes v, so no concurrent update is lost.
+            idempotency_key: Exactly-once commit: when a ``plan.committed`` event with this key is already
+                in the chain, its version is returned and nothing is written. Checked by the same guard,
+                so it holds across a crash between the commit and any later bookkeeping (a resumed node
+                re-committing with the same key gets the version it committed before the crash).
         """
         doc = json.loads(canonical_json(dict(schedule_doc)))
         data, digest = encode_plan(doc), plan_hash(doc)
         with self._lock:
             self._refresh()
+            if idempotency_key is not None and (done := _by_key(self._events, idempotency_key)) is not None:
+                return int(done.payload["version"])
             version = 1 + max((int(e.payload["version"]) for e in self._committed()), default=0)
             for _ in range(self.max_append_attempts):
                 key = plan_key(self.run_id, version)
@@ -203,6 +217,8 @@ class ExecutionLog:
                     continue
 
                 def guard(events: list[Event], v: int = version) -> Event | None:
+                    if idempotency_key is not None and (done := _by_key(events, idempotency_key)) is not None:
+                        return done
                     for e in events:
                         if e.type is EventType.PLAN_COMMITTED and e.payload.get("version") == v:
                             if e.payload.get("plan_hash") == digest:
@@ -219,6 +235,8 @@ class ExecutionLog:
                 payload = {"version": version, "key": key, "plan_hash": digest, "bytes": len(data),
                            "makespan": doc.get("makespan"), "reason": reason,
                            "parent_version": parent_version, "meta": dict(meta or {})}
+                if idempotency_key is not None:
+                    payload["idempotency_key"] = idempotency_key
                 try:
                     event = self._append({"type": EventType.PLAN_COMMITTED, "payload": payload,
                                           "node_id": node_id, "attempt": attempt,

@@ -137,3 +137,30 @@ def test_compare_and_swap_commit(store: Store) -> None:
     with pytest.raises(ConflictError, match="v2 is current, not v1"):
         log.commit_plan(schedule([2]), expect_current=1)  # derived from v1, but v2 landed meanwhile
     assert log.current_plan() == (2, schedule([1])) and log.verify().ok
+
+
+def test_commit_with_idempotency_key_is_exactly_once_across_a_crash(store: Store) -> None:
+    log = ExecutionLog(store, "once")
+    assert log.commit_plan(schedule([0]), node_id="commit_v1", idempotency_key="once:commit_v1") == 1
+    # the process dies before recording anything else; the resumed node recomputes a *different* plan
+    resumed = ExecutionLog(store, "once")
+    assert resumed.commit_plan(schedule([5]), node_id="commit_v1", idempotency_key="once:commit_v1") == 1
+    assert resumed.commit_plan(schedule([5]), node_id="commit_2", idempotency_key="once:commit_2") == 2
+    assert resumed.versions() == [1, 2] and resumed.plan(1) == schedule([0])
+    report = resumed.verify()
+    assert report.ok and report.warnings == []  # no orphan object was written for the repeated commit
+
+
+def test_idempotent_commits_race_to_one_version(store: Store) -> None:
+    import threading
+
+    logs = [ExecutionLog(store, "race-once") for _ in range(3)]
+    got: list[int] = []
+    threads = [threading.Thread(target=lambda lg=lg, i=i: got.append(
+        lg.commit_plan(schedule([i]), idempotency_key="k"))) for i, lg in enumerate(logs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert got == [1, 1, 1] and logs[0].versions() == [1]
+    assert logs[0].verify().ok
