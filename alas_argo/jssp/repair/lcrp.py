@@ -13,7 +13,9 @@
    last growth gained more (makespan weighted by the number of free operations, plus operations kept in
    place) than it cost (EDIT_COST per operation newly exposed to editing). A step that raises or fails validation is
    discarded and the window grows; when no local step succeeds, a full re-solve hinted with the incumbent
-   is the fallback.
+   is the fallback. When the neighbourhoods leave the makespan above the lower bound, the same global
+   re-solve (still minimizing shift at its makespan) gets GLOBAL_SHARE of the budget, and its plan is
+   taken only when it is shorter (then ``fallback`` is reported and the neighbourhood is everything free).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["EDIT_COST", "MAX_GROWTHS", "STEP_CAP", "STEP_FLOOR", "STEP_SHARE", "lcrp", "lower_bound"]
+__all__ = ["EDIT_COST", "GLOBAL_MAKESPAN_SHARE", "GLOBAL_SHARE", "MAX_GROWTHS", "STEP_CAP", "STEP_FLOOR",
+           "STEP_SHARE", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -39,6 +42,11 @@ MAX_GROWTHS = 6
 STEP_SHARE = 0.01
 STEP_FLOOR = 0.05
 STEP_CAP = 0.25
+#: Share of the budget for the global re-solve when the local neighbourhoods leave the makespan above the
+#: lower bound of the disrupted problem.
+GLOBAL_SHARE = 0.5
+#: Share of the global re-solve spent on the makespan; the rest minimizes shift at that makespan.
+GLOBAL_MAKESPAN_SHARE = 0.4
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -127,7 +135,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # Start with a window of about twice the disruption: enough room to absorb it in the best case.
     width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
     step_limit = min(max(STEP_FLOOR, budget * STEP_SHARE), STEP_CAP)
-    growths, succeeded = 0, False
+    growths, succeeded, fallback = 0, False, False
     for step in range(MAX_GROWTHS + 1):
         remaining = budget - (time.monotonic() - started)
         if remaining <= 0.01:
@@ -137,7 +145,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         machines = set(range(inst.num_machines)) if covers_all else touched
         window = {k for k in free if planned[k] < state.time + width and inst.machine(*k) in machines}
         new_region = window | affected
-        if step:
+        if new_region - region and step:
             growths += 1
         pins = {k: planned[k] for k in free if k not in new_region}
         request = disrupted_request(
@@ -169,6 +177,23 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             notes.append("gain no longer exceeds the edit cost; stop")
             break
         width *= 2
+    remaining = budget - (time.monotonic() - started)
+    if succeeded and incumbent.makespan > target and remaining > 0.05:
+        # The local neighbourhoods could not bring the makespan down to the bound: the global re-solve,
+        # hinted with the repaired plan and still minimizing shift at its makespan, gets a share of the budget.
+        request = disrupted_request(state, pins={}, hint=incumbent, seed=seed, workers=workers,
+                                    time_limit=min(remaining, GLOBAL_SHARE * budget),
+                                    makespan_limit=incumbent.makespan)
+        try:
+            found = solve_neighbourhood(request, planned, minimize_makespan=True, makespan_share=GLOBAL_MAKESPAN_SHARE)
+        except (InfeasibleError, NoSolutionError) as e:
+            found = None
+            notes.append(f"global re-solve: {type(e).__name__}")
+        if found is not None and found.makespan < incumbent.makespan and is_valid(found):
+            notes.append(f"global re-solve: makespan {incumbent.makespan} -> {found.makespan}")
+            incumbent, region, fallback = found, set(free), True
+        else:
+            notes.append("global re-solve found nothing shorter; the local repair stands")
     restored = _restore(state, incumbent)
     if restored is not incumbent and is_valid(restored):
         notes.append(f"restore pass: {moved_operations(base, incumbent) - moved_operations(base, restored)} "
@@ -177,7 +202,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not succeeded:
         return _fallback(state, incumbent, budget - (time.monotonic() - started), seed, workers, is_valid,
                          notes, growths)
-    return RepairOutcome(incumbent, region, growths, False, notes)
+    return RepairOutcome(incumbent, region, growths, fallback, notes)
 
 
 def _restore(state: ExecutionState, plan: Schedule) -> Schedule:
