@@ -6,16 +6,18 @@
 2. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
    CP-SAT may re-sequence freely. The affected operations beyond the window may only slide within their
    machine order (the cascade); everything else is pinned at its planned start, so it provably keeps it.
-3. Objective: makespan first (never above the incumbent's), then the fewest operations moved from the plan
-   in force, then the least total start shift (:mod:`.subproblem`): that keeps work in progress and the
-   rest of the plan where they were.
+3. Objective: makespan first (never above the incumbent's), then the least total start shift from the plan
+   in force (:mod:`.subproblem`), which keeps work in progress and the rest of the plan where they were.
+   A final greedy pass puts any operation whose planned start is still free back there.
 4. The window doubles while the makespan is above the lower bound of the disrupted problem, or while the
    last growth gained more (makespan weighted by the number of free operations, plus operations kept in
-   place) than it cost (EDIT_COST per operation newly exposed to editing). A step that raises or fails validation is
-   discarded and the window grows; when no local step succeeds, a full re-solve hinted with the incumbent
-   is the fallback. When the neighbourhoods leave the makespan above the lower bound, the same global
-   re-solve (still minimizing shift at its makespan) gets GLOBAL_SHARE of the budget, and its plan is
-   taken only when it is shorter (then ``fallback`` is reported and the neighbourhood is everything free).
+   place) than it cost (EDIT_COST per operation newly exposed to editing). A step that raises or fails
+   validation is discarded and the window grows; when no local step succeeds, a full re-solve hinted with
+   the incumbent is the fallback.
+5. When the neighbourhoods leave the makespan above the lower bound, the global re-solve (hinted with the
+   repaired plan, still minimizing shift at its makespan) gets GLOBAL_SHARE of the budget; its plan is
+   taken only when it is shorter, and then ``fallback`` is reported and the neighbourhood is every free
+   operation.
 """
 
 from __future__ import annotations
