@@ -1,11 +1,90 @@
-"""CLI commands (stepping); filled in by the issue that owns them."""
+"""`alas step KIND ...`: the container entrypoint of every Argo template (see alas_argo.steps)."""
 
 from __future__ import annotations
 
+import argparse
+import json
+from typing import Any
+
 from alas_argo.cli.app import Commands
+from alas_argo.errors import InputError
+from alas_argo.settings import load_settings
 
 __all__ = ["register"]
 
 
+def _json(text: str | None, what: str, default: Any) -> Any:
+    if text in (None, ""):
+        return default
+    try:
+        return json.loads(str(text))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{what} is not JSON: {e.msg}", where=f"--{what}") from None
+
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"expected NAME=VALUE, got {item!r}", where=f"--{what}")
+        out[name] = value
+    return out
+
+
+def _maybe_json(value: str) -> Any:
+    # Argo substitutes {{item}} and aggregated outputs as JSON text; a plain key stays a string.
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def _step(args: argparse.Namespace) -> int:
+    from alas_argo.log import open_store
+    from alas_argo.steps import StepInput, run_step, write_outputs
+
+    inputs = {k: (_maybe_json(v) if v.startswith("[") else v) for k, v in _pairs(args.input, "input").items()}
+    inp = StepInput(
+        kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=args.scope or args.run_id,
+        params=_json(args.params, "params", {}), run_inputs=_pairs(args.run_input, "run-input"), inputs=inputs,
+        candidates=[c for c in (args.candidates or "").split(",") if c],
+        item=None if args.item is None else _maybe_json(args.item),
+        loop_until=_json(args.loop_until, "loop-until", None), max_iters=int(args.max_iters or 1),
+        loop_deadline=float(args.loop_deadline.rstrip("s")) if args.loop_deadline else None,
+        choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
+        compensations=_json(args.compensations, "compensations", {}), status=args.status,
+        idempotency_key=args.idempotency_key)
+    settings = load_settings(store={"kind": args.store, "root": args.root})
+    out = run_step(inp, open_store(settings))
+    write_outputs(args.outputs, out)
+    return 0
+
+
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `alas step`."""
+    p = commands.add("step", _step, help="Run one workflow step (the entrypoint of every Argo template).",
+                     description="Run one step of a workflow: read inputs from the execution log, run the role, "
+                     "record the output in the log, and write Argo output parameters to --outputs. Exit codes: "
+                     "0 ok, 75 transient (retry), 2 or 1 permanent.")
+    p.add_argument("kind", help="step kind: blueprint, job-agent, supervise, controller, disrupt, compensate, "
+                   "bench-plan, bench-case, aggregate, choose, gather")
+    p.add_argument("--node", help="IR node id (default: the kind)")
+    p.add_argument("--run-id", required=True, help="run whose log the step reads and writes")
+    p.add_argument("--scope", help="workflow object name (default: the run id)")
+    p.add_argument("--outputs", default="/tmp/outputs", help="directory for Argo output parameters")
+    p.add_argument("--params", help="the node's static params (JSON)")
+    p.add_argument("--run-input", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")
+    p.add_argument("--input", action="append", default=[], metavar="NODE=KEY", help="log key of a dependency")
+    p.add_argument("--candidates", help="any_of candidates, comma-separated")
+    p.add_argument("--item", help="the map item (JSON or text)")
+    p.add_argument("--choices", help="choice branches and default (JSON)")
+    p.add_argument("--branches", help="parallel branches, comma-separated")
+    p.add_argument("--loop-until", help="loop condition on the output (JSON)")
+    p.add_argument("--max-iters", help="loop guard: iterations")
+    p.add_argument("--loop-deadline", help="loop guard: seconds (e.g. 600s)")
+    p.add_argument("--compensations", help="node -> compensation (JSON; compensate step)")
+    p.add_argument("--status", help="workflow status (compensate step)")
+    p.add_argument("--idempotency-key", help="the node's rendered idempotency key")
+    p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")
+    p.add_argument("--root", help="directory of the fs store")

@@ -35,14 +35,15 @@ class ArgoOptions:
         namespace: Namespace of the object (None leaves it to the submitter).
         kind: ``Workflow`` (``generateName``) or ``WorkflowTemplate`` (``name``).
         service_account: ServiceAccount the pods run as.
-        store_config: ConfigMap with the ``ALAS_STORE__*`` settings; store_secret: Secret with the S3 keys.
+        store_config: ConfigMap with the ``ALAS_STORE__*`` settings.
+        store_secret: Secret with the S3 keys (``accessKey``, ``secretKey``), as the chart creates it.
         memo_cache: ConfigMap Argo keeps memoized results in.
         run_id: Expression of the log run id (``{{workflow.name}}``, or a workflow parameter).
     """
 
     def __init__(self, *, image: str, namespace: str | None = None, kind: str = "Workflow",
                  service_account: str = "alas-workflow", store_config: str = "alas-store",
-                 store_secret: str = "alas-s3", memo_cache: str = "alas-memo",
+                 store_secret: str = "alas-s3-credentials", memo_cache: str = "alas-memo",
                  run_id: str = "{{workflow.name}}") -> None:  # noqa: S107 - an expression, not a secret
         if kind not in ("Workflow", "WorkflowTemplate"):
             raise ValueError(f"kind must be Workflow or WorkflowTemplate, not {kind!r}")
@@ -95,9 +96,12 @@ class _Compiler:
                 self.fields.setdefault(src, []).append(field)
 
     def container(self, args: list[str]) -> dict[str, Any]:
-        env = [{"configMapRef": {"name": self.o.store_config, "optional": True}},
-               {"secretRef": {"name": self.o.store_secret, "optional": True}}]
-        return {"image": self.o.image, "command": ["alas"], "args": args, "envFrom": env,
+        # The chart's ConfigMap holds ALAS_STORE__* (kind, endpoint, bucket); its Secret the S3 keys.
+        env = [{"name": var, "valueFrom": {"secretKeyRef": {"name": self.o.store_secret, "key": key}}}
+               for var, key in (("AWS_ACCESS_KEY_ID", "accessKey"), ("AWS_SECRET_ACCESS_KEY", "secretKey"))]
+        env.append({"name": "HOME", "value": "/tmp"})
+        return {"image": self.o.image, "command": ["alas"], "args": args, "env": env,
+                "envFrom": [{"configMapRef": {"name": self.o.store_config}}],
                 "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}, "securityContext": _SECURITY,
                 "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}]}
 

@@ -93,7 +93,7 @@ class _Compiler:
             state["TimeoutSeconds"] = max(1, math.ceil(policy.timeout))
         if policy.catch:
             state["Catch"] = [{"ErrorEquals": ["States.ALL"] if "*" in c.errors else [an.to_error(e) for e in c.errors],
-                               "Next": c.next, "ResultPath": f"$.errors.{n.id}"} for c in policy.catch]
+                               "Next": c.next, "ResultPath": an.ref("errors", n.id)} for c in policy.catch]
         if n.policy_ref is not None:
             state["Comment"] = an.to_comment({"policyRef": n.policy_ref})
 
@@ -112,7 +112,7 @@ class _Compiler:
                 inner = self.state(self.wf.node(b))
                 inner["End"] = True
                 branches.append({"StartAt": b, "States": {b: inner}})
-            st = {"Type": "Parallel", "Branches": branches, "ResultPath": f"$.results.{n.id}"}
+            st = {"Type": "Parallel", "Branches": branches, "ResultPath": an.ref("results", n.id)}
             self.policy_fields(n, st)
             return st
         if n.kind is NodeKind.MAP:
@@ -122,12 +122,12 @@ class _Compiler:
             st = {"Type": "Map", "ItemsPath": an.path_to_asl(n.items or "inputs.items"),
                   "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": n.id + an.ITEM_SUFFIX,
                                     "States": {n.id + an.ITEM_SUFFIX: inner}},
-                  "ResultPath": f"$.results.{n.id}"}
+                  "ResultPath": an.ref("results", n.id)}
             if n.max_concurrency is not None:
                 st["MaxConcurrency"] = n.max_concurrency
             return st
         st = self.task(n, n.role)
-        st["ResultPath"] = f"$.results.{n.id}"
+        st["ResultPath"] = an.ref("results", n.id)
         self.policy_fields(n, st)
         return st
 
@@ -158,7 +158,7 @@ class _Compiler:
             states[an.UNDO_PREFIX + node_id] = {
                 "Type": "Task", "Resource": an.RESOURCE + (comp.role or "task"),
                 "Parameters": {"node": comp.id, "compensates": node_id, "params": comp.params, "run_id.$": "$.run_id"},
-                "ResultPath": f"$.compensations.{node_id}",
+                "ResultPath": an.ref("compensations", node_id),
                 "Next": an.UNDO_PREFIX + committed[i - 1] if i > 0 else an.FAIL_STATE}
         if committed:
             states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",

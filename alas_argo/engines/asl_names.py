@@ -4,10 +4,11 @@ Choice-rule comparators and the Comment envelope, each with its inverse next to 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["COMMENT_PREFIX", "FAIL_STATE", "ITEM_SUFFIX", "RESOURCE", "UNDO_PREFIX", "from_comment", "from_error", "rule_to_condition",
-           "to_comment", "to_error", "condition_to_rule", "path_to_asl", "path_from_asl"]
+           "to_comment", "to_error", "condition_to_rule", "path_from_asl", "path_to_asl", "ref", "ref_parts"]
 
 #: Prefix of compensation states and the terminal state of a rollback (node ids may not use it).
 UNDO_PREFIX = "alas-undo-"
@@ -48,16 +49,30 @@ def from_comment(comment: str | None) -> dict[str, Any]:
     return out
 
 
+_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^']*)'\]")
+
+
+def ref(*parts: str) -> str:
+    """A Reference Path ``$.a.b_c``: ASL path steps are letters, digits and ``_`` only, so other characters
+    (the ``-`` of node ids) become ``_``; where that loses information, the Comment keeps the IR value."""
+    return "$" + "".join("." + re.sub(r"[^A-Za-z0-9_]", "_", p) for p in parts)
+
+
+def ref_parts(path: str) -> list[str]:
+    """Inverse of :func:`ref`."""
+    return [a or b for a, b in _SEGMENT.findall(path[1:])]
+
+
 def path_to_asl(path: str) -> str:
-    """A dotted IR path (``inputs.x`` or ``<node>.<field>``) as a JSONPath into the state document."""
-    root = path.split(".")[0]
-    return f"$.{path}" if root in ("inputs", "item") else f"$.results.{path}"
+    """A dotted IR path (``inputs.x`` or ``<node>.<field>``) as a Reference Path into the state document."""
+    parts = path.split(".")
+    return ref(*parts) if parts[0] in ("inputs", "item") else ref("results", *parts)
 
 
 def path_from_asl(path: str) -> str:
     """Inverse of :func:`path_to_asl`."""
-    body = path[2:]
-    return body[len("results."):] if body.startswith("results.") else body
+    parts = ref_parts(path)
+    return ".".join(parts[1:] if parts[0] == "results" else parts)
 
 
 _CMP = {"eq": "Equals", "lt": "LessThan", "le": "LessThanEquals", "gt": "GreaterThan", "ge": "GreaterThanEquals"}

@@ -36,6 +36,8 @@ def state_of(doc: dict[str, Any], node_id: str) -> dict[str, Any] | None:
             return st
         if name == node_id:
             found = st
+        if found is None and name.startswith(an.UNDO_PREFIX) and (st.get("Parameters") or {}).get("node") == node_id:
+            found = st  # a compensation node lives in (the first of) its undo states
     return found
 
 
@@ -176,6 +178,8 @@ def from_asl(doc: dict[str, Any]) -> Workflow:
     for name, st in iter_states(doc["States"]):
         extra = an.from_comment(st.get("Comment"))
         name = name.removesuffix(an.ITEM_SUFFIX)
+        if name.startswith(an.UNDO_PREFIX):
+            name = str(st["Parameters"]["node"])
         if "node" in extra:
             node_extras[name] = extra["node"]
         if "policy" in extra:

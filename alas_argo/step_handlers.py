@@ -1,0 +1,271 @@
+"""The roles `alas step` runs in the cluster, one handler per step kind (see :mod:`alas_argo.steps`).
+
+They call the same agents, validator and repair the local pipeline calls; what differs is the plumbing:
+every input comes from the execution log and every plan that matters is committed to it as a version.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from alas_argo.agents.context import build_job_contexts
+from alas_argo.agents.contracts import JobProposal
+from alas_argo.agents.registry import Role, default_registry
+from alas_argo.agents.roles import RepairerRole, ValidatorRole
+from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import load_instance, suite
+from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
+from alas_argo.jssp.execution import ExecutionState, OpStatus
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.log import EventType
+from alas_argo.steps import Handler, StepContext, StepOutput, holds
+
+__all__ = ["HANDLERS"]
+
+
+def _compact(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+def _spec(ctx: StepContext) -> dict[str, Any]:
+    limit = float(ctx.run_input("time-limit", "10"))
+    return {"seed": 0, "workers": 1, "time_limit": limit, "method": ctx.input.params.get("method", "lcrp"),
+            "budget": float(ctx.input.params.get("budget", limit))}
+
+
+def _instance(ctx: StepContext) -> Instance:
+    """The run's instance: recorded by its blueprint step in the run.started event."""
+    for e in ctx.log.events():
+        if e.type is EventType.RUN_STARTED and "instance" in e.payload:
+            return Instance.model_validate(e.payload["instance"])
+    raise InputError("the run has no blueprint (no run.started event with an instance)", where=f"run {ctx.log.run_id}")
+
+
+def blueprint(ctx: StepContext) -> StepOutput:
+    """Load the instance, record it in the log, and list the jobs the agents fan out over."""
+    inst = load_instance(ctx.run_input("instance"))
+    if not any(e.type is EventType.RUN_STARTED for e in ctx.log.events()):
+        ctx.log.append(EventType.RUN_STARTED, node_id=ctx.input.node, payload={
+            "instance": inst.to_json(), "planner": ctx.run_input("planner", "heuristic"), "scope": ctx.input.scope})
+    jobs = list(range(inst.num_jobs))
+    return StepOutput({"instance": inst.name, "jobs": jobs, "size": inst.size}, {"jobs": _compact(jobs)})
+
+
+def job_agent(ctx: StepContext) -> StepOutput:
+    """One job agent proposes its job's operations from its bounded context."""
+    inst, job = _instance(ctx), int(ctx.input.item)
+    if not 0 <= job < inst.num_jobs:
+        raise InputError(f"job {job} does not exist", where={"job": job})
+    agent = default_registry().create(Role.JOB_AGENT, ctx.run_input("planner", "heuristic"), _spec(ctx)).agent
+    proposal: JobProposal = agent.propose(build_job_contexts(inst)[job])
+    return StepOutput(proposal.model_dump(mode="json"))
+
+
+def supervise(ctx: StepContext) -> StepOutput:
+    """Merge every job agent's proposal into one plan."""
+    inst = _instance(ctx)
+    name = next(n for n, ref in ctx.input.inputs.items() if isinstance(ref, list))
+    proposals = [JobProposal.model_validate(p["doc"]) for p in ctx.dep(name)]
+    merged: Schedule = default_registry().create(Role.SUPERVISOR, ctx.run_input("planner", "heuristic"),
+                                                 _spec(ctx)).agent.merge(inst, proposals)
+    ctx.log.append(EventType.PLAN_PROPOSED, node_id=ctx.input.node,
+                   payload={"makespan": merged.makespan, "proposals": len(proposals)})
+    return StepOutput({"plan": merged.to_json(), "makespan": merged.makespan})
+
+
+def _commit(ctx: StepContext, plan: Schedule, reason: str, meta: dict[str, Any]) -> int:
+    # A pod killed between commit and output record must not commit twice when retried.
+    for e in ctx.log.events():
+        m = e.payload.get("meta") or {}
+        if e.type is EventType.PLAN_COMMITTED and m.get("scope") == ctx.input.scope and m.get("node") == ctx.input.node:
+            return int(e.payload["version"])
+    return ctx.log.commit_plan(plan.to_json(), node_id=ctx.input.node, reason=reason,
+                               meta={**meta, "scope": ctx.input.scope, "node": ctx.input.node})
+
+
+def _patch(inst: Instance, plan: Schedule, disruption: Disruption | None, baseline: Schedule | None) -> Schedule:
+    repairer = RepairerRole("lcrp")
+    if disruption is None or baseline is None:
+        return repairer.patch(inst, plan)
+    state = ExecutionState.at(inst, baseline, disruption)
+    base = baseline.by_key()
+    fixed = {k: (base[k].start, base[k].start + state.durations[k]) for k in state.frozen}
+    min_starts = {k: state.release[k] for k in state.keys(OpStatus.INTERRUPTED, OpStatus.PENDING)}
+    return repairer.patch(inst, plan, release=disruption.time, fixed=fixed, min_starts=min_starts,
+                          downtimes=state.downtimes, durations=state.durations)
+
+
+def controller(ctx: StepContext) -> StepOutput:
+    """Validate a plan against the log and repair it: patch on violations, LCRP for a disruption; commit
+    it as a new version once valid. One call is one iteration of the validate -> repair loop."""
+    inst, mode = _instance(ctx), ctx.input.params.get("mode", "commit")
+    disruption = baseline = None
+    metrics: dict[str, Any] = {}
+    if mode == "repair":
+        name = ctx.input.params.get("disruption_from", "disrupt")
+        d = ctx.dep(name)["doc"]
+        if d.get("disruption") is None:
+            current = ctx.log.current_plan()
+            return StepOutput({"valid": True, "skipped": True, "version": current[0] if current else None})
+        disruption = Disruption.model_validate(d["disruption"])
+        baseline = Schedule.model_validate(ctx.log.plan(int(d["baseline_version"])))
+    if ctx.previous is not None:
+        plan = Schedule.model_validate(ctx.previous["plan"])
+        metrics = ctx.previous.get("metrics", {})
+    elif mode == "repair":
+        assert disruption is not None and baseline is not None
+        repairer = RepairerRole(ctx.input.params.get("method", ctx.run_input("method", "lcrp")),
+                                budget=float(ctx.run_input("time-limit", "10")), workers=1)
+        ctx.log.append(EventType.REPAIR_STARTED, node_id=ctx.input.node, payload={"method": repairer.method})
+        result = repairer.repair_disruption(inst, baseline, disruption)
+        plan, metrics = result.schedule, result.metrics()
+        ctx.log.append(EventType.REPAIR_FINISHED, node_id=ctx.input.node, payload={"metrics": metrics})
+    else:
+        plan = Schedule.model_validate(ctx.dep(ctx.input.params.get("source", "supervise"))["doc"]["plan"])
+    report = ValidatorRole().check(inst, plan, disruption=disruption, baseline=baseline)
+    ctx.log.append(EventType.VALIDATION_PASSED if report.valid else EventType.VALIDATION_FAILED,
+                   node_id=ctx.input.node, payload={"report": report.to_json(), "iteration": ctx.iteration})
+    if not report.valid:
+        patched = _patch(inst, plan, disruption, baseline)
+        return StepOutput({"valid": False, "plan": patched.to_json(), "metrics": metrics,
+                           "violations": sorted({str(v.code) for v in report.violations})})
+    version = _commit(ctx, plan, ctx.input.params.get("reason", mode), {"makespan": plan.makespan})
+    return StepOutput({"valid": True, "version": version, "makespan": plan.makespan, "metrics": metrics})
+
+
+def disrupt(ctx: StepContext) -> StepOutput:
+    """Reveal a disruption against the plan in force: the given one, or one generated from the scenario."""
+    inst = _instance(ctx)
+    current = ctx.log.current_plan()
+    if current is None:
+        raise InputError("no committed plan to disrupt", where=f"run {ctx.log.run_id}")
+    version, doc = current
+    baseline = Schedule.model_validate(doc)
+    given = ctx.json_input("disruption", None)
+    if given is not None:
+        disruption = Disruption.model_validate(given)
+    else:
+        scenario = (ctx.json_input("scenarios", ["breakdown"]) or ["none"])[0]
+        if scenario == "none":
+            return StepOutput({"disruption": None, "baseline_version": version})
+        seed = int((ctx.json_input("seeds", [0]) or [0])[0])
+        disruption = generate_disruption(inst, baseline, scenario, seed=seed)
+    check_disruption(inst, baseline, disruption)
+    ctx.log.append(EventType.DISRUPTION_OBSERVED, node_id=ctx.input.node,
+                   payload={"disruption": disruption.to_json(), "baseline_version": version})
+    return StepOutput({"disruption": disruption.to_json(), "baseline_version": version})
+
+
+def retract(ctx: StepContext, committed: dict[str, Any]) -> dict[str, Any]:
+    """Compensation of a commit: the version before it becomes current again (the log is never edited)."""
+    version = committed.get("version")
+    if not isinstance(version, int):
+        return {"retracted": None}
+    for e in ctx.log.events():
+        if e.type is EventType.PLAN_COMMITTED and (e.payload.get("meta") or {}).get("retracts") == version:
+            return {"retracted": version, "restored": e.payload["version"], "again": True}
+    earlier = [v for v in ctx.log.versions() if v < version]
+    if not earlier:
+        return {"retracted": version, "restored": None}
+    restored = ctx.log.commit_plan(ctx.log.plan(earlier[-1]), node_id=ctx.input.node,
+                                   reason=f"compensation of v{version}", meta={"retracts": version})
+    return {"retracted": version, "restored": restored}
+
+
+COMPENSATORS = {"retract": retract}
+
+
+def compensate(ctx: StepContext) -> StepOutput:
+    """Exit handler: compensate this workflow's committed saga steps in reverse order, each at most once."""
+    if ctx.input.status == "Succeeded":
+        return StepOutput({"compensated": []})
+    events = ctx.log.events()
+    done = {e.payload.get("node") for e in events if e.type is EventType.COMPENSATION_FINISHED
+            and e.payload.get("scope") == ctx.input.scope}
+    committed = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id in ctx.input.compensations
+                 and e.payload.get("scope") == ctx.input.scope]
+    out = []
+    for e in reversed(committed):
+        node, comp = str(e.node_id), ctx.input.compensations[str(e.node_id)]
+        if node in done:
+            continue
+        handler = COMPENSATORS.get(str(comp.get("role")))
+        if handler is None:
+            raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
+        ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"node": node,
+                                                                                    "scope": ctx.input.scope})
+        result = handler(ctx, ctx.read(str(e.payload["key"]))["doc"])
+        ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
+                       payload={"node": node, "scope": ctx.input.scope, "result": result})
+        out.append({"node": node, **result})
+    return StepOutput({"compensated": out})
+
+
+def bench_plan(ctx: StepContext) -> StepOutput:
+    """The benchmark cases: suite x scenarios x seeds, as a short list Argo fans out over."""
+    names = suite(ctx.run_input("suite"))
+    cases = [{"instance": n, "scenario": s, "seed": int(seed)} for n in names
+             for s in ctx.json_input("scenarios", ["none"]) for seed in ctx.json_input("seeds", [0])]
+    return StepOutput({"cases": cases}, {"cases": _compact(cases)})
+
+
+def bench_case(ctx: StepContext) -> StepOutput:
+    """One benchmark case: the whole local pipeline for one instance, scenario and seed, in its own run."""
+    from alas_argo.log import ExecutionLog
+    from alas_argo.pipeline import RunConfig, run_pipeline
+
+    case = ctx.input.item if isinstance(ctx.input.item, dict) else json.loads(str(ctx.input.item))
+    config = RunConfig(instance=case["instance"], planner=ctx.run_input("planner", "heuristic"),
+                       disrupt=None if case["scenario"] == "none" else case["scenario"], seed=int(case["seed"]),
+                       time_limit=float(ctx.run_input("time-limit", "10")), workers=1)
+    sub = f"{ctx.log.run_id}.{case['instance']}.{case['scenario']}.{case['seed']}"
+    summary = run_pipeline(config, ExecutionLog(ctx.store, sub)).summary()
+    keep = ("instance", "status", "makespan_before", "makespan_after", "upper_bound", "final_valid",
+            "moved_operations", "repair_method", "seconds")
+    return StepOutput({"run_id": sub, "scenario": case["scenario"], "seed": case["seed"],
+                       **{k: summary.get(k) for k in keep}})
+
+
+def aggregate(ctx: StepContext) -> StepOutput:
+    """Aggregate the benchmark cases into the summary the PlanRun status mirrors."""
+    name = next(n for n, ref in ctx.input.inputs.items() if isinstance(ref, list))
+    rows = [r["doc"] for r in ctx.dep(name)]
+    valid = [r for r in rows if r.get("final_valid")]
+    summary = {"cases": len(rows), "valid": len(valid),
+               "mean_makespan": round(sum(r["makespan_after"] for r in valid) / len(valid), 2) if valid else None,
+               "failed": [r["run_id"] for r in rows if not r.get("final_valid")][:20]}
+    return StepOutput({"summary": summary, "rows": rows}, {"summary": _compact(summary)})
+
+
+def choose(ctx: StepContext) -> StepOutput:
+    """A choice node: the first branch whose condition holds on the dependency outputs (or run inputs)."""
+    spec = ctx.input.choices or {}
+
+    def value(path: str) -> Any:
+        root, *rest = path.split(".")
+        doc: Any = dict(ctx.input.run_inputs) if root == "inputs" else ctx.dep(root)["doc"]
+        for part in rest:
+            doc = doc.get(part) if isinstance(doc, dict) else None
+        return doc
+
+    for branch in spec.get("choices", []):
+        cond = branch["when"]
+        if holds({**cond, "path": "output.v"}, {"v": value(cond["path"])}):
+            return StepOutput({"branch": branch["next"]}, {"branch": branch["next"]})
+    taken = spec.get("default") or ""
+    return StepOutput({"branch": taken or None}, {"branch": taken})
+
+
+def gather(ctx: StepContext) -> StepOutput:
+    """A parallel node: its branches' output keys by branch id."""
+    return StepOutput({"branches": {b: ctx.input.inputs.get(b) for b in ctx.input.branches}})
+
+
+HANDLERS: dict[str, Handler] = {
+    "choose": choose, "gather": gather,
+    "blueprint": blueprint, "job-agent": job_agent, "supervise": supervise, "controller": controller,
+    "disrupt": disrupt, "compensate": compensate, "bench-plan": bench_plan, "bench-case": bench_case,
+    "aggregate": aggregate,
+}
