@@ -11,6 +11,7 @@ from alas_argo.log.fs_store import FsStore
 from alas_argo.log.s3_store import S3Store
 from alas_argo.log.store import RecordNotFound, Store, check_key, open_store
 from alas_argo.settings import load_settings
+from tests.s3server import LoopbackS3
 
 
 def test_put_if_absent_creates_once(store: Store) -> None:
@@ -73,7 +74,7 @@ def test_open_store_picks_the_backend(tmp_path: Path, s3_server: object) -> None
     assert isinstance(s3, S3Store) and s3.bucket == "bk" and s3.endpoint == "http://127.0.0.1:1"
 
 
-def test_s3_prefix_keeps_runs_apart(s3_server, s3_bucket: str) -> None:  # type: ignore[no-untyped-def]
+def test_s3_prefix_keeps_runs_apart(s3_server: LoopbackS3, s3_bucket: str) -> None:
     a = S3Store(**s3_server.store_kwargs(s3_bucket), prefix="team-a")
     b = S3Store(**s3_server.store_kwargs(s3_bucket), prefix="team-b/")
     a.put(key="runs/x/events/00000000.json", data=b"a")
