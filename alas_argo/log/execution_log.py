@@ -209,7 +209,12 @@ class ExecutionLog:
             self._refresh()
             if idempotency_key is not None and (done := _by_key(self._events, idempotency_key)) is not None:
                 return int(done.payload["version"])
-            version = 1 + max((int(e.payload["version"]) for e in self._committed()), default=0)
+            committed = self._committed()
+            version = 1 + max((int(e.payload["version"]) for e in committed), default=0)
+            current = int(committed[-1].payload["version"]) if committed else 0
+            if expect_current is not None and current != expect_current:
+                # Fail before writing the plan object: a writer that is already stale leaves no orphan.
+                raise ConflictError(f"plan v{current} is current, not v{expect_current}", where=f"run {self.run_id}")
             for _ in range(self.max_append_attempts):
                 key = plan_key(self.run_id, version)
                 if not self.store.put_if_absent(key=key, data=data) and self.store.get(key=key) != data:
