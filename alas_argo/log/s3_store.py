@@ -9,7 +9,8 @@ with ``from e``:
 - connection errors, timeouts, 429 and 5xx: retried with exponential backoff and jitter, then
   :class:`~alas_argo.errors.StoreUnavailable` naming the endpoint;
 - ``NoSuchBucket``: :class:`~alas_argo.errors.StoreError` naming the bucket; ``NoSuchKey``:
-  :class:`~alas_argo.log.store.RecordNotFound`.
+  :class:`~alas_argo.log.store.RecordNotFound`; ``501 NotImplemented`` (a service without conditional
+  writes): a StoreError saying so, never a silent unconditional write.
 
 boto3's own retries are switched off so that the backoff is ours: bounded, observable and testable.
 """
@@ -125,7 +126,7 @@ class S3Store(Store):
             except e_mod.ClientError as e:
                 code = str(e.response.get("Error", {}).get("Code", ""))
                 status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-                if code in _TRANSIENT_CODES or status == 429 or status >= 500:
+                if code in _TRANSIENT_CODES or status == 429 or (status >= 500 and status != 501):
                     last = e
                     continue
                 raise self._permanent(what, key, code, status, e) from e
@@ -136,6 +137,11 @@ class S3Store(Store):
     def _permanent(self, what: str, key: str, code: str, status: int, e: Exception) -> StoreError:
         if code == "NoSuchBucket":
             return StoreError(f"bucket {self.bucket!r} does not exist", where=self.endpoint or "s3")
+        if code == "NotImplemented" or status == 501:
+            # Older MinIO releases and some S3 clones reject If-None-Match; without it appends could
+            # silently overwrite each other, so refuse loudly instead of degrading.
+            return StoreError(f"the S3 service does not implement this request ({what}); the log needs "
+                              "conditional writes (If-None-Match: *)", where=self.endpoint or "s3")
         if code in ("NoSuchKey", "404", "NotFound") or status == 404:
             return RecordNotFound("no such record", where=f"{self.location}/{key}")
         return StoreError(f"S3 {what} refused ({code or status}): {e}", where=f"{self.location}/{key}")

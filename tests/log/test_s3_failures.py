@@ -99,3 +99,25 @@ def test_edited_event_on_s3_is_named_by_verify(s3_store: S3Store) -> None:
     assert report.first_bad.code == "bad_hash" and report.first_bad.key == key
     s3_store.put(key=event_key("tamper", 1), data=b"{not json")
     assert log.verify().first_bad.code == "unreadable"  # type: ignore[union-attr]
+
+
+def test_error_translation_of_responses_moto_never_sends() -> None:
+    """5xx is retried then StoreUnavailable; 501 (no conditional writes) is a permanent, explicit error."""
+    from botocore.exceptions import ClientError
+
+    store = S3Store(bucket="b", endpoint="http://127.0.0.1:1", access_key="a", secret_key="b", max_retries=2,
+                    sleep=lambda _d: None)
+    calls: list[int] = []
+
+    def fail(status: int, code: str) -> None:
+        calls.append(status)
+        raise ClientError({"Error": {"Code": code, "Message": "x"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+                          "PutObject")
+
+    with pytest.raises(StoreUnavailable):
+        store._call("put", "k", lambda: fail(503, "SlowDown"))
+    assert calls == [503, 503, 503]
+    calls.clear()
+    with pytest.raises(StoreError, match="conditional writes") as info:
+        store._call("put", "k", lambda: fail(501, "NotImplemented"))
+    assert calls == [501] and not isinstance(info.value, StoreUnavailable)
