@@ -1,11 +1,151 @@
-"""CLI commands (engines_commands); filled in by the issue that owns them."""
+"""`alas engines matrix|lint`, `alas render`, `alas submit`: the engines from the command line."""
 
 from __future__ import annotations
 
-from alas_argo.cli.app import Commands
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.errors import InputError, IntegrityError
 
 __all__ = ["register"]
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from alas_argo.engines.conformance import ENGINES, matrix_json
+
+    rows = matrix_json()
+    if args.json:
+        print_json(rows)
+        return 0
+    table = Table(title="IR feature support per engine (native / approximated / unsupported)")
+    table.add_column("feature")
+    table.add_column("IR")
+    for engine in ENGINES:
+        table.add_column(engine)
+    for r in rows:
+        table.add_row(r["feature"], r["ir"], *(f"{r[e]['support']}: {r[e]['mapping']}" for e in ENGINES))
+    Console(width=200).print(table)
+    return 0
+
+
+def _load(path: str) -> Any:
+    import yaml
+
+    p = Path(path)
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found", where=str(p)) from None
+    except yaml.YAMLError as e:
+        raise InputError(f"not YAML/JSON: {str(e).splitlines()[0]}", where=str(p)) from None
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from statelint.config import Config
+    from statelint.linter import Linter
+
+    from alas_argo.engines.lint import lint_argo
+
+    bad = 0
+    for path in args.files:
+        doc = _load(path)
+        if isinstance(doc, dict) and "States" in doc:
+            problems = [str(p) for p in Linter.validate(json.dumps(doc), Config([], False, False))]
+        else:
+            problems = [str(p) for p in lint_argo(doc if isinstance(doc, dict) else {})]
+        for p in problems:
+            print(f"{path}: {p}")
+        bad += bool(problems)
+    if bad:
+        raise IntegrityError(f"{bad} of {len(args.files)} files have problems", where="alas engines lint")
+    print(f"{len(args.files)} files clean")
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from alas_argo.engines.rendering import compare_tree, load_definitions, render_all, repo_root, write_tree
+
+    files = render_all(load_definitions(args.workflows), image=args.image)
+    out = Path(args.out) if args.out else repo_root() / "workflows"
+    chart = None if args.no_chart else Path(args.chart_dir) if args.chart_dir else repo_root() / "charts/alas/workflows"
+    templates = {Path(rel).name: text for rel, text in files.items() if rel.startswith("argo/")}
+    if args.check:
+        stale = compare_tree(files, out) + ([f"{chart}/{n}" for n in compare_tree(templates, chart)] if chart else [])
+        if stale:
+            raise IntegrityError(f"{len(stale)} rendered files are stale: {', '.join(stale)} (run alas render)",
+                                 where=str(out))
+        print(f"{len(files)} files up to date")
+        return 0
+    written = write_tree(files, out)
+    if chart is not None and chart.parent.is_dir():
+        written += write_tree(templates, chart)
+    for p in written:
+        print(p)
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from alas_argo.engines.argo import to_argo
+    from alas_argo.engines.submitting import as_submission, submit
+    from alas_argo.settings import load_settings
+
+    settings = load_settings(argo={"host": args.host, "token": args.token, "namespace": args.namespace,
+                                   "image": args.image})
+    params = {}
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"expected NAME=VALUE, got {item!r}", where="-p")
+        params[name] = value
+    if Path(args.workflow).suffix in (".yaml", ".yml", ".json"):
+        doc = _load(args.workflow)
+    else:
+        from alas_argo.engines.rendering import load_definitions
+
+        builders = load_definitions(args.workflows)
+        if args.workflow not in builders:
+            raise InputError(f"unknown workflow {args.workflow!r} (known: {', '.join(sorted(builders))})",
+                             where="alas submit")
+        doc = to_argo(builders[args.workflow](), image=settings.argo.image, namespace=settings.argo.namespace)
+    workflow = as_submission(doc, params, namespace=settings.argo.namespace)
+    if args.dry_run:
+        print_json(workflow)
+        return 0
+    name = submit(workflow, settings.argo)
+    print(f"submitted {name} in namespace {settings.argo.namespace}")
+    return 0
+
+
 def register(commands: Commands) -> None:
-    """Add this module's commands."""
+    """Add `engines matrix`, `engines lint`, `render` and `submit`."""
+    commands.group("engines", "The IR compilers: conformance matrix and offline lint.")
+    p = commands.add("matrix", _matrix, group="engines", help="Print the conformance matrix (IR feature x engine).")
+    p.add_argument("--json", action="store_true", help="print JSON rows")
+    p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
+                     description="Compile the IR workflows in workflows/ to Argo WorkflowTemplates (argo/*.yaml) and "
+                     "ASL state machines (asl/*.asl.json) under --out, and copy the templates into the Helm chart.")
+    p.add_argument("--out", help="output directory (default: workflows/ of the checkout)")
+    p.add_argument("--image", default="alas:0.1.0", help="image every template runs (default: alas:0.1.0)")
+    p.add_argument("--workflows", help="directory of the workflow definitions (default: workflows/)")
+    p.add_argument("--chart-dir", help="where the chart picks templates up (default: charts/alas/workflows)")
+    p.add_argument("--no-chart", action="store_true", help="do not copy templates into the chart")
+    p.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 when stale")
+    p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",
+                     description="Submit WORKFLOW (a name from workflows/, e.g. alas-plan, or a rendered YAML file) "
+                     "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE).")
+    p.add_argument("workflow", metavar="WORKFLOW")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")
+    p.add_argument("--host", help="Argo server URL")
+    p.add_argument("--token", help="bearer token")
+    p.add_argument("--namespace", help="namespace")
+    p.add_argument("--image", help="image (for a workflow compiled from its definition)")
+    p.add_argument("--workflows", help="directory of the workflow definitions")
+    p.add_argument("--dry-run", action="store_true", help="print the Workflow instead of submitting it")

@@ -1,0 +1,91 @@
+"""Rendering the workflows users submit: load the IR builders in ``workflows/``, compile each to an Argo
+WorkflowTemplate (YAML) and an ASL state machine (JSON), and write or compare the golden files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from alas_argo.engines.argo import to_argo
+from alas_argo.engines.asl import to_asl
+from alas_argo.errors import InputError
+from alas_argo.ir import Workflow
+
+__all__ = ["DEFAULT_IMAGE", "compare_tree", "dump_yaml", "load_definitions", "render_all", "repo_root",
+           "write_tree"]
+
+#: Image the golden templates name: what the chart's kind flow builds and loads (charts/alas/values.yaml).
+DEFAULT_IMAGE = "alas:0.1.0"
+
+
+def repo_root() -> Path:
+    """The source checkout this package runs from (editable install)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[[], Workflow]]:
+    """Template name -> IR builder, from the ``workflows`` package in ``directory``.
+
+    Default: ``$ALAS_WORKFLOWS_DIR``, else ``workflows/`` of the checkout.
+
+    Raises:
+        InputError: The directory or its ``__init__.py`` is missing.
+    """
+    root = Path(directory or os.environ.get("ALAS_WORKFLOWS_DIR") or repo_root() / "workflows")
+    init = root / "__init__.py"
+    if not init.is_file():
+        raise InputError("workflow definitions not found (set ALAS_WORKFLOWS_DIR or --workflows)", where=str(root))
+    if "workflows" not in sys.modules or Path(str(sys.modules["workflows"].__file__)).resolve() != init.resolve():
+        spec = importlib.util.spec_from_file_location("workflows", init, submodule_search_locations=[str(root)])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["workflows"] = module  # the builders import their siblings as workflows.<name>
+        spec.loader.exec_module(module)
+    found: dict[str, Callable[[], Workflow]] = sys.modules["workflows"].WORKFLOWS
+    return found
+
+
+def dump_yaml(doc: Any) -> str:
+    """Byte-stable YAML (insertion order, no line wrapping)."""
+    text: str = yaml.safe_dump(doc, sort_keys=False, width=10_000, allow_unicode=True)
+    return text
+
+
+def render_all(definitions: dict[str, Callable[[], Workflow]], *, image: str = DEFAULT_IMAGE) -> dict[str, str]:
+    """Relative path -> file text: ``argo/<name>.yaml`` (WorkflowTemplate) and ``asl/<name>.asl.json``."""
+    files: dict[str, str] = {}
+    for name, build in sorted(definitions.items()):
+        wf = build()
+        files[f"argo/{name}.yaml"] = dump_yaml(to_argo(wf, image=image, kind="WorkflowTemplate"))
+        files[f"asl/{name}.asl.json"] = json.dumps(to_asl(wf), indent=2) + "\n"
+    return files
+
+
+def write_tree(files: dict[str, str], out: str | Path) -> list[Path]:
+    """Write every file under ``out`` (temp file + rename); return the paths written."""
+    written = []
+    for rel, text in files.items():
+        path = Path(out) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+def compare_tree(files: dict[str, str], out: str | Path) -> list[str]:
+    """Relative paths whose file under ``out`` is missing or differs from the rendering."""
+    stale = []
+    for rel, text in files.items():
+        path = Path(out) / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(rel)
+    return stale

@@ -1,0 +1,81 @@
+"""`alas submit`: send a workflow to an Argo server through Hera's WorkflowsService (the only I/O of the
+engines package; the compilers stay pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from alas_argo.errors import InputError, TransientError
+from alas_argo.settings import ArgoSettings
+
+__all__ = ["ArgoUnavailable", "as_submission", "submit"]
+
+
+class ArgoUnavailable(TransientError):
+    """The Argo server could not be reached (exit 75: trying again later may work)."""
+
+
+def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace: str) -> dict[str, Any]:
+    """A Workflow to create from a rendered Workflow or WorkflowTemplate, with ``parameters`` applied.
+
+    A WorkflowTemplate is referenced (``workflowTemplateRef``), so the server runs the installed one. An empty
+    ``run-id`` gets a fresh, readable one.
+
+    Raises:
+        InputError: Not a Workflow / WorkflowTemplate, or a parameter it does not declare.
+    """
+    kind = doc.get("kind")
+    if kind not in ("Workflow", "WorkflowTemplate"):
+        raise InputError(f"cannot submit a {kind!r} document (need Workflow or WorkflowTemplate)", where="kind")
+    spec = doc.get("spec") or {}
+    declared = {p["name"]: p.get("value", "") for p in (spec.get("arguments") or {}).get("parameters") or []}
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise InputError(f"unknown parameter {unknown[0]!r} (declared: {', '.join(declared) or 'none'})",
+                         where="-p")
+    values = {**declared, **parameters}
+    base = (doc.get("metadata") or {}).get("name") or str((doc.get("metadata") or {}).get("generateName", "alas-"))
+    base = base.rstrip("-")
+    if "run-id" in values and not values["run-id"]:
+        values["run-id"] = f"{base}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    args = {"parameters": [{"name": k, "value": str(v)} for k, v in values.items()]}
+    meta = {"generateName": f"{base}-", "namespace": namespace, "labels": (doc.get("metadata") or {}).get("labels", {})}
+    if kind == "WorkflowTemplate":
+        body = {"workflowTemplateRef": {"name": base}, "arguments": args}
+    else:
+        body = {**spec, "arguments": args}
+    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": meta, "spec": body}
+
+
+def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
+    """Create ``workflow`` on the Argo server; return the created workflow's name.
+
+    Raises:
+        InputError: No server configured.
+        ArgoUnavailable: The server did not answer (connection refused, timeout, 5xx).
+        TransientError / InputError: The server refused it (the message carries its answer).
+    """
+    if not settings.host:
+        raise InputError("no Argo server configured (set ARGO_SERVER or --host)", where="settings.argo.host")
+    import hera.workflows.models as m
+    import requests
+    from hera.workflows.service import WorkflowsService
+
+    token = settings.token.get_secret_value() if settings.token else None
+    service = WorkflowsService(host=settings.host, token=token, namespace=settings.namespace,
+                               verify_ssl=settings.verify_ssl)
+    request = m.WorkflowCreateRequest(workflow=m.Workflow.model_validate(workflow), namespace=settings.namespace)
+    try:
+        created = service.create_workflow(request, namespace=settings.namespace)
+    except requests.exceptions.ConnectionError as e:
+        raise ArgoUnavailable(f"Argo server not reachable: {type(e).__name__}", where=settings.host) from e
+    except requests.exceptions.Timeout as e:
+        raise ArgoUnavailable("Argo server timed out", where=settings.host) from e
+    except Exception as e:
+        # Hera raises plain exceptions carrying the server's status and body; keep one line of it.
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if any(code in text for code in ("500", "502", "503", "504")):
+            raise ArgoUnavailable(f"Argo server error: {text[:200]}", where=settings.host) from e
+        raise InputError(f"Argo server refused the workflow: {text[:200]}", where=settings.host) from e
+    return str(created.metadata.name)
