@@ -1,0 +1,59 @@
+"""`alas bench static` and its library: rows, independent validity, tables, summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, to_markdown, write_tables
+from alas_argo.cli import main
+from alas_argo.cli.benching import default_directory
+
+
+def test_run_static_on_a_tiny_suite() -> None:
+    seen: list[StaticRow] = []
+    rows = run_static(["ft06", "la01"], time_limit=1, on_row=seen.append)
+    assert rows == seen
+    assert [r.instance for r in rows] == ["ft06", "la01"]
+    assert all(r.valid for r in rows)
+    assert [r.makespan for r in rows] == [55, 666] and [r.gap_percent for r in rows] == [0.0, 0.0]
+    s = summarize(rows)
+    assert (s.instances, s.mean_gap_percent, s.valid_rate) == (2, 0.0, 1.0)
+
+
+def test_tables_and_summary(tmp_path: Path) -> None:
+    rows = [StaticRow("a", "2x2", 110, 100, 10.0, True, 1.0, "feasible", 90),
+            StaticRow("b", "2x2", 100, None, None, False, 2.0, "feasible", 90)]
+    s = summarize(rows)
+    assert s.mean_gap_percent == 10.0 and s.valid_rate == 0.5
+    csv_path, md_path = write_tables(rows, tmp_path / "t", title="T")
+    read = list(csv.DictReader(csv_path.read_text().splitlines()))
+    assert list(read[0]) == list(COLUMNS) and read[0]["gap_percent"] == "10.0" and read[1]["valid"] == "False"
+    md = md_path.read_text()
+    assert "| b | 2x2 | 100 |  |  | NO |" in md and "Mean gap to the upper bound: 10.00%" in md
+    assert to_markdown([], title="empty").count("n/a") == 1
+
+
+def test_cli_bench_static(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "res"
+    assert main(["bench", "static", "--suite", "ft06,la01", "--time-limit", "1", "--out", str(out),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["valid_rate"] == 1.0 and doc["summary"]["mean_gap_percent"] == 0.0
+    assert (out / "static.csv").exists() and (out / "static.md").exists()
+    assert main(["bench", "static", "--suite", "ft06", "--time-limit", "1", "--out", str(out)]) == 0
+    assert "mean gap 0.00%, valid 100.0%" in capsys.readouterr().out
+
+
+def test_cli_bad_suite_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "static", "--suite", "ft06,nosuch", "--time-limit", "1"]) == 2
+    assert "unknown instance" in capsys.readouterr().err
+
+
+def test_default_directory() -> None:
+    d = default_directory("ft06,la01", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    assert d == Path("bench/results/static-ft06_la01-20260102T030405Z")
