@@ -1,11 +1,7 @@
 """The versioned execution log of one run: append-only events in a hash chain, immutable plan versions,
 idempotency records (DESIGN.md section 6).
 
-Layout under the store::
-
-    runs/<run_id>/events/<seq:08d>.json        one sealed Event each, created only if absent
-    runs/<run_id>/plans/v<version:04d>.json     compressed plan documents, immutable
-    runs/<run_id>/idempotency/<sha256(key)>.json first writer wins
+Layout under the store: see :mod:`alas_argo.log.layout`.
 
 Concurrency without a lock service: a writer appends at the sequence number after the last event it
 knows, with a create-only-if-absent put; if another writer took that number it re-reads the new events
@@ -20,10 +16,8 @@ chain order and version order differ, and chain order wins.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -33,32 +27,15 @@ from typing import Any
 from alas_argo.errors import ConflictError, ContractError, InputError, IntegrityError, StoreUnavailable
 from alas_argo.log.event import GENESIS_HASH, Event, canonical_json, seal_event
 from alas_argo.log.events import EventType
+from alas_argo.log.idempotency import IdempotencyRecords
+from alas_argo.log.layout import check_run_id, event_key, plan_key
 from alas_argo.log.plans import PlanDiff, decode_plan, diff_plans, encode_plan, plan_hash
 from alas_argo.log.redaction import PROCESS_REDACTION_KEY, redact_payload
 from alas_argo.log.store import RecordNotFound, Store
 from alas_argo.log.verification import VerifyReport, verify_log
 
+# check_run_id, event_key and plan_key live in layout; re-exported here because callers import them from here.
 __all__ = ["ExecutionLog", "check_run_id", "event_key", "plan_key"]
-
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def check_run_id(run_id: str) -> str:
-    """Return ``run_id`` if it is usable as a key segment, else raise InputError."""
-    if not _RUN_ID.match(run_id or ""):
-        raise InputError(f"invalid run id {run_id!r} (letters, digits, '.', '_', '-'; at most 128)",
-                         where="run id")
-    return run_id
-
-
-def event_key(run_id: str, seq: int) -> str:
-    """Store key of event ``seq`` of a run."""
-    return f"runs/{run_id}/events/{seq:08d}.json"
-
-
-def plan_key(run_id: str, version: int) -> str:
-    """Store key of plan ``version`` of a run."""
-    return f"runs/{run_id}/plans/v{version:04d}.json"
 
 
 def _utc_now() -> datetime:
@@ -101,6 +78,7 @@ class ExecutionLog:
         self._events: list[Event] = []
         self._loaded = False
         self._lock = threading.RLock()
+        self._idempotency = IdempotencyRecords(store, self.run_id, clock)
         #: Appends this instance lost to another writer and retried (a contention measure).
         self.lost_races = 0
 
@@ -309,27 +287,13 @@ class ExecutionLog:
 
     # -- idempotency -------------------------------------------------------------------------------------
 
-    def _idem_key(self, key: str) -> str:
-        return f"runs/{self.run_id}/idempotency/{hashlib.sha256(key.encode()).hexdigest()}.json"
-
     def idempotency_get(self, key: str) -> dict[str, Any] | None:
         """The result recorded under ``key``, or None."""
-        try:
-            record = json.loads(self.store.get(key=self._idem_key(key)))
-        except RecordNotFound:
-            return None
-        result: dict[str, Any] = record["result"]
-        return result
+        return self._idempotency.get(key)
 
     def idempotency_put(self, key: str, result: Mapping[str, Any]) -> dict[str, Any]:
         """Record ``result`` under ``key`` unless a result is there already; return the winning result."""
-        record = {"key": key, "run_id": self.run_id, "result": dict(result),
-                  "created": self._clock().astimezone(UTC).isoformat()}
-        if self.store.put_if_absent(key=self._idem_key(key), data=canonical_json(record)):
-            winner: dict[str, Any] = json.loads(canonical_json(dict(result)))
-            return winner
-        existing = self.idempotency_get(key)
-        return existing if existing is not None else dict(result)
+        return self._idempotency.put(key, result)
 
     # -- the runtime's Journal protocol --------------------------------------------------------------------
 
