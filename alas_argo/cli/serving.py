@@ -1,4 +1,4 @@
-"""CLI commands of the long-running services: `alas operator` and `alas metrics serve`."""
+"""CLI commands of the long-running services: `alas controller`, `alas operator`, `alas metrics serve`."""
 
 from __future__ import annotations
 
@@ -63,8 +63,53 @@ def _operator(args: argparse.Namespace) -> int:
     return 0
 
 
+def _controller(args: argparse.Namespace) -> int:
+    from alas_argo.controller import RepairService, serve
+    from alas_argo.log import open_store
+    from alas_argo.settings import load_settings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = load_settings(controller={"host": args.host, "port": args.port},
+                             store={"kind": args.store, "root": args.root})
+    token = settings.controller.token.get_secret_value() if settings.controller.token else None
+    if token is None and not args.no_auth:
+        raise InputError("no bearer token: set ALAS_CONTROLLER__TOKEN (the chart takes it from a Secret), "
+                         "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
+    service = RepairService(open_store(settings), workers=settings.solver.workers,
+                            max_concurrent=args.max_concurrent)
+    try:
+        server = serve(service, settings.controller.host, settings.controller.port, token=token,
+                       max_body_bytes=settings.controller.max_body_bytes)
+    except OSError as e:
+        raise InputError(f"cannot listen on {settings.controller.host}:{settings.controller.port}: {e.strerror}",
+                         where="--port") from None
+    sys.stderr.write(f"alas controller listening on http://{settings.controller.host}:{server.server_port} "
+                     f"(store {service.store.location}{', NO AUTH' if token is None else ''})\n")
+    sys.stderr.flush()
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    stop.wait()
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
 def register(commands: Commands) -> None:
     """Add this module's commands."""
+    p = commands.add(
+        "controller", _controller,
+        help="run the repair service: POST /runs/<run>/disruptions, /healthz, /readyz, /metrics",
+        description="Serve the repair controller. A disruption POSTed for a run is repaired (LCRP by default) "
+        "against the run's current plan in the log and committed as a new version; requests need a bearer "
+        "token (ALAS_CONTROLLER__TOKEN) and an Idempotency-Key header. The store comes from ALAS_STORE__* "
+        "(e.g. ALAS_STORE__KIND=s3 ALAS_STORE__S3_ENDPOINT=...).")
+    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1, or ALAS_CONTROLLER__HOST)")
+    p.add_argument("--port", type=int, default=None, help="port to bind, 0 for any (default 8080)")
+    p.add_argument("--store", choices=["fs", "s3"], default=None, help="log backend (default: settings)")
+    p.add_argument("--root", default=None, help="directory of the fs store (default .alas)")
+    p.add_argument("--max-concurrent", type=int, default=2, help="repairs running at once (default 2)")
+    p.add_argument("--no-auth", action="store_true", help="accept requests without a token (local tests only)")
+
     p = commands.add("serve", _metrics_serve, group="metrics",
                      help="serve the Prometheus metrics of this process on /metrics until stopped")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

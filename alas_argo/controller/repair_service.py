@@ -51,14 +51,15 @@ def carry_forward(previous: Disruption | None, current: Disruption) -> Disruptio
 
 
 def _instance(events: list[Event], plan: dict[str, Any]) -> Instance:
-    """The run's instance: a full document recorded in the log, else the bundled one the events name."""
-    for event in reversed(events):
-        ref = event.payload.get("instance") if isinstance(event.payload, dict) else None
-        if isinstance(ref, dict) and "jobs" in ref:
+    """The run's instance: the latest full document recorded in the log, else the bundled one named by
+    the events or the plan (a custom instance is recorded in full once; later events name it)."""
+    refs: list[dict[str, Any]] = [e.payload["instance"] for e in reversed(events)
+                                  if isinstance(e.payload.get("instance"), dict)]
+    for ref in refs:
+        if "jobs" in ref:
             return Instance.model_validate(ref)
-        if isinstance(ref, dict) and "name" in ref:
-            return get_instance(str(ref["name"]))
-    return get_instance(str(plan.get("instance", "")))
+    name = str(refs[0].get("name")) if refs and refs[0].get("name") else str(plan.get("instance", ""))
+    return get_instance(name)
 
 
 def _disruption_in_force(events: list[Event]) -> Disruption | None:

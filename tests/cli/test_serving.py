@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -52,3 +53,44 @@ def test_operator_without_a_cluster_says_so(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     assert main(["operator", "--once"]) == 2
     assert "no Kubernetes configuration found" in capsys.readouterr().err
+
+
+def test_controller_refuses_to_start_without_a_token(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("ALAS_CONTROLLER__TOKEN", raising=False)
+    assert main(["controller", "--port", "0"]) == 2
+    assert "ALAS_CONTROLLER__TOKEN" in capsys.readouterr().err
+
+
+def test_controller_serves_until_sigterm(tmp_path: Path) -> None:
+    import os
+
+    script = "import sys; from alas_argo.cli import main; sys.exit(main())"
+    env = {**os.environ, "ALAS_CONTROLLER__TOKEN": "t0k3n", "ALAS_STORE__KIND": "fs",
+           "ALAS_STORE__ROOT": str(tmp_path / "log")}
+    proc = subprocess.Popen([sys.executable, "-c", script, "controller", "--port", "0"], stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        assert match, line
+        base = f"http://127.0.0.1:{match.group(1)}"
+        with urllib.request.urlopen(f"{base}/healthz", timeout=5) as resp:
+            assert resp.status == 200
+        with urllib.request.urlopen(f"{base}/readyz", timeout=5) as resp:
+            assert resp.status == 200
+        request = urllib.request.Request(f"{base}/runs/r/disruptions", data=b"{}", method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(request, timeout=5)
+        assert denied.value.code == 401
+        denied.value.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()

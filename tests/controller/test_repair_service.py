@@ -1,0 +1,81 @@
+"""The controller's core without HTTP, on a filesystem store: carry-forward, idempotency after a crash,
+and the shape of the committed version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from alas_argo.controller import DisruptionRequest, RepairService, RunNotFound, carry_forward
+from alas_argo.errors import InputError
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.instance import Instance
+from alas_argo.log import EventType, ExecutionLog, FsStore
+from tests.controller.conftest import greedy
+
+REQUEST = DisruptionRequest.model_validate(
+    {"time": 2, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3}],
+     "method": "right-shift"})
+
+
+@pytest.fixture
+def store(tmp_path: Path, tiny: Instance) -> FsStore:
+    store = FsStore(tmp_path / "log")
+    log = ExecutionLog(store, "r")
+    log.append(EventType.RUN_STARTED, payload={"instance": tiny.to_json()})
+    log.commit_plan(greedy(tiny).to_json())
+    return store
+
+
+def test_carry_forward_keeps_unfinished_downtime_and_every_duration_change() -> None:
+    first = Disruption.model_validate({"time": 2, "events": [
+        {"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3},
+        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},
+        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4}]})
+    second = Disruption.model_validate({"time": 6, "events": [
+        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]})
+    merged = carry_forward(first, second)
+    assert merged.time == 6
+    assert [e.model_dump() for e in merged.events] == [
+        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},  # still down at 6
+        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4},
+        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]
+    assert carry_forward(None, second) == second
+    with pytest.raises(InputError, match="earlier than the previous"):
+        carry_forward(second, first)
+
+
+def test_commit_records_disruption_key_and_parent(store: FsStore) -> None:
+    response = RepairService(store).handle("r", REQUEST, "key-1")
+    assert (response.version, response.parent_version, response.idempotent_replay) == (2, 1, False)
+    log = ExecutionLog(store, "r")
+    commit = log.plan_event(2)
+    assert commit.payload["parent_version"] == 1 and commit.payload["reason"] == "repair"
+    assert commit.payload["meta"]["idempotency_key"] == "key-1"
+    assert commit.payload["meta"]["disruption"] == REQUEST.disruption().to_json()
+    types = [e.type for e in log.events()]
+    assert types[-4:] == [EventType.DISRUPTION_OBSERVED, EventType.REPAIR_STARTED, EventType.REPAIR_FINISHED,
+                          EventType.PLAN_COMMITTED]
+
+
+def test_replay_survives_a_crash_before_the_idempotency_record(store: FsStore, tmp_path: Path) -> None:
+    service = RepairService(store)
+    first = service.handle("r", REQUEST, "key-1")
+    records = list((tmp_path / "log" / "runs" / "r" / "idempotency").glob("*.json"))
+    assert len(records) == 1
+    records[0].unlink()  # as if the process died right after the commit
+    again = RepairService(store).handle("r", REQUEST, "key-1")
+    assert again.idempotent_replay and again.version == first.version == 2
+    assert ExecutionLog(store, "r").versions() == [1, 2]
+
+
+def test_no_plan_means_not_found(tmp_path: Path) -> None:
+    with pytest.raises(RunNotFound):
+        RepairService(FsStore(tmp_path / "empty")).handle("ghost", REQUEST, "k")
+
+
+def test_request_fingerprint_ignores_nothing() -> None:
+    other = REQUEST.model_copy(update={"budget": 2.0})
+    assert REQUEST.fingerprint() != other.fingerprint()
+    assert REQUEST.fingerprint() == DisruptionRequest.model_validate(REQUEST.model_dump()).fingerprint()
