@@ -1,0 +1,189 @@
+"""A small stand-in for the Argo controller: walks a rendered Workflow / WorkflowTemplate the way Argo
+would, running each container's command locally.
+
+What it does as Argo does: DAG tasks run in dependency order (``depends`` expressions over task phases,
+``when`` conditions, ``continueOn.failed``); parameters are substituted from ``{{workflow.*}}``,
+``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an unresolvable
+reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
+outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
+container wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
+``retryStrategy.limit`` retries a failed pod; the ``onExit`` template runs last with ``workflow.status``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Pod", "Walk", "Walker"]
+
+_REF = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
+
+
+@dataclass
+class Pod:
+    """One container run: template, argv after the command, exit code, outputs."""
+
+    template: str
+    argv: list[str]
+    exit_code: int
+    outputs: dict[str, str]
+
+
+@dataclass
+class Walk:
+    """The result of a walk."""
+
+    status: str
+    pods: list[Pod] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+class Walker:
+    """Walk ``doc`` with ``arguments``; ``run(argv) -> exit code`` executes one container command."""
+
+    def __init__(self, doc: dict[str, Any], run: Callable[[list[str]], int], *, name: str,
+                 arguments: dict[str, str] | None = None) -> None:
+        self.spec = doc["spec"]
+        self.templates = {t["name"]: t for t in self.spec["templates"]}
+        declared = {p["name"]: p.get("value") for p in (self.spec.get("arguments") or {}).get("parameters") or []}
+        self.globals = {"workflow.name": name, **{f"workflow.parameters.{k}": v for k, v in
+                                                   {**declared, **(arguments or {})}.items()}}
+        self.run_container = run
+        self.walk = Walk(status="Running")
+        self.scratch = Path(tempfile.mkdtemp(prefix="argo-walk-"))
+
+    def sub(self, text: str, scope: dict[str, str]) -> str:
+        def value(m: re.Match[str]) -> str:
+            ref = m.group(1)
+            if ref in scope:
+                return scope[ref]
+            if ref in self.globals and self.globals[ref] is not None:
+                return str(self.globals[ref])
+            raise KeyError(f"unresolved reference {{{{{ref}}}}}")
+        return _REF.sub(value, text)
+
+    def container(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
+        pod_dir = Path(tempfile.mkdtemp(dir=self.scratch))
+        argv = [self.sub(a, scope).replace("/tmp/outputs", str(pod_dir / "outputs")) for a in t["container"]["args"]]
+        attempts = 1 + int((t.get("retryStrategy") or {}).get("limit", 0))
+        for _ in range(attempts):
+            code = self.run_container(argv)
+            outputs: dict[str, str] = {}
+            if code == 0:
+                for p in (t.get("outputs") or {}).get("parameters") or []:
+                    path = Path(p["valueFrom"]["path"].replace("/tmp/outputs", str(pod_dir / "outputs")))
+                    if not path.is_file():
+                        code = 1  # Argo fails a pod whose declared output file is missing
+                        break
+                    outputs[p["name"]] = path.read_text(encoding="utf-8")
+            self.walk.pods.append(Pod(t["name"], argv, code, outputs))
+            if code == 0:
+                for p in (t.get("outputs") or {}).get("parameters") or []:
+                    if "globalName" in p:
+                        self.walk.outputs[p["globalName"]] = outputs[p["name"]]
+                return "Succeeded", outputs
+            if not self.retryable((t.get("retryStrategy") or {}).get("expression"), code):
+                break
+        return "Failed", {}
+
+    @staticmethod
+    def retryable(expression: str | None, code: int) -> bool:
+        """Argo's retryStrategy.expression for the terms the compiler writes (exit codes, the message)."""
+        if expression is None:
+            return True
+        for term in expression.split("||"):
+            m = re.fullmatch(r"\s*asInt\(lastRetry\.exitCode\) == (\d+)\s*", term)
+            if m is not None and int(m.group(1)) == code:
+                return True
+            if m is None and "lastRetry.message" not in term and term.strip() != "false":
+                raise ValueError(f"unsupported retry expression term {term!r}")
+        return False  # a local run has no deadline message
+
+    def template(self, name: str, inputs: dict[str, str]) -> tuple[str, dict[str, str]]:
+        t = self.templates[name]
+        declared = {p["name"]: p.get("value") for p in (t.get("inputs") or {}).get("parameters") or []}
+        values = {**{k: v for k, v in declared.items() if v is not None}, **inputs}
+        missing = set(declared) - set(values)
+        if missing:
+            raise KeyError(f"template {name}: inputs {sorted(missing)} not given")
+        scope = {f"inputs.parameters.{k}": v for k, v in values.items()}
+        if "dag" in t:
+            return self.dag(t, scope)
+        return self.container(t, scope)
+
+    @staticmethod
+    def depends_ok(expr: str, phases: dict[str, str]) -> bool:
+        def term(m: re.Match[str]) -> str:
+            task, state = m.group(1), m.group(2)
+            phase = phases[task]
+            ok = phase == state if state else phase in ("Succeeded", "Skipped")
+            return str(ok)
+        py = re.sub(r"([A-Za-z0-9][\w-]*)(?:\.(Succeeded|Failed|Skipped|Errored))?", term, expr)
+        return bool(eval(py.replace("&&", " and ").replace("||", " or ")))  # only True/False/and/or remain
+
+    @staticmethod
+    def when_ok(expr: str) -> bool:
+        for alt in expr.split("||"):
+            m = re.fullmatch(r"\s*'?([^'!=]*?)'?\s*(==|!=)\s*'?([^'!=]*?)'?\s*", alt)
+            if m is None:
+                raise ValueError(f"unsupported when {expr!r}")
+            if (m.group(1) == m.group(3)) == (m.group(2) == "=="):
+                return True
+        return False
+
+    def dag(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
+        tasks = {x["name"]: x for x in t["dag"]["tasks"]}
+        phases: dict[str, str] = {}
+        local = dict(scope)
+        while len(phases) < len(tasks):
+            ready = [n for n, x in tasks.items() if n not in phases and all(
+                d in phases for d in re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", x.get("depends", "")))]
+            if not ready:
+                raise RuntimeError("DAG deadlock")
+            name = ready[0]
+            task = tasks[name]
+            if task.get("depends") and not self.depends_ok(task["depends"], phases):
+                phases[name] = "Omitted"
+                continue
+            if "when" in task and not self.when_ok(self.sub(task["when"], local)):
+                phases[name] = "Skipped"
+                continue
+            args = {p["name"]: p.get("value", "") for p in (task.get("arguments") or {}).get("parameters") or []}
+            if "withParam" in task:
+                items = json.loads(self.sub(task["withParam"], local))
+                results = []
+                phase = "Succeeded"
+                for item in items:
+                    text = item if isinstance(item, str) else json.dumps(item, separators=(",", ":"))
+                    p, outs = self.template(task["template"],
+                                            {k: self.sub(v, {**local, "item": text}) for k, v in args.items()})
+                    phase = "Failed" if p == "Failed" else phase
+                    results.append(outs)
+                local[f"tasks.{name}.outputs.parameters"] = json.dumps(results)
+                for key in {k for r in results for k in r}:
+                    local[f"tasks.{name}.outputs.parameters.{key}"] = json.dumps([r.get(key) for r in results])
+            else:
+                phase, outs = self.template(task["template"], {k: self.sub(v, local) for k, v in args.items()})
+                for k, v in outs.items():
+                    local[f"tasks.{name}.outputs.parameters.{k}"] = v
+            phases[name] = phase
+        failed = [n for n, p in phases.items() if p == "Failed" and not (tasks[n].get("continueOn") or {}).get("failed")]
+        status = "Failed" if failed else "Succeeded"
+        outputs = {p["name"]: self.sub(p["valueFrom"]["parameter"], local)
+                   for p in (t.get("outputs") or {}).get("parameters") or []} if status == "Succeeded" else {}
+        return status, outputs
+
+    def run(self) -> Walk:
+        """Run the entrypoint, then the exit handler; return the walk."""
+        status, _ = self.template(self.spec["entrypoint"], {})
+        self.walk.status = status
+        self.globals["workflow.status"] = status
+        if "onExit" in self.spec:
+            self.template(self.spec["onExit"], {})
+        return self.walk
