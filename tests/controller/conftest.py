@@ -15,7 +15,7 @@ from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.s3_store import S3Store
 from tests.s3server import LoopbackS3, s3_bucket, s3_server
 
-__all__ = ["controller", "greedy", "make_controller", "run_id", "s3_bucket", "s3_server", "s3_store", "TOKEN"]
+__all__ = ["TOKEN", "controller", "greedy", "make_controller", "run_id", "s3_bucket", "s3_server", "s3_store"]
 
 TOKEN = "test-token-0123456789"
 

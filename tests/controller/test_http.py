@@ -30,7 +30,7 @@ def call(base: str, method: str, path: str, body: Any = None, *, token: str | No
          key: str | None = "k1", headers: dict[str, str] | None = None,
          raw: bytes | None = None) -> tuple[int, dict[str, Any], dict[str, str]]:
     parts = urlsplit(base)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=30)
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     hdrs = {"Content-Type": "application/json"} if data is not None else {}
     if token is not None:
@@ -80,7 +80,7 @@ def test_readyz_fails_when_the_store_is_unreachable(make_controller: Callable[..
 
 @pytest.mark.parametrize("token", [None, "wrong", ""])
 def test_unauthenticated_requests_are_refused(controller: str, run_id: str, token: str | None) -> None:
-    status, doc, headers = post(controller, BREAKDOWN, token=token)
+    status, _doc, headers = post(controller, BREAKDOWN, token=token)
     assert status == 401 and headers["WWW-Authenticate"] == "Bearer"
     assert call(controller, "GET", f"/runs/{run_id}", token=token)[0] == 401
 
@@ -99,7 +99,8 @@ def test_missing_idempotency_key(controller: str, run_id: str) -> None:
 def test_body_size_limit(make_controller: Callable[..., ControllerServer], run_id: str) -> None:
     server = make_controller(max_body_bytes=2048)
     base = f"http://127.0.0.1:{server.server_port}"
-    big = {**BREAKDOWN, "events": BREAKDOWN["events"] * 200}
+    events: list[Any] = list(BREAKDOWN["events"])  # type: ignore[call-overload]
+    big = {**BREAKDOWN, "events": events * 200}
     status, doc, _ = post(base, big)
     assert status == 413 and "2048" in doc["error"]
 
@@ -108,7 +109,7 @@ def test_content_type_and_length_are_required(controller: str, run_id: str) -> N
     status, _, _ = post(controller, None, raw=b"time=2", headers={"Content-Type": "text/plain"})
     assert status == 415
     parts = urlsplit(controller)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=10)
     conn.putrequest("POST", "/runs/run-1/disruptions")
     conn.putheader("Authorization", f"Bearer {TOKEN}")
     conn.putheader("Idempotency-Key", "k")
@@ -161,9 +162,9 @@ def test_repair_commits_a_valid_new_version(controller: str, run_id: str, s3_sto
     repaired, before = Schedule.model_validate(log.plan(2)), Schedule.model_validate(log.plan(1))
     from alas_argo.jssp.disruption import Disruption
 
-    report = validate(tiny, repaired, disruption=Disruption.model_validate(
+    verdict = validate(tiny, repaired, disruption=Disruption.model_validate(
         {"time": 2, "events": BREAKDOWN["events"]}), baseline=before)
-    assert report.valid, report
+    assert verdict.valid, verdict
     assert doc["makespan"] == repaired.makespan
     assert call(controller, "GET", f"/runs/{run_id}")[1] == {"run_id": run_id, "version": 2,
                                                              "makespan": repaired.makespan}

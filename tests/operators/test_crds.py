@@ -10,13 +10,14 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from alas_argo.operator import DisruptionSpec, PlanRunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = sorted((ROOT / "operators" / "crds").glob("*.yaml"))
 EXAMPLES = sorted((ROOT / "operators" / "examples").glob("*.yaml"))
-MODELS = {"PlanRun": PlanRunSpec, "Disruption": DisruptionSpec}
+MODELS: dict[str, type[BaseModel]] = {"PlanRun": PlanRunSpec, "Disruption": DisruptionSpec}
 
 
 def crd(kind: str) -> dict[str, Any]:

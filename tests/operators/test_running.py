@@ -34,14 +34,14 @@ class MemoryApi:
         self.objects.setdefault((group, plural), {})[obj["metadata"]["name"]] = obj
 
     def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
-                                      label_selector: str | None = None) -> dict[str, Any]:
+                                      label_selector: str | None = None, **kwargs: Any) -> dict[str, Any]:
         items = list(self.objects.get((group, plural), {}).values())
         if label_selector:
             items = [i for i in items if label_selector in i["metadata"].get("labels", {})]
         return {"items": copy.deepcopy(items)}
 
     def create_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
-                                        body: dict[str, Any]) -> dict[str, Any]:
+                                        body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         self.calls.append(f"create {plural}/{body['metadata']['name']}")
         store = self.objects.setdefault((group, plural), {})
         if body["metadata"]["name"] in store:
@@ -50,7 +50,7 @@ class MemoryApi:
         return body
 
     def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
-                                              name: str, body: dict[str, Any]) -> dict[str, Any]:
+                                              name: str, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         self.calls.append(f"patch {plural}/{name}")
         if name in self.fail_patch_for:
             raise ApiError(500)
