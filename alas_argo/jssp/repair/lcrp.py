@@ -46,9 +46,9 @@ STEP_FLOOR = 0.05
 STEP_CAP = 0.25
 #: Share of the budget for the global re-solve when the local neighbourhoods leave the makespan above the
 #: lower bound of the disrupted problem.
-GLOBAL_SHARE = 0.5
+GLOBAL_SHARE = 0.6
 #: Share of the global re-solve spent on the makespan; the rest minimizes shift at that makespan.
-GLOBAL_MAKESPAN_SHARE = 0.4
+GLOBAL_MAKESPAN_SHARE = 0.5
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -187,7 +187,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
                                     time_limit=min(remaining, GLOBAL_SHARE * budget),
                                     makespan_limit=incumbent.makespan)
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=True, makespan_share=GLOBAL_MAKESPAN_SHARE)
+            found = solve_neighbourhood(request, planned, minimize_makespan=True,
+                                        makespan_share=GLOBAL_MAKESPAN_SHARE, only_if_shorter=True)
         except (InfeasibleError, NoSolutionError) as e:
             found = None
             notes.append(f"global re-solve: {type(e).__name__}")

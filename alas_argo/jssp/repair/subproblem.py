@@ -40,7 +40,8 @@ def _read(request: SolveRequest, m: OperationModel, solver: cp_model.CpSolver) -
 
 
 def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, minimize_makespan: bool,
-                        makespan_share: float = 0.5, moved_weight: int = 0) -> Schedule | None:
+                        makespan_share: float = 0.5, moved_weight: int = 0,
+                        only_if_shorter: bool = False) -> Schedule | None:
     """Solve a neighbourhood request: the least makespan, then the least shift plus a surcharge per moved op.
 
     Args:
@@ -51,6 +52,9 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
         moved_weight: What one moved operation costs in units of shift. Measured on ta01 disruptions, pure
             shift (0, the default) moves the fewest operations within short time limits: the count's
             relaxation is weak and a surcharge slows the search more than it steers it.
+        only_if_shorter: Give up (return None) when the makespan phase finds nothing shorter than
+            ``request.makespan_limit``: the caller's incumbent already has that makespan and its own
+            stability, so the second phase would be time spent for nothing.
 
     Returns:
         The best schedule found, or None when neither phase found one (the caller keeps its incumbent).
@@ -74,7 +78,11 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
             m.model.clear_hints()
             for key, var in m.starts.items():
                 m.model.add_hint(var, best.by_key()[key].start)
-        budget *= 1 - makespan_share
+        # A makespan phase that proves optimality early leaves its unused time to the stability phase.
+        budget -= solver.wall_time
+        if only_if_shorter and (best is None or (request.makespan_limit is not None
+                                                 and best.makespan >= request.makespan_limit)):
+            return None
     if limit is not None:
         m.model.add(m.makespan <= limit)
     moved, shifts = [], []
