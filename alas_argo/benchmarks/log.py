@@ -10,7 +10,9 @@ Three figures, each on a fresh run in the chosen store:
   :mod:`alas_argo.log.replay`; the figure is the wall-clock time of :func:`replay_log` over it.
 
 For ``--store s3`` without an endpoint in the settings, a moto S3 server is started on a free loopback
-port in a child process (so that its CPU time is not charged to the client) and stopped afterwards.
+port in a child process (so that its CPU time is not charged to the client) and stopped afterwards. For
+``--store fs`` without ``--root``, a temporary directory on the same filesystem as ``.alas`` is used and
+removed afterwards, so that benchmark runs never mix with real ones.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -170,8 +173,13 @@ def run_log_bench(settings: Settings, *, appends: int = 200, versions: int = 100
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    settings = load_settings(store={"kind": args.store, "root": args.root})
-    result = run_log_bench(settings, appends=args.appends, versions=args.versions, replay=not args.no_replay)
+    with contextlib.ExitStack() as stack:
+        root = args.root
+        if root is None and load_settings(store={"kind": args.store}).store.kind is StoreKind.FS:
+            root = stack.enter_context(tempfile.TemporaryDirectory(prefix=".alas-bench-", dir="."))
+        settings = load_settings(store={"kind": args.store, "root": root})
+        result = run_log_bench(settings, appends=args.appends, versions=args.versions,
+                               replay=not args.no_replay)
     if args.json:
         from alas_argo.cli.app import print_json
 
