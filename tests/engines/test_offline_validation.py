@@ -1,0 +1,125 @@
+"""Offline validation of every rendered manifest: Hera's models keep every key, the project's lint is
+clean, ASL passes statelint, and (when the reference schemas are present) Argo's CRD schema accepts it."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import hera.workflows.models as m
+import jsonschema
+import pytest
+import yaml
+from statelint.config import Config
+from statelint.linter import Linter
+
+from alas_argo.engines.argo import to_argo
+from alas_argo.engines.asl import to_asl
+from alas_argo.engines.lint import lint_argo
+from alas_argo.engines.rendering import repo_root
+from tests.engines.samples import kitchen_sink
+
+ROOT = repo_root()
+ARGO = sorted((ROOT / "workflows" / "argo").glob("*.yaml"))
+ASL = sorted((ROOT / "workflows" / "asl").glob("*.json"))
+SCHEMAS = ROOT.parent / "shared" / "schemas" / "argo"
+
+
+def _manifests() -> list[tuple[str, dict[str, Any]]]:
+    out = [(p.name, yaml.safe_load(p.read_text())) for p in ARGO]
+    out.append(("kitchen-sink.workflow", to_argo(kitchen_sink(), image="alas:test", namespace="alas")))
+    return out
+
+
+MANIFESTS = _manifests()
+
+
+def test_goldens_exist() -> None:
+    assert [p.name for p in ARGO] == ["alas-bench.yaml", "alas-plan.yaml", "alas-repair.yaml"]
+    assert len(ASL) == 3
+
+
+@pytest.mark.parametrize(("name", "doc"), MANIFESTS, ids=[n for n, _ in MANIFESTS])
+def test_hera_models_keep_every_key(name: str, doc: dict[str, Any]) -> None:
+    model = m.WorkflowTemplate if doc["kind"] == "WorkflowTemplate" else m.Workflow
+    again = model.model_validate(copy.deepcopy(doc)).model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert again == doc
+
+
+@pytest.mark.parametrize(("name", "doc"), MANIFESTS, ids=[n for n, _ in MANIFESTS])
+def test_project_lint_is_clean(name: str, doc: dict[str, Any]) -> None:
+    assert lint_argo(doc) == []
+
+
+def test_lint_finds_broken_references() -> None:
+    doc = copy.deepcopy(dict(MANIFESTS)["alas-plan.yaml"])
+    spec = doc["spec"]
+    spec["onExit"] = "nowhere"
+    main = next(t for t in spec["templates"] if t["name"] == "main")
+    supervise = next(t for t in main["dag"]["tasks"] if t["name"] == "supervise")
+    supervise["depends"] = "ghost"
+    agents = next(t for t in main["dag"]["tasks"] if t["name"] == "job-agents")
+    agents["arguments"]["parameters"][0]["value"] = "{{tasks.blueprint.outputs.parameters.nothing}}"
+    leaf = next(t for t in spec["templates"] if t["name"] == "disrupt")
+    leaf["container"]["args"].append("{{inputs.parameters.undeclared}}")
+    leaf["container"]["args"].append("{{workflow.parameters.missing}}")
+    problems = "\n".join(str(p) for p in lint_argo(doc))
+    for expected in ("onExit 'nowhere'", "unknown task 'ghost'", "no output parameter 'nothing'",
+                     "undeclared input parameter 'inputs.parameters.undeclared'",
+                     "undeclared workflow parameter 'workflow.parameters.missing'",
+                     "reads outputs of task 'job-agents' without depending on it"):
+        assert expected in problems, expected
+
+
+@pytest.mark.parametrize("path", ASL, ids=[p.name for p in ASL])
+def test_statelint_accepts_the_asl(path: Path) -> None:
+    assert Linter.validate(path.read_text(), Config([], False, False)) == []
+
+
+def test_statelint_accepts_the_kitchen_sink_and_rejects_a_broken_machine() -> None:
+    doc = to_asl(kitchen_sink())
+    assert Linter.validate(json.dumps(doc), Config([], False, False)) == []
+    doc["States"]["blueprint"]["Next"] = "nowhere"
+    assert Linter.validate(json.dumps(doc), Config([], False, False))
+
+
+def _int_or_string(schema: Any) -> Any:
+    """The CRD's x-kubernetes-int-or-string as JSON Schema, and additionalProperties: false where typed."""
+    if isinstance(schema, dict):
+        out = {k: _int_or_string(v) for k, v in schema.items()}
+        if out.pop("x-kubernetes-int-or-string", False):
+            out.pop("type", None)
+            out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+        if "properties" in out and "additionalProperties" not in out \
+                and not out.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_int_or_string(v) for v in schema]
+    return schema
+
+
+@functools.cache
+def _validator(file: str) -> jsonschema.Draft7Validator:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabytes of YAML
+    crd = yaml.load((SCHEMAS / file).read_text(), Loader=loader)  # noqa: S506 - a safe loader
+    return jsonschema.Draft7Validator(_int_or_string(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
+
+
+@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference CRD schemas (../shared/schemas/argo) not present")
+@pytest.mark.parametrize(("name", "doc"), MANIFESTS, ids=[n for n, _ in MANIFESTS])
+def test_argo_crd_schema_accepts_the_manifest(name: str, doc: dict[str, Any]) -> None:
+    file = "argoproj.io_workflowtemplates.yaml" if doc["kind"] == "WorkflowTemplate" else "argoproj.io_workflows.yaml"
+    errors = sorted(_validator(file).iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, [f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5]]
+
+
+@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference CRD schemas (../shared/schemas/argo) not present")
+def test_argo_crd_schema_rejects_a_typo() -> None:
+    doc = copy.deepcopy(dict(MANIFESTS)["alas-plan.yaml"])
+    leaf = next(t for t in doc["spec"]["templates"] if t["name"] == "blueprint")
+    leaf["retryStrategy"]["limt"] = leaf["retryStrategy"].pop("limit")
+    assert list(_validator("argoproj.io_workflowtemplates.yaml").iter_errors(doc))
