@@ -199,7 +199,10 @@ class Stages:
         plan = _plan(source["plan"])
         meta = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
                 "makespan": plan.makespan}
-        version = self.log.commit_plan(plan.to_json(), node_id=ctx.node_id, reason=ctx.params["reason"], meta=meta)
+        # The key makes the commit exactly-once even if the process dies between the commit and the
+        # runtime's idempotency record: a resumed run finds the version instead of committing it again.
+        version = self.log.commit_plan(plan.to_json(), node_id=ctx.node_id, reason=ctx.params["reason"], meta=meta,
+                                       idempotency_key=f"{self.log.run_id}:{ctx.node_id}")
         carried = {k: source[k] for k in ("disruption", "metrics") if k in source}
         return _plan_out(plan, version=version, **carried)
 
