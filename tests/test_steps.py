@@ -1,0 +1,125 @@
+"""`alas step`: outputs through the log, idempotent re-runs, exit codes the retry policy tells apart, the
+loop guard, and saga compensation in reverse order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.errors import LoopGuardTripped
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.steps import StepContext, StepInput, StepOutput, output_key, run_step
+from tests.s3server import free_port
+
+
+def _step(tmp: Path, *args: str) -> int:
+    return main(["step", *args, "--store", "fs", "--root", str(tmp / "log"), "--run-id", "r1", "--scope", "wf-1"])
+
+
+def test_blueprint_then_job_agent_pass_keys_and_rerun_idempotently(tmp_path: Path) -> None:
+    assert _step(tmp_path, "blueprint", "--run-input", "instance=ft06", "--outputs", str(tmp_path / "a")) == 0
+    assert json.loads((tmp_path / "a" / "jobs").read_text()) == [0, 1, 2, 3, 4, 5]
+    key = (tmp_path / "a" / "key").read_text()
+    assert key == output_key("wf-1", "blueprint")
+    argv = ["job-agent", "--node", "agents", "--item", "2", "--input", f"blueprint={key}", "--outputs"]
+    assert _step(tmp_path, *argv, str(tmp_path / "b")) == 0
+    assert _step(tmp_path, *argv, str(tmp_path / "c")) == 0  # a retried pod
+    assert (tmp_path / "b" / "key").read_text() == (tmp_path / "c" / "key").read_text() == output_key("wf-1", "agents", 2)
+    log = ExecutionLog(FsStore(tmp_path / "log"), "r1")
+    events = log.events()
+    assert [e.type for e in events if e.node_id == "agents"] == [
+        EventType.NODE_STARTED, EventType.NODE_SUCCEEDED, EventType.NODE_IDEMPOTENT_HIT]
+    proposal = log.idempotency_get(output_key("wf-1", "agents", 2))
+    assert proposal is not None and proposal["doc"]["job"] == 2
+    assert len(proposal["doc"]["operations"]) == get_instance("ft06").num_machines
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _step(tmp_path, "blueprint", "--run-input", "instance=nope99", "--outputs", str(tmp_path / "o")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("alas: error:") and "\n" not in err and "nope99" in err
+    assert not (tmp_path / "o" / "key").exists()  # nothing half-written
+    assert _step(tmp_path, "teleport", "--outputs", str(tmp_path / "o")) == 2
+    assert "unknown step kind 'teleport'" in capsys.readouterr().err
+    assert _step(tmp_path, "blueprint", "--params", "{oops", "--outputs", str(tmp_path / "o")) == 2
+    events = ExecutionLog(FsStore(tmp_path / "log"), "r1").events()
+    assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["InputError"]
+
+
+def test_unreachable_store_exits_75(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    for var, value in {"ALAS_STORE__KIND": "s3", "ALAS_STORE__S3_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+                       "ALAS_STORE__MAX_RETRIES": "0", "ALAS_STORE__CONNECT_TIMEOUT": "0.5",
+                       "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}.items():
+        monkeypatch.setenv(var, value)
+    code = main(["step", "blueprint", "--run-id", "r1", "--run-input", "instance=ft06", "--outputs",
+                 str(tmp_path / "o")])
+    assert code == 75  # TransientError: Argo's retryStrategy expression retries exactly this code
+    assert "alas: error:" in capsys.readouterr().err
+
+
+def test_loop_guard_trips_and_is_logged(tmp_path: Path) -> None:
+    calls = []
+
+    def never_valid(ctx: StepContext) -> StepOutput:
+        calls.append(ctx.previous)
+        return StepOutput({"valid": False, "n": len(calls)})
+
+    inp = StepInput(kind="spin", node="spin", run_id="r2", scope="wf", max_iters=3,
+                    loop_until={"path": "output.valid", "op": "truthy"})
+    store = FsStore(tmp_path)
+    with pytest.raises(LoopGuardTripped):
+        run_step(inp, store, {"spin": never_valid})
+    assert len(calls) == 3 and calls[1] == {"valid": False, "n": 1}
+    types = [e.type for e in ExecutionLog(store, "r2").events()]
+    assert EventType.LOOP_GUARD_TRIPPED in types and types[-1] is EventType.NODE_FAILED
+
+    def valid_second_time(ctx: StepContext) -> StepOutput:
+        return StepOutput({"valid": ctx.previous is not None}, {"extra": "x"})
+
+    out = run_step(inp.model_copy(update={"kind": "ok", "node": "ok"}), store, {"ok": valid_second_time})
+    assert out.doc == {"valid": True} and out.params == {"extra": "x", "key": output_key("wf", "ok")}
+
+
+def test_compensate_reverses_committed_steps_once(tmp_path: Path) -> None:
+    store = FsStore(tmp_path)
+    log = ExecutionLog(store, "r3")
+    inst = get_instance("ft06")
+    plan = dispatch(inst).to_json()
+    for node in ("commit-a", "commit-b"):  # two saga steps, committed in this order by workflow "wf"
+        version = log.commit_plan(plan, node_id=node, reason=node)
+        key = output_key("wf", node)
+        log.idempotency_put(key, {"doc": {"version": version}, "params": {}})
+        log.append(EventType.NODE_SUCCEEDED, node_id=node, payload={"key": key, "scope": "wf"})
+    comps = {n: {"node": f"undo-{n}", "role": "retract", "params": {}} for n in ("commit-a", "commit-b")}
+    inp = StepInput(kind="compensate", node="compensate", run_id="r3", scope="wf", compensations=comps,
+                    status="Succeeded")
+    assert run_step(inp, store).doc == {"compensated": []}
+    failed = inp.model_copy(update={"status": "Failed", "scope": "wf"})
+    out = run_step(failed.model_copy(update={"node": "compensate-1"}), store)
+    assert [c["node"] for c in out.doc["compensated"]] == ["commit-b", "commit-a"]  # reverse commit order
+    assert out.doc["compensated"][0] == {"node": "commit-b", "retracted": 2, "restored": 3}
+    again = run_step(failed.model_copy(update={"node": "compensate-2"}), store)
+    assert again.doc == {"compensated": []}
+    assert log.versions() == [1, 2, 3]
+    finished = [e.payload["node"] for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
+    assert finished == ["commit-b", "commit-a"]
+
+
+def test_choose_takes_the_first_branch_that_holds(tmp_path: Path) -> None:
+    store = FsStore(tmp_path)
+    log = ExecutionLog(store, "r4")
+    log.idempotency_put(output_key("wf", "count"), {"doc": {"n": 5}, "params": {}})
+    spec = {"choices": [{"when": {"path": "count.n", "op": "gt", "value": 9}, "next": "big"},
+                        {"when": {"path": "inputs.mode", "op": "eq", "value": "fast"}, "next": "fast"}],
+            "default": "slow"}
+    inp = StepInput(kind="choose", node="route", run_id="r4", scope="wf", choices=spec,
+                    inputs={"count": output_key("wf", "count")}, run_inputs={"mode": "fast"})
+    assert run_step(inp, store).params["branch"] == "fast"
+    slow = inp.model_copy(update={"node": "route2", "run_inputs": {"mode": "x"}})
+    assert run_step(slow, store).params["branch"] == "slow"
