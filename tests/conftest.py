@@ -1,10 +1,14 @@
-"""Shared fixtures: a tiny instance with a known optimum, and the bundled ft06."""
+"""Shared fixtures: a tiny instance with a known optimum, the bundled ft06, and a real S3 protocol server on
+loopback (moto in server mode, over HTTP) with a fresh bucket per test."""
 
 from __future__ import annotations
 
 import pytest
 
 from alas_argo.jssp.instance import Instance
+from tests.s3server import s3_bucket, s3_server
+
+__all__ = ["ft06", "s3_bucket", "s3_server", "tiny"]
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 from alas_argo.log.fs_store import FsStore
 from alas_argo.log.s3_store import S3Store
 from alas_argo.log.store import Store
-from tests.s3server import LoopbackS3, s3_bucket, s3_server
+from tests.s3server import LoopbackS3
 
-__all__ = ["fs_store", "s3_bucket", "s3_server", "s3_store", "store"]
+__all__ = ["fs_store", "s3_store", "store"]
 
 
 @pytest.fixture
