@@ -29,7 +29,8 @@ def test_blueprint_then_job_agent_pass_keys_and_rerun_idempotently(tmp_path: Pat
     argv = ["job-agent", "--node", "agents", "--item", "2", "--input", f"blueprint={key}", "--outputs"]
     assert _step(tmp_path, *argv, str(tmp_path / "b")) == 0
     assert _step(tmp_path, *argv, str(tmp_path / "c")) == 0  # a retried pod
-    assert (tmp_path / "b" / "key").read_text() == (tmp_path / "c" / "key").read_text() == output_key("wf-1", "agents", 2)
+    expected = output_key("wf-1", "agents", 2)
+    assert (tmp_path / "b" / "key").read_text() == (tmp_path / "c" / "key").read_text() == expected
     log = ExecutionLog(FsStore(tmp_path / "log"), "r1")
     events = log.events()
     assert [e.type for e in events if e.node_id == "agents"] == [

@@ -44,7 +44,7 @@ class ArgoOptions:
     def __init__(self, *, image: str, namespace: str | None = None, kind: str = "Workflow",
                  service_account: str = "alas-workflow", store_config: str = "alas-store",
                  store_secret: str = "alas-s3-credentials", memo_cache: str = "alas-memo",
-                 run_id: str = "{{workflow.name}}") -> None:  # noqa: S107 - an expression, not a secret
+                 run_id: str = "{{workflow.name}}") -> None:
         if kind not in ("Workflow", "WorkflowTemplate"):
             raise ValueError(f"kind must be Workflow or WorkflowTemplate, not {kind!r}")
         self.image, self.namespace, self.kind = image, namespace, kind

@@ -95,10 +95,10 @@ def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: 
             # Only a map item has one; elsewhere the placeholder is empty, as in the local runtime.
             return "{{inputs.parameters.item}}" if has_item else "none"
         if root == "inputs" and "." in name:
-            return "{{workflow.parameters.%s}}" % name.split(".", 1)[1]
+            return "{{workflow.parameters." + name.split(".", 1)[1] + "}}"
         if root in deps:
             # The log key of that dependency's output: unique per run and output, which is what a key needs.
-            return "{{inputs.parameters.in-%s}}" % dns(root)
+            return "{{inputs.parameters.in-" + dns(root) + "}}"
         return run
     return _PLACEHOLDER.sub(sub, key)
 

@@ -105,7 +105,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
             node["role"] = args[1] if len(args) > 1 else None
         node["params"] = loads(params.get("params")) or {}
         task = tasks.get(name, {})
-        terms, any_of = _depends(task)
+        _, any_of = _depends(task)
         node["join"] = "any_of" if any_of else "all_of"
         if node["kind"] == "choice":
             choices = loads(params.get("choices")) or {}

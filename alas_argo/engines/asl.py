@@ -145,8 +145,8 @@ class _Compiler:
                 st["Default"] = after
             if committed and st["Type"] != "Choice" and not any(
                     "States.ALL" in c["ErrorEquals"] for c in st.get("Catch", [])):
-                st.setdefault("Catch", []).append({"ErrorEquals": ["States.ALL"], "Next": an.UNDO_PREFIX + committed[-1],
-                                                   "ResultPath": "$.error"})
+                st.setdefault("Catch", []).append(
+                    {"ErrorEquals": ["States.ALL"], "Next": an.UNDO_PREFIX + committed[-1], "ResultPath": "$.error"})
             states[node_id] = st
             if wf.compensation_of(n) is not None:
                 committed.append(node_id)

@@ -7,8 +7,23 @@ import json
 import re
 from typing import Any
 
-__all__ = ["COMMENT_PREFIX", "FAIL_STATE", "ITEM_SUFFIX", "RESOURCE", "UNDO_PREFIX", "from_comment", "from_error", "rule_to_condition",
-           "to_comment", "to_error", "condition_to_rule", "path_from_asl", "path_to_asl", "ref", "ref_parts"]
+__all__ = [
+    "COMMENT_PREFIX",
+    "FAIL_STATE",
+    "ITEM_SUFFIX",
+    "RESOURCE",
+    "UNDO_PREFIX",
+    "condition_to_rule",
+    "from_comment",
+    "from_error",
+    "path_from_asl",
+    "path_to_asl",
+    "ref",
+    "ref_parts",
+    "rule_to_condition",
+    "to_comment",
+    "to_error",
+]
 
 #: Prefix of compensation states and the terminal state of a rollback (node ids may not use it).
 UNDO_PREFIX = "alas-undo-"
@@ -98,7 +113,7 @@ def condition_to_rule(cond: dict[str, Any]) -> dict[str, Any]:
     elif op == "ne":
         rule = {"Not": _compare(var, "eq", value)}
     elif op == "in":
-        rule = {"Or": [_compare(var, "eq", v) for v in value]}
+        rule = {"Or": [_compare(var, "eq", v) for v in value or []]}
     else:
         rule = _compare(var, op, value)
     return {"Not": rule} if cond.get("negate") else rule

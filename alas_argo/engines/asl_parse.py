@@ -47,7 +47,8 @@ def _policy(st: dict[str, Any]) -> dict[str, Any]:
         r = st["Retry"][0]
         rate = float(r.get("BackoffRate", 2.0))
         backoff: dict[str, Any] = {"kind": "fixed" if rate == 1.0 else "exponential",
-                                   "initial": float(r.get("IntervalSeconds", 1)), "factor": 2.0 if rate == 1.0 else rate,
+                                   "initial": float(r.get("IntervalSeconds", 1)),
+                                   "factor": 2.0 if rate == 1.0 else rate,
                                    "jitter": 1.0 if r.get("JitterStrategy") == "FULL" else 0.0}
         if "MaxDelaySeconds" in r:
             backoff["max"] = float(r["MaxDelaySeconds"])
@@ -140,7 +141,8 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
                                               "params": p.get("params", {})})
             continue
         reader.nodes.append(reader.read(name, st))
-    edges, into = [], {}
+    edges: list[dict[str, str]] = []
+    into: dict[str, int] = {}
     kinds = {n["id"]: n.get("kind") for n in reader.nodes}
     targets = {b["next"] for n in reader.nodes if n.get("kind") == "choice" for b in n["choices"]}
     targets |= {n["default"] for n in reader.nodes if n.get("kind") == "choice" and n.get("default")}

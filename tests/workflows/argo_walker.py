@@ -173,7 +173,8 @@ class Walker:
                 for k, v in outs.items():
                     local[f"tasks.{name}.outputs.parameters.{k}"] = v
             phases[name] = phase
-        failed = [n for n, p in phases.items() if p == "Failed" and not (tasks[n].get("continueOn") or {}).get("failed")]
+        failed = [n for n, p in phases.items()
+                  if p == "Failed" and not (tasks[n].get("continueOn") or {}).get("failed")]
         status = "Failed" if failed else "Succeeded"
         outputs = {p["name"]: self.sub(p["valueFrom"]["parameter"], local)
                    for p in (t.get("outputs") or {}).get("parameters") or []} if status == "Succeeded" else {}
