@@ -46,9 +46,15 @@ class ControllerServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, host: str, port: int, service: RepairService, *, token: str | None,
-                 max_body_bytes: int = 1_048_576) -> None:
+                 max_body_bytes: int = 1_048_576, request_timeout: float = 30.0) -> None:
         super().__init__((host, port), _Handler)
         self.service, self.token, self.max_body_bytes = service, token, max_body_bytes
+        #: Seconds a client may take to send a request: a slow or stalled client cannot pin a thread.
+        self.request_timeout = request_timeout
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out or hung up is routine, not a traceback on stderr.
+        log.info("connection from %s ended abnormally", client_address)
 
     def start(self) -> threading.Thread:
         """Serve from a daemon thread; stop with ``shutdown()`` then ``server_close()``."""
@@ -60,6 +66,12 @@ class ControllerServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ControllerServer
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        # Socket timeout for every read of this connection (StreamRequestHandler leaves it alone when its
+        # class-level ``timeout`` is None).
+        self.request.settimeout(self.server.request_timeout)
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.address_string(), format % args)
@@ -201,8 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(service: RepairService, host: str, port: int, *, token: str | None,
-          max_body_bytes: int = 1_048_576) -> ControllerServer:
+          max_body_bytes: int = 1_048_576, request_timeout: float = 30.0) -> ControllerServer:
     """Start the controller on ``host:port`` in a daemon thread and return the server."""
-    server = ControllerServer(host, port, service, token=token, max_body_bytes=max_body_bytes)
+    server = ControllerServer(host, port, service, token=token, max_body_bytes=max_body_bytes,
+                              request_timeout=request_timeout)
     server.start()
     return server
