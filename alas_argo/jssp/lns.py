@@ -29,6 +29,7 @@ from ortools.sat.python import cp_model
 from alas_argo.errors import InputError
 from alas_argo.jssp.cpsat import SolveRequest, SolveResult, SolveStatus
 from alas_argo.jssp.modeling import ProgressEvent
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.sequencing import Sequences
 
 __all__ = ["LnsConfig", "Neighbourhood", "improve"]
@@ -144,7 +145,7 @@ def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
     return None if moved is None else (moved, code == cp_model.OPTIMAL)
 
 
-def improve(request: SolveRequest, incumbent: SolveResult | object, *, bound: int = 0,
+def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
             config: LnsConfig | None = None,
             progress: Callable[[ProgressEvent], None] | None = None) -> SolveResult:
     """Improve a schedule by LNS for ``request.time_limit`` seconds; never returns anything worse.
@@ -155,7 +156,7 @@ def improve(request: SolveRequest, incumbent: SolveResult | object, *, bound: in
 
     Args:
         request: The problem and the budget (``time_limit``, ``workers``, ``seed``).
-        incumbent: A feasible starting :class:`~alas_argo.jssp.schedule.Schedule`.
+        incumbent: A feasible starting schedule.
         bound: A known lower bound on the makespan; LNS stops when it reaches it.
         config: Window tuning.
         progress: Called with each improvement of the makespan.

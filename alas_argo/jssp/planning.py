@@ -16,7 +16,7 @@ from alas_argo.errors import InputError
 from alas_argo.jssp.cpsat import SolveRequest, SolveResult, SolveStatus, optimize
 from alas_argo.jssp.dispatching import DispatchingRule, best_dispatch, dispatch
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.lns import improve
+from alas_argo.jssp.lns import LnsConfig, improve
 from alas_argo.jssp.modeling import ProgressEvent
 
 __all__ = ["LNS_THRESHOLD", "SolveMethod", "plan"]
@@ -47,7 +47,8 @@ def _trivial_bound(instance: Instance) -> int:
 
 def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
          method: SolveMethod | str = SolveMethod.AUTO, rule: DispatchingRule | str | None = None,
-         progress: Callable[[ProgressEvent], None] | None = None) -> SolveResult:
+         progress: Callable[[ProgressEvent], None] | None = None,
+         lns_config: LnsConfig | None = None) -> SolveResult:
     """Plan a static instance within ``time_limit`` seconds.
 
     Args:
@@ -58,6 +59,7 @@ def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed
         method: See :class:`SolveMethod`.
         rule: The warm-start rule; None tries every deterministic rule and keeps the best.
         progress: Called with the warm start (phase ``dispatch``) and every improvement after it.
+        lns_config: Tuning of the LNS phase.
 
     Returns:
         The best schedule found; never worse than the warm start.
@@ -91,7 +93,7 @@ def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed
                            seconds=time.monotonic() - started, total_shift=None, improved=True)
     request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed, hint=warm)
     if method is SolveMethod.LNS:
-        result = improve(request, warm, bound=bound, progress=progress)
+        result = improve(request, warm, bound=bound, config=lns_config, progress=progress)
     elif method is SolveMethod.CPSAT or instance.num_operations <= LNS_THRESHOLD:
         result = optimize(request, progress=progress)
     else:
@@ -100,12 +102,9 @@ def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed
         if first.status is SolveStatus.OPTIMAL:
             result = first
         else:
+            bound = max(bound, first.bound)
             lns_request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed)
-            result = improve(lns_request, first.schedule, bound=first.bound, progress=progress)
-            result = SolveResult(schedule=result.schedule, status=result.status, objective=result.objective,
-                                 bound=max(first.bound, result.bound) if result.status is not
-                                 SolveStatus.OPTIMAL else result.objective,
-                                 seconds=0.0, total_shift=None, improved=True)
+            result = improve(lns_request, first.schedule, bound=bound, config=lns_config, progress=progress)
     return SolveResult(schedule=result.schedule, status=result.status, objective=result.objective,
                        bound=min(max(result.bound, bound), result.objective),
                        seconds=time.monotonic() - started, total_shift=None,

@@ -43,15 +43,13 @@ class Sequences:
         self.makespan = max((s + d for s, d in zip(start, duration, strict=True)), default=0)
 
     @classmethod
-    def from_schedule(cls, instance: Instance, schedule: object, *, durations: Mapping[tuple[int, int], int],
+    def from_schedule(cls, instance: Instance, schedule: Schedule, *, durations: Mapping[tuple[int, int], int],
                       release: int = 0) -> Sequences:
         """The sequences of a complete schedule (machine order = start order), left-shifted.
 
         Raises:
             InputError: The schedule is not a complete schedule of the instance.
         """
-        if not isinstance(schedule, Schedule):
-            raise InputError("LNS needs a Schedule as its incumbent")
         duration = [durations.get((j, s), d) for j, ops in enumerate(instance.jobs) for s, (_, d) in enumerate(ops)]
         offsets = [0]
         for ops in instance.jobs:

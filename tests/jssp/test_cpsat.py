@@ -12,7 +12,7 @@ from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest, SolveStatus, StabilityObjective, optimize
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.modeling import ProgressEvent
+from alas_argo.jssp.modeling import ProgressEvent, build_model
 from alas_argo.jssp.validate import validate
 
 
@@ -136,3 +136,18 @@ def test_extra_precedences_are_enforced(tiny: Instance) -> None:
     ops = result.schedule.by_key()
     assert ops[(2, 2)].end <= ops[(0, 0)].start
     assert validate(tiny, result.schedule).valid
+
+
+def test_pinned_operations_are_constants_not_variables() -> None:
+    instance = get_instance("ta71")
+    base = dispatch(instance, "mwkr")
+    free = {o.key for o in base.operations if 1000 <= o.start < 1100}
+    fixed = {o.key: o.start for o in base.operations if o.key not in free}
+    model = build_model(instance, durations={}, fixed=fixed, release=0, min_starts={}, downtimes=(),
+                        precedences=(), makespan_limit=None, horizon=None, hint=base)
+    assert set(model.starts) == free
+    assert model.hint_makespan == base.makespan
+    result = optimize(SolveRequest(instance, time_limit=2, fixed=fixed, hint=base))
+    assert result.objective <= base.makespan
+    assert all(result.schedule.starts()[k] == v for k, v in fixed.items())
+    assert validate(instance, result.schedule).valid
