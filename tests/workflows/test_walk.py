@@ -3,6 +3,7 @@ container command against a loopback S3 server, and end with a valid repaired pl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,48 @@ def test_failure_after_a_commit_is_compensated_in_reverse_order_once(s3_env: S3S
     value = task["dag"]["tasks"][0]["arguments"]["parameters"][0]["value"]
     assert walker.container(handler, {"inputs.parameters.compensations": value})[0] == "Succeeded"
     assert log.versions() == [1, 2, 3, 4]
+
+
+def test_repair_on_disruption_walk_commits_a_valid_repair_of_the_given_disruption(s3_env: S3Store) -> None:
+    assert _walk("alas-plan", "alas-plan-base", {"run-id": "walk-c", "instance": "ft06", "scenarios": '["none"]',
+                                                 "time-limit": "2"}).status == "Succeeded"
+    log = ExecutionLog(s3_env, "walk-c")
+    assert log.versions() == [1]  # scenario none: no disruption, the repair step skips
+    given = {"time": 10, "events": [{"kind": "machine_breakdown", "machine": 2, "start": 10, "duration": 15}]}
+    walk = _walk("alas-repair", "alas-repair-q9z", {"run-id": "walk-c", "disruption": json.dumps(given),
+                                                    "time-limit": "2"})
+    assert walk.status == "Succeeded"
+    assert log.versions() == [1, 2]
+    inst, baseline = get_instance("ft06"), Schedule.model_validate(log.plan(1))
+    report = validate(inst, Schedule.model_validate(log.plan(2)), disruption=Disruption.model_validate(given),
+                      baseline=baseline)
+    assert report.valid, report.to_json()
+
+
+def test_bench_walk_fans_out_over_cases_and_exports_the_summary(s3_env: S3Store) -> None:
+    walk = _walk("alas-bench", "alas-bench-k2", {"run-id": "walk-bench", "suite": "ft06", "planner": "heuristic",
+                                                 "scenarios": '["none", "breakdown"]', "seeds": "[0]",
+                                                 "time-limit": "1"})
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert len([p for p in walk.pods if p.template == "run-case-item"]) == 2
+    summary = json.loads(walk.outputs["summary"])  # the global output the operator mirrors
+    assert summary["cases"] == 2 and summary["valid"] == 2
+    runs = {f"walk-bench.ft06.{s}.0" for s in ("none", "breakdown")}
+    for run in runs:  # every case ran the whole local pipeline in its own run of the same store
+        assert ExecutionLog(s3_env, run).versions()
+
+
+def test_a_template_command_runs_as_a_real_process(s3_env: S3Store, tmp_path: Path) -> None:
+    """The container's command and args, exactly as rendered, run the installed `alas` console script."""
+    import subprocess
+
+    doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
+    template = next(t for t in doc["spec"]["templates"] if t["name"] == "blueprint")
+
+    def run(argv: list[str]) -> int:
+        return subprocess.run([*template["container"]["command"], *argv], check=False).returncode
+
+    walker = Walker(doc, run, name="alas-plan-proc", arguments={"run-id": "walk-proc", "instance": "ft06"})
+    phase, outputs = walker.template("blueprint", {})
+    assert phase == "Succeeded" and json.loads(outputs["jobs"]) == list(range(6))
+    assert ExecutionLog(s3_env, "walk-proc").idempotency_get(outputs["key"]) is not None
