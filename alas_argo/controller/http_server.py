@@ -187,6 +187,10 @@ class _Handler(BaseHTTPRequestHandler):
         except AlasError as e:
             self._fail(e)
             return
+        except Exception:  # a bug: answer 500 with no internals, keep the traceback in the log
+            log.exception("repair of run %s failed unexpectedly", m.group(1))
+            self._error(500, "internal error")
+            return
         self._send(200 if response.idempotent_replay else 201, response.to_json())
 
     def _fail(self, e: AlasError) -> None:

@@ -286,3 +286,14 @@ def test_a_stalled_client_is_cut_off(make_controller: Callable[..., ControllerSe
         assert sock.recv(1024) == b""  # the server closed the connection without answering
         assert time.monotonic() - started < 5
     assert call(f"http://127.0.0.1:{server.server_port}", "GET", "/healthz")[0] == 200
+
+
+def test_an_unexpected_failure_is_a_bare_500(make_controller: Callable[..., ControllerServer],
+                                            run_id: str, s3_store: S3Store) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    server = make_controller(RepairService(s3_store, repairer=broken))
+    status, doc, _ = post(f"http://127.0.0.1:{server.server_port}", BREAKDOWN, key="boom")
+    assert status == 500 and doc == {"error": "internal error"}
+    assert ExecutionLog(s3_store, run_id).versions() == [1]
