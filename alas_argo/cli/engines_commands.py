@@ -17,9 +17,12 @@ def _matrix(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from alas_argo.engines.conformance import ENGINES, matrix_json
+    from alas_argo.engines.conformance import ENGINES, matrix_json, matrix_markdown
 
     rows = matrix_json()
+    if args.markdown:
+        print(matrix_markdown(), end="")
+        return 0
     if args.json:
         print_json(rows)
         return 0
@@ -127,6 +130,7 @@ def register(commands: Commands) -> None:
     commands.group("engines", "The IR compilers: conformance matrix and offline lint.")
     p = commands.add("matrix", _matrix, group="engines", help="Print the conformance matrix (IR feature x engine).")
     p.add_argument("--json", action="store_true", help="print JSON rows")
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
     p.add_argument("files", nargs="+", metavar="FILE")
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",

@@ -17,7 +17,8 @@ from typing import Any
 from alas_argo.errors import WorkflowError
 from alas_argo.ir import BackoffKind, Join, Node, NodeKind, OnFailure, SideEffect, Via, Workflow
 
-__all__ = ["ENGINES", "MATRIX", "Feature", "Support", "UnsupportedFeature", "check_supported", "matrix_json"]
+__all__ = ["ENGINES", "MATRIX", "Feature", "Support", "UnsupportedFeature", "check_supported", "matrix_json",
+           "matrix_markdown"]
 
 #: Engines the matrix covers.
 ENGINES = ("argo", "asl")
@@ -169,3 +170,12 @@ def matrix_json() -> list[dict[str, Any]]:
     """The matrix as JSON rows (what `alas engines matrix --json` prints)."""
     return [{"feature": f.key, "ir": f.ir, **{e: {"support": str(f.support(e)[0]), "mapping": f.support(e)[1]}
                                               for e in ENGINES}} for f in MATRIX]
+
+
+def matrix_markdown() -> str:
+    """The matrix as a Markdown table (what the README shows; `alas engines matrix --markdown`)."""
+    lines = ["| feature | IR | " + " | ".join(ENGINES) + " |", "|---|---|" + "---|" * len(ENGINES)]
+    for f in MATRIX:
+        cells = [f"**{f.support(e)[0]}**: {f.support(e)[1]}".replace("|", "\\|") for e in ENGINES]
+        lines.append(f"| `{f.key}` | {f.ir} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

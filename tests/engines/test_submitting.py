@@ -1,0 +1,97 @@
+"""`alas submit` through Hera's WorkflowsService, against a loopback HTTP server playing the Argo server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.engines.rendering import repo_root
+from tests.s3server import free_port
+
+
+class _FakeArgo(BaseHTTPRequestHandler):
+    requests: list[dict[str, Any]] = []  # shared with the test on purpose
+    status = 200
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        if type(self).status != 200:
+            payload = {"code": 7, "message": "workflows.argoproj.io is forbidden"}
+        else:
+            wf = body["workflow"]
+            payload = {**wf, "metadata": {**wf["metadata"], "name": wf["metadata"]["generateName"] + "x7k2p"}}
+        data = json.dumps(payload).encode()
+        self.send_response(type(self).status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def argo_server() -> Iterator[str]:
+    _FakeArgo.requests = []
+    _FakeArgo.status = 200
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeArgo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_submit_a_definition(argo_server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["submit", "alas-plan", "-p", "instance=ft06", "--host", argo_server, "--token", "tok",
+                 "--namespace", "alas"])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == "submitted alas-plan-x7k2p in namespace alas"
+    (req,) = _FakeArgo.requests
+    assert req["path"] == "/api/v1/workflows/alas" and req["auth"] == "Bearer tok"
+    params = {p["name"]: p["value"] for p in req["body"]["workflow"]["spec"]["arguments"]["parameters"]}
+    assert params["instance"] == "ft06" and params["run-id"].startswith("alas-plan-")
+    assert req["body"]["workflow"]["spec"]["templates"]  # the whole compiled workflow
+
+
+def test_submit_a_rendered_template_references_it(argo_server: str) -> None:
+    golden = repo_root() / "workflows" / "argo" / "alas-bench.yaml"
+    assert main(["submit", str(golden), "-p", "suite=smoke", "-p", "run-id=b1", "--host", argo_server]) == 0
+    spec = _FakeArgo.requests[0]["body"]["workflow"]["spec"]
+    assert spec["workflowTemplateRef"] == {"name": "alas-bench"}
+    assert {"name": "run-id", "value": "b1"} in spec["arguments"]["parameters"]
+
+
+def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    _FakeArgo.status = 403
+    assert main(["submit", "alas-repair", "--host", argo_server]) == 2
+    assert "refused" in capsys.readouterr().err
+    assert main(["submit", "alas-repair", "--host", f"http://127.0.0.1:{free_port()}"]) == 75
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("alas: error:") and "not reachable" in err and "\n" not in err
+    monkeypatch.delenv("ARGO_SERVER", raising=False)
+    monkeypatch.delenv("ALAS_ARGO__HOST", raising=False)
+    assert main(["submit", "alas-repair"]) == 2
+    assert "no Argo server configured" in capsys.readouterr().err
+
+
+def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", "alas-plan", "--dry-run", "-p", "run-id=r9"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kind"] == "Workflow" and doc["metadata"]["generateName"] == "alas-plan-"
+    assert main(["submit", "alas-plan", "-p", "colour=red", "--dry-run"]) == 2
+    assert "unknown parameter 'colour'" in capsys.readouterr().err
+    assert main(["submit", "no-such-workflow", "--dry-run"]) == 2
+    bad = tmp_path / "x.yaml"
+    bad.write_text("kind: ConfigMap\n")
+    assert main(["submit", str(bad), "--dry-run"]) == 2
