@@ -148,6 +148,13 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
     if recorded is not None:
         log.append(EventType.NODE_IDEMPOTENT_HIT, node_id=inp.node, payload={"key": key, "scope": inp.scope})
         return StepOutput(recorded["doc"], {**recorded["params"], "key": key})
+    idem = None if inp.idempotency_key is None else f"idempotency/{inp.idempotency_key}"
+    if idem is not None and (done := log.idempotency_get(idem)) is not None:
+        # The node already ran under this key (another workflow of the run): reuse its result, act never again.
+        log.idempotency_put(key, done)
+        log.append(EventType.NODE_IDEMPOTENT_HIT, node_id=inp.node, payload={"key": key, "scope": inp.scope,
+                                                                         "idempotency_key": inp.idempotency_key})
+        return StepOutput(done["doc"], {**done["params"], "key": key})
     ctx = StepContext(inp, store, log)
     started = time.monotonic()
     log.append(EventType.NODE_STARTED, node_id=inp.node, payload={"kind": inp.kind, "scope": inp.scope,
@@ -169,6 +176,8 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
             "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})
         raise
     won = log.idempotency_put(key, {"doc": out.doc, "params": out.params})
+    if idem is not None:
+        log.idempotency_put(idem, won)
     log.append(EventType.NODE_SUCCEEDED, node_id=inp.node, payload={"key": key, "scope": inp.scope,
                                                                      "item": inp.item})
     return StepOutput(won["doc"], {**won["params"], "key": key})

@@ -124,3 +124,21 @@ def test_choose_takes_the_first_branch_that_holds(tmp_path: Path) -> None:
     assert run_step(inp, store).params["branch"] == "fast"
     slow = inp.model_copy(update={"node": "route2", "run_inputs": {"mode": "x"}})
     assert run_step(slow, store).params["branch"] == "slow"
+
+
+def test_idempotency_key_spans_workflows_of_a_run(tmp_path: Path) -> None:
+    calls = []
+
+    def act(ctx: StepContext) -> StepOutput:
+        calls.append(ctx.input.scope)
+        return StepOutput({"version": len(calls)})
+
+    store = FsStore(tmp_path)
+    first = StepInput(kind="act", node="commit", run_id="r5", scope="wf-a", idempotency_key="r5-commit")
+    assert run_step(first, store, {"act": act}).doc == {"version": 1}
+    second = first.model_copy(update={"scope": "wf-b"})  # another workflow object of the same run
+    out = run_step(second, store, {"act": act})
+    assert out.doc == {"version": 1} and calls == ["wf-a"]
+    assert out.params["key"] == output_key("wf-b", "commit")  # its dependents find it under their own scope
+    third = first.model_copy(update={"scope": "wf-c", "idempotency_key": None})
+    assert run_step(third, store, {"act": act}).doc == {"version": 2}

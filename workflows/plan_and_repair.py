@@ -25,7 +25,7 @@ from alas_argo.ir import (
     ensure_valid,
 )
 
-__all__ = ["INPUTS", "POLICIES", "build"]
+__all__ = ["COMMIT_ONCE", "INPUTS", "POLICIES", "build"]
 
 #: Workflow parameters and their defaults.
 INPUTS = {"run-id": "", "instance": "ta01", "planner": "heuristic", "scenarios": '["breakdown"]', "seeds": "[0]",
@@ -38,12 +38,15 @@ POLICIES = {
                    timeout=600),
     "agent": Policy(retry=Retry(max_attempts=3, backoff=Backoff(kind="exponential", initial=1, factor=2, max=20)),
                     timeout=300),
-    # validate -> repair -> validate until valid; a commit happens once per node and workflow.
+    # validate -> repair -> validate until valid (a retried pod never commits twice: see steps).
     "controller": Policy(retry=Retry(max_attempts=3, backoff=Backoff(kind="exponential", initial=2, factor=2,
                                                                      max=30)),
-                         timeout=1200, idempotency=Idempotency(key="{run}-{node}"),
-                         loop_guard=LoopGuard(max_iters=4, deadline=1200)),
+                         timeout=1200, loop_guard=LoopGuard(max_iters=4, deadline=1200)),
 }
+
+#: The baseline commit happens once per run, whichever workflow object gets there (Argo memoize + the
+#: log's idempotency records), so resubmitting a plan run never commits a second baseline.
+COMMIT_ONCE = POLICIES["controller"].model_copy(update={"idempotency": Idempotency(key="{run}-{node}")})
 
 _VALID = Loop(until=Condition(path="output.valid", op="truthy"))
 _OBJ: dict[str, Any] = {"type": "object"}
@@ -59,7 +62,7 @@ def build() -> Workflow:
              description="One job agent per job proposes its operations from its bounded context."),
         Node(id="supervise", role="supervise", policy_ref="step", output={"type": "object", "required": ["plan"]},
              description="Merge the proposals into one plan."),
-        Node(id="commit-plan", role="controller", policy_ref="controller", loop=_VALID, side_effect="write",
+        Node(id="commit-plan", role="controller", policy_ref="commit-once", loop=_VALID, side_effect="write",
              compensation="retract-plan", params={"mode": "commit", "source": "supervise", "reason": "baseline"},
              output=_OBJ, description="Validate the merged plan, patch violations, commit it as v1."),
         Node(id="disrupt", role="disrupt", policy_ref="step", output=_OBJ,
@@ -74,5 +77,6 @@ def build() -> Workflow:
              ("commit-plan", "disrupt"), ("disrupt", "repair")]
     return ensure_valid(Workflow(
         name="alas-plan", description="Plan one instance with per-job agents, validate, commit, disrupt, repair.",
-        nodes=nodes, edges=[Edge(source=a, target=b) for a, b in edges], policies=dict(POLICIES),
+        nodes=nodes, edges=[Edge(source=a, target=b) for a, b in edges],
+        policies={**POLICIES, "commit-once": COMMIT_ONCE},
         meta={"inputs": dict(INPUTS)}))

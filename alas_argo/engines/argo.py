@@ -24,6 +24,7 @@ from alas_argo.ir import NodeKind, Workflow, ensure_valid
 
 __all__ = ["ArgoOptions", "to_argo"]
 
+
 def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:
     from alas_argo.engines.argo_parse import read_native
 

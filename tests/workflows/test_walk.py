@@ -69,31 +69,33 @@ def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -
     assert max(len(a) for p in walk.pods for a in p.argv) < 2_000
 
 
-def test_failure_after_a_commit_is_compensated_in_reverse_order_once(s3_env: S3Store) -> None:
-    args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2"}
-    assert _walk("alas-plan", "alas-plan-first", args).status == "Succeeded"  # v1 baseline, v2 repair
-    # A second submission on the same run: commit-plan commits v3, then disrupt fails permanently on an
-    # unknown scenario (exit 2, not retried), so the exit handler must retract v3 (v2 becomes current).
-    walk = _walk("alas-plan", "alas-plan-second", {**args, "scenarios": '["earthquake"]'})
+def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: S3Store) -> None:
+    # commit-plan commits v1, then disrupt fails permanently on an unknown scenario (exit 2, not retried):
+    # the exit handler must retract what this workflow committed, and only that, exactly once.
+    args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    walk = _walk("alas-plan", "alas-plan-saga1", args)
     assert walk.status == "Failed"
     assert [p.exit_code for p in walk.pods if p.template == "disrupt"] == [2]
     assert [p.template for p in walk.pods][-1] == "compensate"
     log = ExecutionLog(s3_env, "walk-saga")
-    assert log.versions() == [1, 2, 3, 4]
-    assert log.plan(4) == log.plan(2)
-    assert log.plan_event(4).payload["meta"]["retracts"] == 3
     comp = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
-    assert [e.payload["node"] for e in comp] == ["commit-plan"]
+    assert [(e.payload["node"], e.payload["result"]) for e in comp] == [
+        ("commit-plan", {"retracted": 1, "restored": None})]  # nothing earlier to make current again
 
-    # The exit handler pod retried (or the whole handler re-run): nothing is compensated twice.
+    # The exit handler re-run (a retried pod): nothing is compensated twice.
     doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
-    handler = next(t for t in doc["spec"]["templates"] if t["name"] == "compensate")
-    walker = Walker(doc, _run, name="alas-plan-second", arguments=args)
+    walker = Walker(doc, _run, name="alas-plan-saga1", arguments=args)
     walker.globals["workflow.status"] = "Failed"
-    task = doc["spec"]["templates"][[t["name"] for t in doc["spec"]["templates"]].index("exit-handler")]
-    value = task["dag"]["tasks"][0]["arguments"]["parameters"][0]["value"]
-    assert walker.container(handler, {"inputs.parameters.compensations": value})[0] == "Succeeded"
-    assert log.versions() == [1, 2, 3, 4]
+    assert walker.template(doc["spec"]["onExit"], {})[0] == "Succeeded"
+    assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
+
+    # Resubmitted on the same run: the baseline commit is idempotent per run (memoize + the log's record),
+    # so the second workflow commits nothing, fails at the same step, and has nothing to compensate.
+    again = _walk("alas-plan", "alas-plan-saga2", args)
+    assert again.status == "Failed"
+    assert log.versions() == [1]
+    assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
+    assert any(e.type is EventType.NODE_IDEMPOTENT_HIT and e.node_id == "commit-plan" for e in log.events())
 
 
 def test_repair_on_disruption_walk_commits_a_valid_repair_of_the_given_disruption(s3_env: S3Store) -> None:
