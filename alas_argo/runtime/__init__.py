@@ -1,5 +1,19 @@
 """The local runtime: node state machine, ready-set scheduling on a pool, enforced policies, recovery
-escalation, saga compensation, journal, and workflow-level fault injection."""
+escalation, saga compensation, journal, and workflow-level fault injection.
+
+Usage::
+
+    def propose(ctx: NodeContext, inputs: dict) -> dict:      # one call per map item
+        return {"job": ctx.item, "ops": ...}
+
+    runtime = Runtime({"propose": propose, "merge": merge}, max_workers=2, listener=print)
+    result = runtime.run(workflow, {"instance": "ta01"})      # validates first (WorkflowError)
+    result.status, result.output("merge"), result.states, result.attempts
+
+A handler gets the node's input document (its ``params`` plus the outputs of its dependencies by node id;
+``item``/``index`` for map items, ``previous`` for loop iterations) and a :class:`NodeContext` (node id,
+attempt, run inputs, dependency outputs, the failure being repaired for patch/replan/catch handlers).
+"""
 
 from alas_argo.runtime.backoff import base_delay, delay
 from alas_argo.runtime.clock import Clock, FakeClock, RealClock
