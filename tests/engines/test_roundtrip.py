@@ -134,3 +134,13 @@ def test_every_policy_field_round_trips(policy: Policy, map_node: bool) -> None:
         back = parse(compile_(wf))
         assert back.policies["p"].to_json() == policy.to_json(), engine
         assert back == wf, engine
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_the_local_pipeline_workflow_round_trips(engine: str) -> None:
+    """The lead's five-layer workflow (loops, repair specs, compensations, any map) compiles losslessly too."""
+    from alas_argo.pipeline import RunConfig, build_workflow
+
+    wf = build_workflow(RunConfig(instance="ft06", disrupt="breakdown"), disruptions=2)
+    compile_, parse = ENGINES[engine]
+    assert parse(compile_(wf)) == wf
