@@ -96,7 +96,7 @@ class Runtime:
             errors={k: f"{primary_error_name(e)}: {e}" for k, e in run.errors.items()},
             failed_node=failed_node, compensated=compensated, escalations=list(run.escalations),
             plan_versions=list(run.plan_versions), changes=list(run.changes),
-            seconds=time.perf_counter() - started)
+            seconds=time.perf_counter() - started, listener_errors=list(run.listener_errors))
 
 
 def _settle_compensations(run: RunState, compensated: list[str], errors: dict[str, str]) -> None:

@@ -50,6 +50,7 @@ class RunResult:
         plan_versions: The workflow's plan version first, then one per replan.
         changes: Every state change in order.
         seconds: Wall time of the run.
+        listener_errors: Errors the listener raised (they never fail the run).
     """
 
     run_id: str
@@ -65,6 +66,7 @@ class RunResult:
     plan_versions: list[PlanVersion]
     changes: list[StateChange] = field(default_factory=list)
     seconds: float = 0.0
+    listener_errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -60,6 +60,7 @@ class RunState:
         self.escalations: list[tuple[str, str]] = []
         self.plan_versions: list[PlanVersion] = [PlanVersion.first(workflow.name, workflow.to_json())]
         self.failures: dict[str, Failure | None] = {}
+        self.listener_errors: list[str] = []
         self.cancel_events: dict[str, threading.Event] = {n.id: threading.Event() for n in workflow.nodes}
 
     def state(self, node_id: str) -> NodeState:
@@ -91,7 +92,11 @@ class RunState:
             change = StateChange(node_id, old, new, att, self.clock.now(), msg)
             self.changes.append(change)
             if self.listener is not None:
-                self.listener(change)
+                try:
+                    self.listener(change)
+                except Exception as e:
+                    # A broken progress view must not fail the plan; the error is reported in the result.
+                    self.listener_errors.append(f"{type(e).__name__}: {e}")
 
     def executed(self, node_id: str, output: Any, *, side_effecting: bool) -> None:
         """Record a node's output and move it to executed (a commit when it has side effects)."""

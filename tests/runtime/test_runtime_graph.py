@@ -184,3 +184,11 @@ def test_any_of_falls_through_failed_candidates_in_order() -> None:
 def test_any_of_with_no_successful_candidate_is_skipped() -> None:
     result = Runtime({"cand": candidates({}, {"first", "second", "third"}), "echo": echo}).run(any_of_wf())
     assert result.ok and result.states["pick"] is NodeState.SKIPPED
+
+
+def test_a_failing_listener_does_not_fail_the_run() -> None:
+    def broken(change: StateChange) -> None:
+        raise RuntimeError("display gone")
+    result = Runtime({"echo": echo}, listener=broken).run(workflow([{"id": "a", "role": "echo"}]))
+    assert result.ok and result.listener_errors[0] == "RuntimeError: display gone"
+    assert len(result.listener_errors) == 3
