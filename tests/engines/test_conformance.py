@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from alas_argo.cli import main
 from alas_argo.engines.argo import to_argo
 from alas_argo.engines.argo_parse import from_argo
 from alas_argo.engines.argo_parse import read_native as argo_native
@@ -149,3 +152,38 @@ def test_matrix_json_and_cli() -> None:
     assert json.loads(out.stdout) == rows
     table = subprocess.run(["alas", "engines", "matrix"], capture_output=True, text=True, check=True).stdout
     assert all(f.key in table for f in MATRIX)
+
+
+def test_reverse_parsers_reject_foreign_documents() -> None:
+    from alas_argo.errors import InputError
+
+    with pytest.raises(InputError, match="not an Argo Workflow"):
+        from_argo({"kind": "Pod"})
+    with pytest.raises(InputError, match="entrypoint"):
+        from_argo({"kind": "Workflow", "spec": {"entrypoint": "x", "templates": []}})
+    with pytest.raises(InputError, match="not an ASL state machine"):
+        from_asl({"States": {}})
+    with pytest.raises(InputError, match="unsupported state type"):
+        from_asl({"StartAt": "w", "States": {"w": {"Type": "Wait", "Seconds": 1, "End": True}}})
+
+
+def test_unsupported_feature_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UnsupportedFeature) as err:
+        to_asl(_parallel(2))
+    assert str(err.value) == ("asl cannot express parallel_concurrency (Parallel states have no concurrency bound) "
+                              "(node work, feature parallel_concurrency)")
+    # Through the CLI: a definitions directory holding that workflow renders nothing and says why in one line.
+    defs = tmp_path / "defs"
+    defs.mkdir()
+    (defs / "__init__.py").write_text(
+        "from alas_argo.ir import Node, Workflow\n"
+        "WORKFLOWS = {'bad': lambda: Workflow(name='bad', nodes=[Node(id='x', role='v'), Node(id='y', role='v'),\n"
+        "    Node(id='work', kind='parallel', branches=['x', 'y'], max_concurrency=2)])}\n")
+    out = tmp_path / "out"
+    try:
+        assert main(["render", "--workflows", str(defs), "--out", str(out), "--no-chart"]) == 2
+    finally:
+        sys.modules.pop("workflows", None)  # the next test loads the real definitions again
+    err_line = capsys.readouterr().err.strip()
+    assert "\n" not in err_line and "node work" in err_line and "feature parallel" in err_line
+    assert not out.exists()  # nothing half-written
