@@ -28,13 +28,15 @@ def _stop_on_signals(stop: threading.Event) -> None:
 def _metrics_serve(args: argparse.Namespace) -> int:
     from alas_argo import metrics
 
+    # Handlers first: a SIGTERM that arrives right after the "serving" line must stop us cleanly.
+    stop = threading.Event()
+    _stop_on_signals(stop)
     try:
         server = metrics.serve(args.host, args.port)
     except OSError as e:
         raise InputError(f"cannot listen on {args.host}:{args.port}: {e.strerror}", where="--port") from None
     sys.stderr.write(f"serving metrics on http://{args.host}:{server.server_port}/metrics\n")
-    stop = threading.Event()
-    _stop_on_signals(stop)
+    sys.stderr.flush()
     stop.wait()
     server.shutdown()
     return 0
@@ -77,6 +79,8 @@ def _controller(args: argparse.Namespace) -> int:
                          "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
     service = RepairService(open_store(settings), workers=settings.solver.workers,
                             max_concurrent=args.max_concurrent)
+    stop = threading.Event()
+    _stop_on_signals(stop)
     try:
         server = serve(service, settings.controller.host, settings.controller.port, token=token,
                        max_body_bytes=settings.controller.max_body_bytes)
@@ -86,8 +90,6 @@ def _controller(args: argparse.Namespace) -> int:
     sys.stderr.write(f"alas controller listening on http://{settings.controller.host}:{server.server_port} "
                      f"(store {service.store.location}{', NO AUTH' if token is None else ''})\n")
     sys.stderr.flush()
-    stop = threading.Event()
-    _stop_on_signals(stop)
     stop.wait()
     server.shutdown()
     server.server_close()

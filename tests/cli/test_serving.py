@@ -9,10 +9,24 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from alas_argo.cli import main
+
+
+def first_match(stream: IO[str], pattern: str) -> re.Match[str]:
+    """The first of the process's stderr lines matching ``pattern`` (warnings may come before it)."""
+    seen = []
+    for _ in range(20):
+        line = stream.readline()
+        if not line:
+            break
+        seen.append(line)
+        if match := re.search(pattern, line):
+            return match
+    raise AssertionError(f"no line matching {pattern!r} in {seen!r}")
 
 
 def test_metrics_serve_answers_and_stops_on_sigterm() -> None:
@@ -21,13 +35,11 @@ def test_metrics_serve_answers_and_stops_on_sigterm() -> None:
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
-        assert match, line
-        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/metrics", timeout=5) as resp:
+        match = first_match(proc.stderr, r"http://127\.0\.0\.1:(\d+)/metrics")
+        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/metrics", timeout=30) as resp:
             assert b"alas_exporter_up 1.0" in resp.read()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -72,13 +84,11 @@ def test_controller_serves_until_sigterm(tmp_path: Path) -> None:
                             text=True, env=env)
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()
-        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-        assert match, line
+        match = first_match(proc.stderr, r"listening on http://127\.0\.0\.1:(\d+)")
         base = f"http://127.0.0.1:{match.group(1)}"
-        with urllib.request.urlopen(f"{base}/healthz", timeout=5) as resp:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=30) as resp:
             assert resp.status == 200
-        with urllib.request.urlopen(f"{base}/readyz", timeout=5) as resp:
+        with urllib.request.urlopen(f"{base}/readyz", timeout=30) as resp:
             assert resp.status == 200
         request = urllib.request.Request(f"{base}/runs/r/disruptions", data=b"{}", method="POST",
                                          headers={"Content-Type": "application/json"})
@@ -87,7 +97,7 @@ def test_controller_serves_until_sigterm(tmp_path: Path) -> None:
         assert denied.value.code == 401
         denied.value.close()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
