@@ -1,5 +1,5 @@
-"""Fixtures of the controller tests: a loopback S3 server (moto), a run with a committed plan in it, and
-the controller serving on a free loopback port."""
+"""Fixtures of the controller tests: a store on the loopback S3 server (``s3_server`` and ``s3_bucket`` come
+from tests/conftest.py), a run with a committed plan in it, and the controller on a free loopback port."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.s3_store import S3Store
-from tests.s3server import LoopbackS3, s3_bucket, s3_server
+from tests.s3server import LoopbackS3
 
-__all__ = ["TOKEN", "controller", "greedy", "make_controller", "run_id", "s3_bucket", "s3_server", "s3_store"]
+__all__ = ["TOKEN", "controller", "greedy", "make_controller", "run_id", "s3_store"]
 
 TOKEN = "test-token-0123456789"
 
