@@ -1,23 +1,25 @@
 """LCRP, the localized cascading repair of DESIGN.md section 5.
 
 1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
-   the operations the disruption reaches through job and machine successors. Its plan is feasible, so it is
-   the incumbent and every later step is warm-started from the incumbent: LCRP is never worse than AOR.
-2. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
+   the operations the disruption reaches through job and machine successors. Its plan is feasible and is
+   the incumbent: LCRP is never worse than AOR (nor than right-shift, which AOR dominates).
+2. The makespan target: AOR's makespan when it meets a cheap lower bound (job chains, machine loads after
+   the reveal); otherwise a time-boxed global makespan *probe* (CP-SAT hinted with AOR, PROBE_SHARE of the
+   budget, stopping early when it proves optimality) says what is reachable.
+3. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
    CP-SAT may re-sequence freely. The affected operations beyond the window may only slide within their
    machine order (the cascade); everything else is pinned at its planned start, so it provably keeps it.
-3. Objective: makespan first (never above the incumbent's), then the least total start shift from the plan
-   in force (:mod:`.subproblem`), which keeps work in progress and the rest of the plan where they were.
-   A final greedy pass puts any operation whose planned start is still free back there.
-4. The window doubles while the makespan is above the lower bound of the disrupted problem, or while the
-   last growth gained more (makespan weighted by the number of free operations, plus operations kept in
-   place) than it cost (EDIT_COST per operation newly exposed to editing). A step that raises or fails
-   validation is discarded and the window grows; when no local step succeeds, a full re-solve hinted with
-   the incumbent is the fallback.
-5. When the neighbourhoods leave the makespan above the lower bound, the global re-solve (hinted with the
-   repaired plan, still minimizing shift at its makespan) gets GLOBAL_SHARE of the budget; its plan is
-   taken only when it is shorter, and then ``fallback`` is reported and the neighbourhood is every free
-   operation.
+   The target is a hard makespan limit and the objective is the least total start shift from the plan in
+   force (:mod:`.subproblem`), which keeps work in progress and the rest of the plan where they were.
+4. The window doubles while the subproblem is infeasible or cannot meet the target in its time slice, and
+   after it meets the target, while the last growth gained more (makespan weighted by the number of free
+   operations, plus operations kept in place) than it cost (EDIT_COST per operation newly exposed). A step
+   whose plan fails validation is discarded and the window grows.
+5. Fallbacks: when no neighbourhood meets the probe's makespan, the probe's global plan is taken and
+   STABLE_SHARE of the budget pulls its operations back towards the plan in force (``fallback`` is
+   reported and the neighbourhood is every free operation); when no step succeeds at all, a full re-solve
+   hinted with the incumbent. A final greedy pass puts operations back at their planned start where that
+   is still feasible.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
+from alas_argo.jssp.cpsat import optimize
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.resolving import disrupted_request, full
@@ -34,8 +37,8 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["EDIT_COST", "GLOBAL_MAKESPAN_SHARE", "GLOBAL_SHARE", "MAX_GROWTHS", "STEP_CAP", "STEP_FLOOR",
-           "STEP_SHARE", "lcrp", "lower_bound"]
+__all__ = ["EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_SHARE", "STEP_CAP", "STEP_FLOOR", "STEP_SHARE",
+           "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -44,11 +47,11 @@ MAX_GROWTHS = 6
 STEP_SHARE = 0.01
 STEP_FLOOR = 0.05
 STEP_CAP = 0.25
-#: Share of the budget for the global re-solve when the local neighbourhoods leave the makespan above the
-#: lower bound of the disrupted problem.
-GLOBAL_SHARE = 0.6
-#: Share of the global re-solve spent on the makespan; the rest minimizes shift at that makespan.
-GLOBAL_MAKESPAN_SHARE = 0.5
+#: Share of the budget for the makespan probe (a global makespan-only solve that stops early when it
+#: proves optimality); it only runs when AOR's makespan is above the cheap lower bound.
+PROBE_SHARE = 0.4
+#: Share of the budget for stabilizing the probe's plan when no neighbourhood meets its makespan.
+STABLE_SHARE = 0.45
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -99,6 +102,24 @@ def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, K
     return arcs
 
 
+def _probe(state: ExecutionState, aor_plan: Schedule, budget: float, seed: int, workers: int,
+           is_valid: Validator, notes: list[str]) -> tuple[Schedule | None, int]:
+    """The makespan target: a time-boxed global makespan solve hinted with AOR (it stops early when it
+    proves optimality). Returns its plan when shorter and valid, and the makespan the repair should meet."""
+    request = disrupted_request(state, pins={}, hint=aor_plan, time_limit=budget, seed=seed, workers=workers,
+                                makespan_limit=aor_plan.makespan)
+    try:
+        result = optimize(request)
+    except (InfeasibleError, NoSolutionError) as e:
+        notes.append(f"probe: {type(e).__name__}; target stays at the AOR makespan")
+        return None, aor_plan.makespan
+    notes.append(f"probe: makespan {result.objective} ({result.status.value}, bound {result.bound}, "
+                 f"{result.seconds:.2f} s)")
+    if result.objective < aor_plan.makespan and is_valid(result.schedule):
+        return result.schedule, result.objective
+    return None, aor_plan.makespan
+
+
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
          is_valid: Validator) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
@@ -124,7 +145,9 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
-    target = lower_bound(state)
+    probe_plan, target = None, incumbent.makespan
+    if incumbent.makespan > lower_bound(state):
+        probe_plan, target = _probe(state, incumbent, PROBE_SHARE * budget, seed, workers, is_valid, notes)
     weight = max(1, len(free))
 
     def cost(plan: Schedule) -> tuple[int, int, int]:
@@ -132,12 +155,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
 
     def worth(plan: Schedule) -> float:
         return weight * plan.makespan + moved_operations(base, plan)
+
     touched = {inst.machine(*k) for k in affected} | {m for m, _, _ in state.downtimes}
     horizon_end = max((planned[k] for k in free), default=state.time)
     # Start with a window of about twice the disruption: enough room to absorb it in the best case.
     width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
     step_limit = min(max(STEP_FLOOR, budget * STEP_SHARE), STEP_CAP)
-    growths, succeeded, fallback = 0, False, False
+    growths, succeeded = 0, False
     for step in range(MAX_GROWTHS + 1):
         remaining = budget - (time.monotonic() - started)
         if remaining <= 0.01:
@@ -150,53 +174,59 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         if new_region - region and step:
             growths += 1
         pins = {k: planned[k] for k in free if k not in new_region}
+        # The target makespan is a hard limit: a neighbourhood that cannot meet it is too small.
+        # Until a neighbourhood meets the target, the probe's plan is the better guide for the search (CP-SAT
+        # takes a hint that breaks the pins as a starting direction, not as a promise).
+        guide = probe_plan if probe_plan is not None and incumbent.makespan > target else incumbent
         request = disrupted_request(
-            state, pins=pins, hint=incumbent, time_limit=min(step_limit, remaining), seed=seed, workers=workers,
-            makespan_limit=incumbent.makespan,
+            state, pins=pins, hint=guide, time_limit=min(step_limit, remaining), seed=seed, workers=workers,
+            makespan_limit=min(target, incumbent.makespan),
             precedences=_arcs(incumbent, window, free - set(pins)))
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=incumbent.makespan > target)
+            found = solve_neighbourhood(request, planned, minimize_makespan=False)
         except (InfeasibleError, NoSolutionError) as e:
+            found = None
             notes.append(f"window {width}: {type(e).__name__}; growing")
-            width *= 2
-            continue
-        candidate = incumbent if found is None else found
-        if not is_valid(candidate):
-            notes.append(f"window {width}: candidate rejected by the validator; growing")
+        if found is None and covers_all and probe_plan is not None:
+            break  # the whole plan is open and still short of the probe: the global stabilization follows
+        if found is None or not is_valid(found):
+            if found is not None:
+                notes.append(f"window {width}: candidate rejected by the validator; growing")
+            elif not notes[-1].startswith(f"window {width}:"):
+                notes.append(f"window {width}: makespan {target} not met in {step_limit:.2f} s; growing")
+            region = new_region if succeeded else region
+            if covers_all:
+                break
             width *= 2
             continue
         succeeded = True
-        gain, edit_cost = worth(incumbent) - worth(candidate), EDIT_COST * len(new_region - region)
+        gain, edit_cost = worth(incumbent) - worth(found), EDIT_COST * len(new_region - region)
         notes.append(f"window {width} ({len(window)} ops, {len(new_region)} editable): makespan "
-                     f"{candidate.makespan}, gain {gain}, edit cost {edit_cost}")
-        # Makespan first, then shift: a shorter plan wins even when it moves more.
-        if cost(candidate) <= cost(incumbent):
-            incumbent = candidate
+                     f"{found.makespan}, gain {gain}, edit cost {edit_cost}")
+        # Makespan first, then moves and shift: a shorter plan wins even when it moves more.
+        if cost(found) <= cost(incumbent):
+            incumbent = found
         region = new_region
-        if covers_all:
-            break
-        if incumbent.makespan <= target and step and gain <= edit_cost:
-            notes.append("gain no longer exceeds the edit cost; stop")
+        if covers_all or (incumbent.makespan <= target and gain <= edit_cost):
+            if not covers_all:
+                notes.append("gain no longer exceeds the edit cost; stop")
             break
         width *= 2
-    remaining = budget - (time.monotonic() - started)
-    if succeeded and incumbent.makespan > target and remaining > 0.05:
-        # The local neighbourhoods could not bring the makespan down to the bound: the global re-solve,
-        # hinted with the repaired plan and still minimizing shift at its makespan, gets a share of the budget.
-        request = disrupted_request(state, pins={}, hint=incumbent, seed=seed, workers=workers,
-                                    time_limit=min(remaining, GLOBAL_SHARE * budget),
-                                    makespan_limit=incumbent.makespan)
+    fallback = False
+    if probe_plan is not None and incumbent.makespan > probe_plan.makespan:
+        # No neighbourhood met the probe's makespan: take the global plan and spend a bounded share of the
+        # budget pulling its operations back towards the plan in force.
+        remaining = budget - (time.monotonic() - started)
+        request = disrupted_request(state, pins={}, hint=probe_plan, seed=seed, workers=workers,
+                                    time_limit=max(0.05, min(remaining, STABLE_SHARE * budget)),
+                                    makespan_limit=probe_plan.makespan)
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=True,
-                                        makespan_share=GLOBAL_MAKESPAN_SHARE, only_if_shorter=True)
-        except (InfeasibleError, NoSolutionError) as e:
+            found = solve_neighbourhood(request, planned, minimize_makespan=False)
+        except (InfeasibleError, NoSolutionError):
             found = None
-            notes.append(f"global re-solve: {type(e).__name__}")
-        if found is not None and found.makespan < incumbent.makespan and is_valid(found):
-            notes.append(f"global re-solve: makespan {incumbent.makespan} -> {found.makespan}")
-            incumbent, region, fallback = found, set(free), True
-        else:
-            notes.append("global re-solve found nothing shorter; the local repair stands")
+        incumbent = found if found is not None and is_valid(found) else probe_plan
+        region, fallback, succeeded = set(free), True, True
+        notes.append(f"global plan at makespan {incumbent.makespan}, stabilized")
     restored = _restore(state, incumbent)
     if restored is not incumbent and is_valid(restored):
         notes.append(f"restore pass: {moved_operations(base, incumbent) - moved_operations(base, restored)} "

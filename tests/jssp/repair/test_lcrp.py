@@ -89,17 +89,18 @@ def test_nothing_to_repair(ft06: Instance) -> None:
     assert r.moved_operations == 0 and r.edit_radius == 0 and r.makespan == plan.makespan
 
 
-def test_global_resolve_when_the_bound_is_out_of_reach(la01: tuple[Instance, Schedule],
+def test_probe_sets_the_target_when_the_bound_is_out_of_reach(la01: tuple[Instance, Schedule],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     inst, plan = la01
     d = generate_disruption(inst, plan, "shock", seed=6)
     st = ExecutionState.at(inst, plan, d)
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)  # nothing local can reach it
     out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
-    assert any(n.startswith("global re-solve") for n in out.notes)
+    assert any(n.startswith("probe: makespan") for n in out.notes)
     assert out.schedule.makespan <= aor(st).makespan
     assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
-    if out.fallback:  # the global plan was shorter: everything free was open to editing
+    if out.fallback:  # no neighbourhood met the probe's makespan: the global plan, stabilized
         assert out.neighbourhood == st.free
+        assert any(n.startswith("global plan at makespan") for n in out.notes)
     planned, now = plan.starts(), out.schedule.starts()
     assert all(now[k] == planned[k] for k in set(planned) - out.neighbourhood)
