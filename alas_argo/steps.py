@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.errors import AlasError, InputError, LoopGuardTripped
+from alas_argo.errors import AlasError, ContractError, InputError, LoopGuardTripped
 from alas_argo.log import EventType, ExecutionLog, Store
 
 __all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "output_key", "run_step", "write_outputs"]
@@ -46,6 +47,7 @@ class StepInput(BaseModel):
     compensations: dict[str, Any] = Field(default_factory=dict, description="Node -> its compensation.")
     status: str | None = Field(None, description="Workflow status (exit handler).")
     idempotency_key: str | None = Field(None, description="Rendered idempotency key of the node.")
+    output_contract: dict[str, Any] | None = Field(None, description="JSON Schema the output must satisfy.")
 
 
 @dataclass
@@ -131,6 +133,15 @@ def holds(cond: dict[str, Any], doc: dict[str, Any]) -> bool:
     return ops[op]() != bool(cond.get("negate"))
 
 
+def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:
+    if inp.output_contract is None:
+        return
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(inp.output_contract).iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "output"
+        raise ContractError(f"output breaks the node's contract at {where}: {error.message}", where=f"node {inp.node}")
+
+
 def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None = None) -> StepOutput:
     """Run one step: reuse its recorded output, or run its handler (looping under the guard) and record it.
 
@@ -171,6 +182,7 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
                                        where=f"node {inp.node}")
             ctx.previous = out.doc
             out = table[inp.kind](ctx)
+        _check_contract(inp, out.doc)
     except AlasError as e:
         log.append(EventType.NODE_FAILED, node_id=inp.node, payload={
             "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})

@@ -142,3 +142,14 @@ def test_idempotency_key_spans_workflows_of_a_run(tmp_path: Path) -> None:
     assert out.params["key"] == output_key("wf-b", "commit")  # its dependents find it under their own scope
     third = first.model_copy(update={"scope": "wf-c", "idempotency_key": None})
     assert run_step(third, store, {"act": act}).doc == {"version": 2}
+
+
+def test_output_breaking_the_contract_fails_permanently(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    contract = '{"type": "object", "required": ["plan"]}'
+    code = _step(tmp_path, "blueprint", "--run-input", "instance=ft06", "--output-contract", contract, "--outputs",
+                 str(tmp_path / "o"))
+    assert code == 2
+    assert "contract" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    events = ExecutionLog(FsStore(tmp_path / "log"), "r1").events()
+    assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["ContractError"]

@@ -54,7 +54,7 @@ def _step(args: argparse.Namespace) -> int:
         loop_deadline=float(args.loop_deadline.rstrip("s")) if args.loop_deadline else None,
         choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
         compensations=_json(args.compensations, "compensations", {}), status=args.status,
-        idempotency_key=args.idempotency_key)
+        idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None))
     settings = load_settings(store={"kind": args.store, "root": args.root})
     out = run_step(inp, open_store(settings))
     write_outputs(args.outputs, out)
@@ -86,5 +86,6 @@ def register(commands: Commands) -> None:
     p.add_argument("--compensations", help="node -> compensation (JSON; compensate step)")
     p.add_argument("--status", help="workflow status (compensate step)")
     p.add_argument("--idempotency-key", help="the node's rendered idempotency key")
+    p.add_argument("--output-contract", help="JSON Schema the output must satisfy")
     p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")
     p.add_argument("--root", help="directory of the fs store")

@@ -122,6 +122,8 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
                 node["items"] = f"inputs.{wm.group(1)}"
             if "parallelism" in t:
                 node["maxConcurrency"] = int(t["parallelism"])
+        if (contract := _flag(args, "--output-contract")) is not None:
+            node["output"] = loads(contract)
         if "loop-until" in params:
             node["loop"] = {"until": loads(params["loop-until"])}
         if node["id"] in comps:

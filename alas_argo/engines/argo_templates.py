@@ -122,6 +122,8 @@ class Compiler:
         policy = self.wf.policy_for(n)
         if policy.idempotency is not None:
             args += ["--idempotency-key", self.memo_key(n, policy)]
+        if n.output is not None:
+            args += ["--output-contract", dumps(n.output)]  # the step refuses output that breaks it
         return args
 
     def memo_key(self, n: Node, policy: Policy) -> str:
