@@ -13,6 +13,7 @@ controller), retry transient failures with capped exponential backoff, and recor
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from alas_argo.errors import InputError
@@ -129,8 +130,13 @@ def reconcile_planrun(resource: Resource, workflow: dict[str, Any] | None,
     return _patch_if_changed(resource, PLANRUN_PLURAL, desired)
 
 
-def reconcile_disruption(resource: Resource, now: float, config: OperatorConfig) -> list[Action]:
-    """Actions for one Disruption at time ``now`` (seconds since the epoch; injected for tests)."""
+def reconcile_disruption(resource: Resource, now: float, config: OperatorConfig,
+                         planruns: Mapping[str, Resource] | None = None) -> list[Action]:
+    """Actions for one Disruption at time ``now`` (seconds since the epoch; injected for tests).
+
+    Args:
+        planruns: The PlanRuns of the namespace by name, to resolve ``spec.planRun`` to a run id.
+    """
     gen = resource.generation
     try:
         spec = parse_spec(DisruptionSpec, resource, "Disruption")
@@ -138,13 +144,22 @@ def reconcile_disruption(resource: Resource, now: float, config: OperatorConfig)
         return _patch_if_changed(resource, DISRUPTION_PLURAL, {
             "phase": Phase.INVALID.value, "message": str(e), "observedGeneration": gen})
     status = resource.status
+    run = spec.run or ""
+    if spec.plan_run is not None:
+        planrun = (planruns or {}).get(spec.plan_run)
+        run = str(planrun.status.get("runId") or "") if planrun is not None else ""
+        if not run:  # the PlanRun does not exist yet, or has not submitted its workflow: wait for it
+            what = "to exist" if planrun is None else "to start its run"
+            return _patch_if_changed(resource, DISRUPTION_PLURAL, {
+                "phase": Phase.PENDING.value, "observedGeneration": gen,
+                "message": f"waiting for PlanRun {spec.plan_run} {what}"})
     same_generation = status.get("observedGeneration") == gen
     phase = _phase(status.get("phase")) if same_generation else Phase.PENDING
     if phase.terminal:
         return []
     if same_generation and float(status.get("nextAttemptAt") or 0) > now:
         return []  # backing off after a transient failure
-    return [PostDisruption(namespace=resource.namespace, name=resource.name, run=spec.run, body=spec.body(),
+    return [PostDisruption(namespace=resource.namespace, name=resource.name, run=run, body=spec.body(),
                            idempotency_key=f"{resource.uid}-g{gen}")]
 
 

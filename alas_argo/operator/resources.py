@@ -91,16 +91,25 @@ class PlanRunSpec(_Spec):
 
 
 class DisruptionSpec(_Spec):
-    """Events revealed at ``time`` for the run ``run``; the controller repairs its current plan."""
+    """Events revealed at ``time`` for a run, named directly (``run``) or through the PlanRun that started
+    it (``planRun``, resolved from its ``.status.runId``); the controller repairs the run's current plan."""
 
-    run: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
-                     description="Run id in the execution log.")
+    run: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                            description="Run id in the execution log.")
+    plan_run: str | None = Field(None, alias="planRun", min_length=1, max_length=253,
+                                 description="Name of a PlanRun in the same namespace.")
     time: int = Field(ge=0, description="Reveal time of the events.")
     events: list[DisruptionEvent] = Field(min_length=1, max_length=1000, description="What happened.")
     # The names of alas_argo.jssp.repair.RepairMethod (a test pins the equality; not imported here so the
     # operator does not load the solver stack).
     method: Literal["lcrp", "aor", "right-shift", "full", "full-stable"] = Field(
         "lcrp", description="Repair method.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> DisruptionSpec:
+        if (self.run is None) == (self.plan_run is None):
+            raise ValueError("give exactly one of run or planRun")
+        return self
 
     def body(self) -> dict[str, Any]:
         """The JSON body of the controller's ``POST /runs/<run>/disruptions``."""

@@ -101,13 +101,16 @@ class Operator:
         """One pass over every PlanRun and Disruption; returns the actions applied."""
         done: list[Action] = []
         workflows = {w["metadata"]["name"]: w for w in self._list(*ARGO, label_selector=PLANRUN_LABEL)}
+        planruns = {}
         for obj in self._list(GROUP, VERSION, PLANRUN_PLURAL):
             resource = Resource.from_object(obj)
+            planruns[resource.name] = resource
             actions = reconcile_planrun(resource, workflows.get(workflow_name(resource)), self.config)
             done += self._apply_all(resource, actions)
         for obj in self._list(GROUP, VERSION, DISRUPTION_PLURAL):
             resource = Resource.from_object(obj)
-            done += self._apply_all(resource, reconcile_disruption(resource, self.clock(), self.config))
+            actions = reconcile_disruption(resource, self.clock(), self.config, planruns)
+            done += self._apply_all(resource, actions)
         return done
 
     def _apply_all(self, resource: Resource, actions: list[Action]) -> list[Action]:

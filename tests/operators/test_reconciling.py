@@ -239,3 +239,35 @@ def test_edited_disruption_is_posted_again_with_a_new_key() -> None:
 
 def test_phase_terminal_flags() -> None:
     assert {p for p in Phase if p.terminal} == {Phase.SUCCEEDED, Phase.FAILED, Phase.INVALID}
+
+
+def by_planrun(status: dict[str, Any] | None = None, **spec: Any) -> Resource:
+    return Resource(name="d2", namespace="alas", uid="uid-d2", generation=1,
+                    spec={"planRun": "ta01", "time": 369, "events": EVENTS, **spec}, status=status or {})
+
+
+def test_disruption_waits_for_its_planrun_then_uses_its_run_id() -> None:
+    waiting = reconcile_disruption(by_planrun(), now=0, config=CONFIG, planruns={})
+    assert len(waiting) == 1 and isinstance(waiting[0], PatchStatus)
+    assert waiting[0].status["phase"] == "Pending" and "to exist" in waiting[0].status["message"]
+    assert reconcile_disruption(by_planrun(status=waiting[0].status), now=0, config=CONFIG, planruns={}) == []
+
+    starting = {"ta01": planrun(status={"phase": "Pending"})}
+    msg = reconcile_disruption(by_planrun(), now=0, config=CONFIG, planruns=starting)[0].status["message"]  # type: ignore[union-attr]
+    assert "to start its run" in msg
+
+    running = {"ta01": planrun(status={"phase": "Running", "runId": "alas.ta01-g1"})}
+    actions = reconcile_disruption(by_planrun(), now=0, config=CONFIG, planruns=running)
+    assert isinstance(actions[0], PostDisruption) and actions[0].run == "alas.ta01-g1"
+
+
+@pytest.mark.parametrize("spec", [
+    {"run": "alas.ta01-g1", "planRun": "ta01", "time": 1, "events": EVENTS},
+    {"time": 1, "events": EVENTS},
+])
+def test_run_and_planrun_are_exclusive(spec: dict[str, Any]) -> None:
+    resource = Resource(name="d2", namespace="alas", uid="u", spec=spec)
+    actions = reconcile_disruption(resource, now=0, config=CONFIG)
+    assert len(actions) == 1 and isinstance(actions[0], PatchStatus)
+    assert actions[0].status["phase"] == "Invalid"
+    assert "exactly one of run or planRun" in actions[0].status["message"]

@@ -212,3 +212,16 @@ def test_run_forever_stops_when_told() -> None:
 
     Counting(api, "alas").run_forever(0.01, stop)
     assert len(passes) == 3
+
+
+def test_disruption_naming_a_planrun_posts_to_its_run(controller: str) -> None:
+    api = MemoryApi()
+    api.put("alas.dev", "planruns", cr("PlanRun", "ta01", {"instance": "ta01"}))
+    api.put("alas.dev", "disruptions", cr("Disruption", "d1", {
+        "planRun": "ta01", "time": 5, "events": [{"kind": "machine_breakdown", "machine": 1, "start": 5,
+                                                  "duration": 3}]}))
+    op = Operator(api, "alas", OperatorConfig(controller_url=controller))
+    op.reconcile_once()  # the PlanRun submits its workflow and records its run id in the same pass
+    op.reconcile_once()
+    assert [s["path"] for s in Controller.seen] == ["/runs/alas.ta01-g1/disruptions"]
+    assert api.objects["alas.dev", "disruptions"]["d1"]["status"]["phase"] == "Succeeded"
