@@ -4,13 +4,18 @@ Used by :func:`alas_argo.engines.argo.to_argo`; pure functions of the IR."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from alas_argo.engines import argo_names as nm
+from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
 from alas_argo.ir import BackoffKind, Join, Node, NodeKind, OnFailure, Policy, Via, Workflow
 
 __all__ = ["ArgoOptions", "Compiler"]
+
+# Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 _SECURITY = {"runAsNonRoot": True, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
              "capabilities": {"drop": ["ALL"]}}
@@ -71,11 +76,26 @@ def _retry(policy: Policy) -> dict[str, Any] | None:
     return out
 
 
+def _check_names(wf: Workflow) -> None:
+    """Every node needs its own valid Argo template name (and its map item template one too)."""
+    taken = {nm.MAIN: "(entrypoint)", nm.EXIT_HANDLER: "(exit handler)", nm.COMPENSATE: "(compensation)"}
+    for n in wf.nodes:
+        names = [nm.dns(n.id)] + ([f"{nm.dns(n.id)}-item"] if n.kind is NodeKind.MAP else [])
+        for name in names:
+            if not _NAME.match(name):
+                raise UnsupportedFeature("argo", n.id, "node_id", f"{name!r} is not a valid Argo template name")
+            if name in taken:
+                raise UnsupportedFeature("argo", n.id, "node_id", f"template name {name!r} is already used by "
+                                         f"{taken[name]}")
+            taken[name] = f"node {n.id}"
+
+
 class Compiler:
     """Builds the Argo document of one workflow."""
 
     def __init__(self, wf: Workflow, opts: ArgoOptions) -> None:
         self.wf, self.o = wf, opts
+        _check_names(wf)
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})

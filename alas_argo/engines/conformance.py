@@ -147,7 +147,8 @@ MATRIX: tuple[Feature, ...] = (
             and p.on_failure is not OnFailure.ROLLBACK),
     Feature("params", "static node params", (N, "input parameter `params` (JSON)"),
             (N, "Task Parameters.params"), lambda wf, n: bool(n.params)),
-    Feature("contracts", "input/output JSON Schemas", (A, "output schema passed to the step, which refuses output breaking it; input schema in annotation"),
+    Feature("contracts", "input/output JSON Schemas",
+            (A, "output schema passed to the step, which refuses output breaking it; input schema in annotation"),
             (A, "checked by the Task; schemas in Comment"), lambda wf, n: n.input is not None
             or n.output is not None),
     Feature("repair", "repair spec (patch / replan)", (A, "run by the controller step; spec in annotation"),

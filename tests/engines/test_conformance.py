@@ -187,3 +187,12 @@ def test_unsupported_feature_is_one_line_exit_2(tmp_path: Path, capsys: pytest.C
     err_line = capsys.readouterr().err.strip()
     assert "\n" not in err_line and "node work" in err_line and "feature parallel" in err_line
     assert not out.exists()  # nothing half-written
+
+
+@pytest.mark.parametrize(("ids", "why"), [(["Work", "work"], "already used"), (["_x", "y"], "not a valid"),
+                                         (["main", "y"], "already used")])
+def test_argo_names_must_be_distinct_and_valid(ids: list[str], why: str) -> None:
+    wf = Workflow(name="names", nodes=[Node(id=i, role="r") for i in ids])
+    with pytest.raises(UnsupportedFeature, match=why) as err:
+        to_argo(wf, image="alas:test")
+    assert err.value.node in ids and err.value.feature == "node_id"
