@@ -123,3 +123,16 @@ def test_argo_crd_schema_rejects_a_typo() -> None:
     leaf = next(t for t in doc["spec"]["templates"] if t["name"] == "blueprint")
     leaf["retryStrategy"]["limt"] = leaf["retryStrategy"].pop("limit")
     assert list(_validator("argoproj.io_workflowtemplates.yaml").iter_errors(doc))
+
+
+def test_lint_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from alas_argo.cli import main
+
+    assert main(["engines", "lint", *map(str, ARGO), *map(str, ASL)]) == 0
+    assert "6 files clean" in capsys.readouterr().out
+    broken = yaml.safe_load(ARGO[0].read_text())
+    broken["spec"]["entrypoint"] = "nope"
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(broken))
+    assert main(["engines", "lint", str(path)]) == 1
+    assert "entrypoint 'nope' is not a template" in capsys.readouterr().out
