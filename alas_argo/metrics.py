@@ -29,6 +29,8 @@ __all__ = [
     "REGISTRY",
     "PolicyEvent",
     "RunOutcome",
+    "count_http_request",
+    "count_operator_action",
     "count_plan_committed",
     "count_policy_event",
     "count_run_outcome",
@@ -99,7 +101,15 @@ LOG_APPEND_SECONDS = Histogram(
     "alas_log_append_duration_seconds", "Latency of one append to the execution log.", ["backend"],
     registry=REGISTRY, buckets=(0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5))
 RUNS = Counter("alas_runs_total", "Runs finished, by outcome.", ["outcome"], registry=REGISTRY)
+HTTP_REQUESTS = Counter(
+    "alas_http_requests_total", "Requests the controller answered, by route and status code.",
+    ["route", "code"], registry=REGISTRY)
+OPERATOR_ACTIONS = Counter(
+    "alas_operator_actions_total", "Actions the operator applied, by kind.", ["action"], registry=REGISTRY)
 UP = Gauge("alas_exporter_up", "1 while this process's exporter is serving.", registry=REGISTRY)
+
+#: Routes of the controller, the only values of the ``route`` label.
+HTTP_ROUTES = frozenset({"disruptions", "run", "healthz", "readyz", "metrics", "other"})
 
 
 def label_value(label: str, value: str) -> str:
@@ -169,6 +179,16 @@ def count_run_outcome(outcome: RunOutcome | str) -> None:
     """Count one finished run; unknown outcomes are recorded as ``other``."""
     name = outcome.value if isinstance(outcome, RunOutcome) else str(outcome)
     RUNS.labels(outcome=name if name in set(RunOutcome) else "other").inc()
+
+
+def count_http_request(route: str, code: int) -> None:
+    """Count one answered request; ``route`` outside :data:`HTTP_ROUTES` is recorded as ``other``."""
+    HTTP_REQUESTS.labels(route=route if route in HTTP_ROUTES else "other", code=str(int(code))).inc()
+
+
+def count_operator_action(action: str) -> None:
+    """Count one applied operator action (``CreateWorkflow``, ``PatchStatus``, ``PostDisruption``)."""
+    OPERATOR_ACTIONS.labels(action=label_value("action", action.lower())).inc()
 
 
 def exposition() -> bytes:

@@ -89,6 +89,12 @@ def overview_dashboard() -> Dashboard:
                             description="Retries, timeouts, compensations and loop-guard trips."))
         .with_panel(_series("Log append latency p99", "s",
                             _query("alas:log_append_duration_seconds:p99_5m", "{{backend}}")))
+        .with_row(Row("Services"))
+        .with_panel(_series("Controller requests", "reqps",
+                            _query("sum by (route, code) (rate(alas_http_requests_total[5m]))",
+                                   "{{route}} {{code}}")))
+        .with_panel(_series("Operator actions", "ops",
+                            _query("sum by (action) (rate(alas_operator_actions_total[5m]))", "{{action}}")))
     )
 
 

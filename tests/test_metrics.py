@@ -109,3 +109,14 @@ def test_exporter_serves_the_registry_on_loopback() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_http_requests_and_operator_actions() -> None:
+    before = value("alas_http_requests_total", route="disruptions", code="201")
+    metrics.count_http_request("disruptions", 201)
+    metrics.count_http_request("/runs/secret-run-id", 404)
+    assert value("alas_http_requests_total", route="disruptions", code="201") == before + 1
+    assert value("alas_http_requests_total", route="other", code="404") >= 1
+    a0 = value("alas_operator_actions_total", action="createworkflow")
+    metrics.count_operator_action("CreateWorkflow")
+    assert value("alas_operator_actions_total", action="createworkflow") == a0 + 1

@@ -79,6 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: Any, *, content_type: str = "application/json",
               headers: dict[str, str] | None = None) -> None:
         raw = body if isinstance(body, bytes) else (json.dumps(body) + "\n").encode()
+        metrics.count_http_request(self._route(), status)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(raw)))
@@ -87,6 +88,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(raw)
+
+    def _route(self) -> str:
+        """The route label of this request (a closed set: never the run id)."""
+        path = self.path.split("?", 1)[0]
+        if m := _RUN_PATH.match(path):
+            return "disruptions" if m.group(2) else "run"
+        return path.strip("/") if path.strip("/") in ("healthz", "readyz", "metrics") else "other"
 
     def _error(self, status: int, message: str, where: Any = None, *,
                headers: dict[str, str] | None = None) -> None:

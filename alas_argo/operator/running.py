@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from alas_argo import metrics
 from alas_argo.errors import InputError
 from alas_argo.operator.actions import (
     Action,
@@ -123,6 +124,7 @@ class Operator:
                             type(action).__name__, e)
                 break
             applied.append(action)
+            metrics.count_operator_action(type(action).__name__)
         return applied
 
     def apply(self, resource: Resource, action: Action) -> None:

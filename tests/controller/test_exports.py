@@ -17,7 +17,8 @@ EXPECTED = {
         "post_disruption", "reconcile_disruption", "reconcile_planrun", "run_id", "status_after_post",
         "workflow_manifest", "workflow_name", "workflow_summary"},
     "alas_argo.metrics": {
-        "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_plan_committed", "count_policy_event",
+        "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_http_request", "count_operator_action",
+        "count_plan_committed", "count_policy_event",
         "count_run_outcome", "exposition", "label_value", "observe_log_append", "observe_repair",
         "observe_validation", "serve"},
 }

@@ -297,3 +297,17 @@ def test_an_unexpected_failure_is_a_bare_500(make_controller: Callable[..., Cont
     status, doc, _ = post(f"http://127.0.0.1:{server.server_port}", BREAKDOWN, key="boom")
     assert status == 500 and doc == {"error": "internal error"}
     assert ExecutionLog(s3_store, run_id).versions() == [1]
+
+
+def test_requests_are_counted_by_route_not_by_run(controller: str, run_id: str) -> None:
+    from alas_argo.metrics import REGISTRY
+
+    def count(route: str, code: str) -> float:
+        return REGISTRY.get_sample_value("alas_http_requests_total", {"route": route, "code": code}) or 0.0
+
+    before = count("run", "401")
+    call(controller, "GET", f"/runs/{run_id}", token="wrong")
+    assert count("run", "401") == before + 1
+    with urllib.request.urlopen(f"{controller}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    assert run_id not in text  # run ids never become label values
