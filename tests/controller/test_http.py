@@ -268,10 +268,10 @@ def test_urllib_client_round_trip(controller: str, run_id: str) -> None:
     assert outcome.status_code == 201 and outcome.body["version"] == 2
     denied = post_disruption(f"{controller}/runs/{run_id}/disruptions", BREAKDOWN, "op-key-2", "nope")
     assert denied.status_code == 401 and not denied.transient
-    try:
+    with pytest.raises(urllib.error.HTTPError) as unauthenticated:
         urllib.request.urlopen(f"{controller}/runs/{run_id}", timeout=5)
-    except urllib.error.HTTPError as e:
-        assert e.code == 401
+    assert unauthenticated.value.code == 401
+    unauthenticated.value.close()
 
 
 def test_a_stalled_client_is_cut_off(make_controller: Callable[..., ControllerServer], run_id: str) -> None:
