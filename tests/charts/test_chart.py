@@ -267,3 +267,20 @@ def test_readme_has_the_quickstart_and_an_honest_verification_section() -> None:
         assert step in readme, step
     section = readme.split("## Verified on a cluster", 1)[1].split("\n## ", 1)[0]
     assert "Nothing yet" in section
+
+
+def test_store_configmap_serves_every_workflow_reference() -> None:
+    """The rendered WorkflowTemplates read their store settings from a fixed-name ConfigMap (they cannot
+    use Helm values); the chart must ship it with every variable the steps read."""
+    template = (CHART / "templates" / "store-configmap.yaml").read_text()
+    assert re.search(r"^\s+name: alas-store$", template, re.M)
+    for var in ("ALAS_STORE__KIND", "ALAS_STORE__S3_ENDPOINT", "ALAS_STORE__S3_BUCKET", "ALAS_STORE__S3_PREFIX",
+                "ALAS_STORE__S3_REGION"):
+        assert f"{var}:" in template
+    referenced = set()
+    for path in (CHART / "workflows").glob("*.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            for t in doc["spec"]["templates"]:
+                for env_from in (t.get("container") or {}).get("envFrom", []):
+                    referenced.add(env_from["configMapRef"]["name"])
+    assert referenced == {"alas-store"}
