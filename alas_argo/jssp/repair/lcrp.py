@@ -16,10 +16,10 @@
    operations, plus operations kept in place) than it cost (EDIT_COST per operation newly exposed). A step
    whose plan fails validation is discarded and the window grows.
 5. Fallbacks: when no neighbourhood meets the probe's makespan, the probe's global plan is taken and
-   STABLE_SHARE of the budget pulls its operations back towards the plan in force (``fallback`` is
-   reported and the neighbourhood is every free operation); when no step succeeds at all, a full re-solve
-   hinted with the incumbent. A final greedy pass puts operations back at their planned start where that
-   is still feasible.
+   STABLE_SHARE of the budget (less when the probe was quick) pulls its operations back towards the plan
+   in force (``fallback`` is reported and the neighbourhood is every free operation); when no step
+   succeeds at all, a full re-solve hinted with the incumbent. A final greedy pass puts operations back at
+   their planned start where that is still feasible.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_SHARE", "STEP_CAP", "STEP_FLOOR", "STEP_SHARE",
-           "lcrp", "lower_bound"]
+__all__ = ["EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_FLOOR", "STABLE_SHARE", "STEP_CAP", "STEP_FLOOR",
+           "STEP_SHARE", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -52,6 +52,9 @@ STEP_CAP = 0.25
 PROBE_SHARE = 0.4
 #: Share of the budget for stabilizing the probe's plan when no neighbourhood meets its makespan.
 STABLE_SHARE = 0.45
+#: ... but no more than four times what the probe took (an easy probe means an easy stabilization), and no
+#: less than this many seconds.
+STABLE_FLOOR = 0.5
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -145,9 +148,11 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
-    probe_plan, target = None, incumbent.makespan
+    probe_plan, target, probe_seconds = None, incumbent.makespan, 0.0
     if incumbent.makespan > lower_bound(state):
+        probe_started = time.monotonic()
         probe_plan, target = _probe(state, incumbent, PROBE_SHARE * budget, seed, workers, is_valid, notes)
+        probe_seconds = time.monotonic() - probe_started
     weight = max(1, len(free))
 
     def cost(plan: Schedule) -> tuple[int, int, int]:
@@ -218,7 +223,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # budget pulling its operations back towards the plan in force.
         remaining = budget - (time.monotonic() - started)
         request = disrupted_request(state, pins={}, hint=probe_plan, seed=seed, workers=workers,
-                                    time_limit=max(0.05, min(remaining, STABLE_SHARE * budget)),
+                                    time_limit=max(0.05, min(remaining, STABLE_SHARE * budget,
+                                                             max(STABLE_FLOOR, 4 * probe_seconds))),
                                     makespan_limit=probe_plan.makespan)
         try:
             found = solve_neighbourhood(request, planned, minimize_makespan=False)
