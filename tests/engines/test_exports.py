@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import alas_argo.engines as engines
 from alas_argo.engines.conformance import matrix_markdown
 from alas_argo.engines.rendering import repo_root
@@ -14,6 +16,7 @@ def test_exported_names() -> None:
     assert all(hasattr(engines, n) for n in engines.__all__)
 
 
-def test_readme_shows_the_current_matrix() -> None:
-    readme = (repo_root() / "workflows" / "README.md").read_text()
-    assert matrix_markdown() in readme, "regenerate the matrix in workflows/README.md (alas engines matrix --markdown)"
+@pytest.mark.parametrize("readme", ["README.md", "workflows/README.md"])
+def test_readme_shows_the_current_matrix(readme: str) -> None:
+    text = (repo_root() / readme).read_text()
+    assert matrix_markdown() in text, f"regenerate the matrix in {readme} (alas engines matrix --markdown)"
