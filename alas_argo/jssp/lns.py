@@ -1,8 +1,8 @@
 """Large-neighbourhood search with CP-SAT for large static instances.
 
 The incumbent is held as machine sequences. A move relaxes a time window of it (a run of operations
-consecutive in start order, optionally centred on a critical operation) and re-sequences only those
-operations with a small CP-SAT model:
+consecutive in start order, usually around an operation of a critical path, optionally restricted to a
+few machines) and re-sequences only those operations with a small CP-SAT model:
 
 - the operations before the window stay put and give each relaxed operation its earliest start;
 - the operations after the window are not variables: each relaxed operation carries the *tail* of its
@@ -40,6 +40,7 @@ class Neighbourhood(StrEnum):
 
     WINDOW = "window"  #: a random run of operations in start order
     CRITICAL = "critical"  #: a run centred on a random operation of a critical path
+    MACHINES = "machines"  #: a longer run around a critical operation, restricted to a few machines
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class LnsConfig:
         move_time: Seconds per subproblem.
         grow: Factor applied to the size after a subproblem solved to optimality.
         shrink: Factor applied after a subproblem that ran out of time.
-        critical_share: Share of moves centred on the critical path.
+        critical_share: Share of moves centred on the critical path (all machines).
+        machines_share: Share of moves on a few machines around a critical operation.
     """
 
     initial_size: int = 40
@@ -63,14 +65,22 @@ class LnsConfig:
     grow: float = 1.1
     shrink: float = 0.85
     critical_share: float = 0.7
+    machines_share: float = 0.0
 
 
 def _window(seqs: Sequences, size: int, kind: Neighbourhood, rng: random.Random) -> list[int]:
     order = seqs.start_order()
     n = len(order)
-    if kind is Neighbourhood.CRITICAL:
+    if kind is not Neighbourhood.WINDOW:
         critical = seqs.critical_path()
-        centre = order.index(rng.choice(critical)) if critical else rng.randrange(n)
+        pivot = rng.choice(critical) if critical else order[rng.randrange(n)]
+        centre = order.index(pivot)
+        if kind is Neighbourhood.MACHINES:
+            # A few machines, the pivot's among them, over a span about three times as long.
+            machines = {seqs.machine[pivot], *rng.sample(range(seqs.instance.num_machines),
+                                                         max(1, seqs.instance.num_machines // 4))}
+            span = order[max(0, centre - 2 * size):centre + 2 * size]
+            return [op for op in span if seqs.machine[op] in machines][:size]
         first = min(max(0, centre - rng.randrange(size)), max(0, n - size))
     else:
         first = rng.randrange(max(1, n - size + 1))
@@ -178,7 +188,9 @@ def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
         left = request.time_limit - (time.monotonic() - started)
         if left < 0.05:
             break
-        kind = Neighbourhood.CRITICAL if rng.random() < cfg.critical_share else Neighbourhood.WINDOW
+        draw = rng.random()
+        kind = (Neighbourhood.CRITICAL if draw < cfg.critical_share else Neighbourhood.MACHINES
+                if draw < cfg.critical_share + cfg.machines_share else Neighbourhood.WINDOW)
         moved = _move(best, _window(best, size, kind, rng), min(cfg.move_time, left), request.workers,
                       rng.randrange(1 << 30))
         if moved is None:
