@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Start with: alas run ta01 --disrupt breakdown",
     )
     commands = Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    # Groups that several modules add to get their help text here, before any module creates them.
+    commands.group("bench", "Benchmarks: static planning, repair, ablation, validator, runtime, log, LLM. Each "
+                   "writes its tables and prints the figures with the command that produced them.")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"alas_argo.cli.{name}")
         module.register(commands)
