@@ -17,9 +17,10 @@
    whose plan fails validation is discarded and the window grows.
 5. Fallbacks: when no neighbourhood meets the probe's makespan, the probe's global plan is taken and
    STABLE_SHARE of the budget (less when the probe was quick) pulls its operations back towards the plan
-   in force (``fallback`` is reported and the neighbourhood is every free operation); when no step
-   succeeds at all, a full re-solve hinted with the incumbent. A final greedy pass puts operations back at
-   their planned start where that is still feasible.
+   in force, first by least shift, then by fewest moved operations (``fallback`` is reported and the
+   neighbourhood is every free operation); when no step succeeds at all, a full re-solve hinted with the
+   incumbent. A final greedy pass puts operations back at their planned start where that is still
+   feasible.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_FLOOR", "STABLE_SHARE", "STEP_CAP", "STEP_FLOOR",
-           "STEP_SHARE", "lcrp", "lower_bound"]
+__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_FLOOR", "STABLE_SHARE", "STEP_CAP",
+           "STEP_FLOOR", "STEP_SHARE", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -55,6 +56,8 @@ STABLE_SHARE = 0.45
 #: ... but no more than four times what the probe took (an easy probe means an easy stabilization), and no
 #: less than this many seconds.
 STABLE_FLOOR = 0.5
+#: Share of the stabilization spent minimizing the number of moved operations (after least shift).
+COUNT_SHARE = 0.4
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -227,7 +230,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
                                                              max(STABLE_FLOOR, 4 * probe_seconds))),
                                     makespan_limit=probe_plan.makespan)
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=False)
+            found = solve_neighbourhood(request, planned, minimize_makespan=False, count_share=COUNT_SHARE)
         except (InfeasibleError, NoSolutionError):
             found = None
         incumbent = found if found is not None and is_valid(found) else probe_plan

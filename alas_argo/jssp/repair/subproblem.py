@@ -1,5 +1,5 @@
-"""The LCRP neighbourhood solve: makespan first, then as little start shift (and optionally as few moved
-operations) as possible.
+"""The LCRP neighbourhood solve: makespan first, then as little start shift, then (optionally) as few moved
+operations as possible.
 
 An adapter over the optimizer's model builder (:func:`alas_argo.jssp.modeling.build_model`, the same request
 semantics as :func:`alas_argo.jssp.cpsat.optimize`) so that LCRP controls its second phase: the phase budget,
@@ -41,7 +41,7 @@ def _read(request: SolveRequest, m: OperationModel, solver: cp_model.CpSolver) -
 
 def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, minimize_makespan: bool,
                         makespan_share: float = 0.5, moved_weight: int = 0,
-                        only_if_shorter: bool = False) -> Schedule | None:
+                        only_if_shorter: bool = False, count_share: float = 0.0) -> Schedule | None:
     """Solve a neighbourhood request: the least makespan, then the least shift plus a surcharge per moved op.
 
     Args:
@@ -52,6 +52,8 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
         moved_weight: What one moved operation costs in units of shift. Measured on ta01 disruptions, pure
             shift (0, the default) moves the fewest operations within short time limits: the count's
             relaxation is weak and a surcharge slows the search more than it steers it.
+        count_share: Share of the stability time for a last phase that, starting from the least-shift
+            plan, minimizes the number of moved operations (shift breaks ties).
         only_if_shorter: Give up (return None) when the makespan phase finds nothing shorter than
             ``request.makespan_limit``: the caller's incumbent already has that makespan and its own
             stability, so the second phase would be time spent for nothing.
@@ -98,9 +100,27 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
             m.model.add(var == ref).only_enforce_if(~flag)
             moved.append(flag)
     m.model.minimize(moved_weight * sum(moved) + sum(shifts))
-    solver = _solver(request, budget)
+    solver = _solver(request, budget * (1 - count_share))
     if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         candidate = _read(request, m, solver)
         if best is None or candidate.makespan <= best.makespan:
             best = candidate
+        if count_share > 0:
+            # The least-shift plan is a good start for counting moves, which alone searches poorly.
+            m.model.clear_hints()
+            starts = candidate.by_key()
+            for key, var in m.starts.items():
+                m.model.add_hint(var, starts[key].start)
+            flags = []
+            for key, var in m.starts.items():
+                if key in reference:
+                    flag = m.model.new_bool_var(f"count{key}")
+                    m.model.add(var == reference[key]).only_enforce_if(~flag)
+                    flags.append(flag)
+            m.model.minimize(max(1, m.horizon) * sum(flags) + sum(shifts))
+            solver = _solver(request, budget * count_share)
+            if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                counted = _read(request, m, solver)
+                if counted.makespan <= candidate.makespan:
+                    best = counted
     return best
