@@ -1,0 +1,59 @@
+"""The LCRP neighbourhood solve: limits, pins, stability phases."""
+
+from __future__ import annotations
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.repair.metrics import moved_operations
+from alas_argo.jssp.repair.resolving import disrupted_request
+from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.repair.subproblem import solve_neighbourhood
+from alas_argo.jssp.validate import validate
+
+
+def _case():  # type: ignore[no-untyped-def]
+    inst = get_instance("la01")
+    plan = dispatch(inst, "mwkr")
+    d = Disruption(time=120, events=[MachineBreakdown(machine=1, start=120, duration=70)])
+    return inst, plan, d, ExecutionState.at(inst, plan, d)
+
+
+def test_pins_hold_and_the_result_is_valid() -> None:
+    inst, plan, d, st = _case()
+    start = aor(st)
+    planned = plan.starts()
+    late = sorted(st.free, key=lambda k: planned[k])[-10:]
+    pins = {k: start.starts()[k] for k in late}
+    request = disrupted_request(st, pins=pins, hint=start, time_limit=0.5, workers=1,
+                                makespan_limit=start.makespan)
+    found = solve_neighbourhood(request, planned, minimize_makespan=True)
+    assert found is not None
+    assert validate(inst, found, disruption=d, baseline=plan).valid
+    assert all(found.starts()[k] == s for k, s in pins.items())
+    assert found.makespan <= start.makespan
+
+
+def test_only_if_shorter_gives_up_at_an_unbeatable_limit() -> None:
+    _, plan, _, st = _case()
+    start = aor(st)
+    # A limit already at the best makespan the phase can reach: nothing shorter exists.
+    best = solve_neighbourhood(disrupted_request(st, pins={}, hint=start, time_limit=1.0, workers=1),
+                               plan.starts(), minimize_makespan=True)
+    assert best is not None
+    request = disrupted_request(st, pins={}, hint=best, time_limit=0.3, workers=1, makespan_limit=best.makespan)
+    found = solve_neighbourhood(request, plan.starts(), minimize_makespan=True, only_if_shorter=True)
+    assert found is None or found.makespan < best.makespan
+
+
+def test_count_phase_never_moves_more() -> None:
+    inst, plan, d, st = _case()
+    start = aor(st)
+    request = disrupted_request(st, pins={}, hint=start, time_limit=0.6, workers=1, makespan_limit=start.makespan)
+    shift_only = solve_neighbourhood(request, plan.starts(), minimize_makespan=False)
+    counted = solve_neighbourhood(request, plan.starts(), minimize_makespan=False, count_share=0.5)
+    assert shift_only is not None and counted is not None
+    assert validate(inst, counted, disruption=d, baseline=plan).valid
+    assert counted.makespan <= start.makespan
+    assert moved_operations(plan, counted) <= moved_operations(plan, start)
