@@ -196,8 +196,7 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
     shifts = _add_shift_terms(request, m) if request.stability is not StabilityObjective.NONE else []
     two_phase = request.stability is StabilityObjective.TOTAL_SHIFT and bool(shifts)
     if request.stability is StabilityObjective.WEIGHTED and shifts:
-        weight = request.makespan_weight or max(1, len(shifts))
-        m.model.minimize(weight * m.makespan + sum(shifts))
+        m.model.minimize(_weight(request) * m.makespan + sum(shifts))
     else:
         m.model.minimize(m.makespan)
     first_share = 1.0 - request.stability_time_fraction if two_phase else 1.0
@@ -210,17 +209,22 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         raise InfeasibleError("no schedule satisfies the request's constraints", where=request.instance.name)
     bound = max(m.trivial_bound, int(solver.best_objective_bound)
                 if request.stability is not StabilityObjective.WEIGHTED or not shifts else 0)
-    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if request.hint is not None and hint_makespan is not None:
-            return _hint_result(request, hint_makespan, bound, started)
+    hint = _usable_hint(request, hint_makespan)
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        schedule = _schedule(request, m, solver)
+    elif hint is not None:
+        schedule = hint
+    else:
         raise NoSolutionError(f"no solution within {request.time_limit:g} s", where=request.instance.name)
-    schedule = _schedule(request, m, solver)
     proven = code == cp_model.OPTIMAL and not (request.stability is StabilityObjective.WEIGHTED and shifts)
+    if hint is not None and _key(request, hint) < _key(request, schedule):
+        schedule = hint  # the search found nothing as good as the warm start
     if two_phase:
-        # Phase 2: hold the best makespan found, minimize the total shift, start from phase 1's answer.
+        # Phase 2: hold the best makespan found, minimize the total shift, start from that schedule.
         m.model.clear_hints()
+        by_key = schedule.by_key()
         for key, var in m.starts.items():
-            m.model.add_hint(var, schedule.by_key()[key].start)
+            m.model.add_hint(var, by_key[key].start)
         m.model.add(m.makespan <= schedule.makespan)
         m.model.minimize(sum(shifts))
         remaining = max(0.05, request.time_limit - (time.monotonic() - started))
@@ -229,20 +233,43 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         callback2 = _Reporter(m, "stability", started, progress) if progress else None
         if solver2.solve(m.model, callback2) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             candidate = _schedule(request, m, solver2)
-            if candidate.makespan <= schedule.makespan:
+            if _key(request, candidate) <= _key(request, schedule):
                 schedule = candidate
-    if hint_makespan is not None and request.hint is not None and schedule.makespan > hint_makespan:
-        return _hint_result(request, hint_makespan, bound, started)
+    seconds = time.monotonic() - started
+    if hint is not None and schedule is hint:
+        return SolveResult(schedule=hint, status=SolveStatus.HINT, objective=hint.makespan,
+                           bound=min(bound, hint.makespan), seconds=seconds,
+                           total_shift=_total_shift(hint, request.reference), improved=False)
     status = SolveStatus.OPTIMAL if proven or schedule.makespan <= bound else SolveStatus.FEASIBLE
     return SolveResult(schedule=schedule, status=status, objective=schedule.makespan,
-                       bound=min(bound, schedule.makespan), seconds=time.monotonic() - started,
+                       bound=min(bound, schedule.makespan), seconds=seconds,
                        total_shift=_total_shift(schedule, request.reference),
-                       improved=hint_makespan is None or schedule.makespan < hint_makespan)
+                       improved=hint is None or schedule.makespan < hint.makespan)
 
 
-def _hint_result(request: SolveRequest, hint_makespan: int, bound: int, started: float) -> SolveResult:
-    assert request.hint is not None
-    hint = Schedule.from_operations(request.instance.name, list(request.hint.operations))
-    return SolveResult(schedule=hint, status=SolveStatus.HINT, objective=hint_makespan,
-                       bound=min(bound, hint_makespan), seconds=time.monotonic() - started,
-                       total_shift=_total_shift(hint, request.reference), improved=False)
+def _usable_hint(request: SolveRequest, hint_makespan: int | None) -> Schedule | None:
+    """The hint, normalized, when it is feasible for the request; else None."""
+    if request.hint is None or hint_makespan is None:
+        return None
+    return Schedule.from_operations(request.instance.name, list(request.hint.operations))
+
+
+def _weight(request: SolveRequest) -> int:
+    """Makespan weight of the WEIGHTED objective: as given, else the number of free operations with a
+    reference start."""
+    if request.makespan_weight:
+        return request.makespan_weight
+    jobs = request.instance.jobs
+    reference = request.reference or {}
+    return max(1, sum(1 for j, s in reference if (j, s) not in request.fixed
+                      and 0 <= j < len(jobs) and 0 <= s < len(jobs[j])))
+
+
+def _key(request: SolveRequest, schedule: Schedule) -> tuple[int, int]:
+    """How the request ranks schedules (smaller is better): by its objective, makespan first."""
+    shift = _total_shift(schedule, request.reference) or 0
+    if request.stability is StabilityObjective.WEIGHTED and request.reference is not None:
+        return (_weight(request) * schedule.makespan + shift, 0)
+    if request.stability is StabilityObjective.TOTAL_SHIFT:
+        return (schedule.makespan, shift)
+    return (schedule.makespan, 0)

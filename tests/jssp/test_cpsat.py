@@ -151,3 +151,14 @@ def test_pinned_operations_are_constants_not_variables() -> None:
     assert result.objective <= base.makespan
     assert all(result.schedule.starts()[k] == v for k, v in fixed.items())
     assert validate(instance, result.schedule).valid
+
+
+def test_weighted_never_worse_than_its_hint(ft06: Instance) -> None:
+    reference = optimize(SolveRequest(ft06, time_limit=2)).schedule
+    hint = dispatch(ft06, "spt")
+    result = optimize(SolveRequest(ft06, time_limit=0.5, hint=hint, reference=reference.starts(),
+                                   stability=StabilityObjective.WEIGHTED, makespan_weight=100))
+    hint_shift = sum(abs(o.start - reference.starts()[o.key]) for o in hint.operations)
+    assert result.total_shift is not None
+    assert 100 * result.objective + result.total_shift <= 100 * hint.makespan + hint_shift
+    assert validate(ft06, result.schedule).valid
