@@ -49,13 +49,13 @@ def _static(args: argparse.Namespace) -> int:
             task = bar.add_task("starting", total=len(names))
 
             def on_event(name: str, event: ProgressEvent) -> None:
-                bar.update(task, description=f"{name}: {event.phase} {event.makespan}")
+                bar.update(task, description=f"{name} ({event.phase}) incumbent {event.makespan}")
 
             def on_row(row: StaticRow) -> None:
                 bar.advance(task)
                 gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
                 console.print(f"{row.instance} {row.size}: {row.makespan} ({gap}) "
-                              f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s")
+                              f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s", highlight=False)
 
             rows = run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
                               method=args.method, on_row=on_row, progress=on_event)

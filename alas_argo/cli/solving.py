@@ -53,7 +53,7 @@ def progress_display(enabled: bool, title: str) -> Iterator[Callable[[ProgressEv
 
         def report(event: ProgressEvent) -> None:
             # Called from CP-SAT's threads: rich serializes updates under its own lock.
-            bar.update(task, description=f"{title}: {event.phase} makespan {event.makespan} "
+            bar.update(task, description=f"{title} ({event.phase}) incumbent {event.makespan}, "
                        f"bound {event.bound}")
 
         yield report

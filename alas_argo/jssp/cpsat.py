@@ -129,7 +129,7 @@ class _Reporter(cp_model.CpSolverSolutionCallback):
 
     def on_solution_callback(self) -> None:
         self._progress(ProgressEvent(phase=self._phase, makespan=int(self.value(self._model.makespan)),
-                                     bound=int(self.best_objective_bound) if self._phase == "makespan" else 0,
+                                     bound=int(self.best_objective_bound) if self._phase == "cpsat" else 0,
                                      seconds=time.monotonic() - self._started))
 
 
@@ -201,7 +201,7 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         m.model.minimize(m.makespan)
     first_share = 1.0 - request.stability_time_fraction if two_phase else 1.0
     solver = _parameters(request, request.time_limit * first_share)
-    callback = _Reporter(m, "makespan", started, progress) if progress else None
+    callback = _Reporter(m, "cpsat", started, progress) if progress else None
     code = solver.solve(m.model, callback)
     if code == cp_model.MODEL_INVALID:
         raise ContractError(f"CP-SAT rejected the model: {m.model.validate()}")

@@ -27,7 +27,8 @@ class ProgressEvent:
     """An improving solution, reported while a solve runs.
 
     Attributes:
-        phase: ``makespan``, ``stability`` (second phase of TOTAL_SHIFT) or ``lns``.
+        phase: ``dispatch:<rule>`` (the warm start), ``cpsat`` (makespan search), ``stability`` (second
+            phase of TOTAL_SHIFT) or ``lns``.
         makespan: The incumbent's makespan.
         bound: Best proven lower bound so far (0 when the phase does not prove bounds).
         seconds: Wall time since the solve started.
