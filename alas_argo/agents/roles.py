@@ -21,7 +21,7 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport
 
-__all__ = ["OptimizerBackend", "OptimizerRole", "RepairerRole", "ValidatorRole"]
+__all__ = ["Improvement", "OptimizerBackend", "OptimizerRole", "RepairerRole", "ValidatorRole"]
 
 
 class ValidatorRole:
