@@ -34,30 +34,31 @@ from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
+from alas_argo.jssp.repair.settling import settle
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "PROBE_SHARE", "STABLE_FLOOR", "STABLE_SHARE", "STEP_CAP",
-           "STEP_FLOOR", "STEP_SHARE", "lcrp", "lower_bound"]
+__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_PER_OP", "STEP_FLOOR", "STEP_PER_OP",
+           "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
-#: Share of the budget one neighbourhood solve may use, and its cap in seconds: neighbourhoods are small,
-#: and a repair that takes as long as a global re-solve has lost its point.
-STEP_SHARE = 0.01
-STEP_FLOOR = 0.05
-STEP_CAP = 0.25
-#: Share of the budget for the makespan probe (a global makespan-only solve that stops early when it
-#: proves optimality); it only runs when AOR's makespan is above the cheap lower bound.
-PROBE_SHARE = 0.4
-#: Share of the budget for stabilizing the probe's plan when no neighbourhood meets its makespan.
-STABLE_SHARE = 0.45
-#: ... but no more than four times what the probe took (an easy probe means an easy stabilization), and no
-#: less than this many seconds.
-STABLE_FLOOR = 0.5
-#: Share of the stabilization spent minimizing the number of moved operations (after least shift).
+#: The time box of the whole repair: seconds per free operation, and its floor (the budget caps it).
+#: Measured on 20x15 instances (about 200 free operations after a mid-plan disruption), 2 cores.
+TOTAL_PER_OP = 0.0008
+TOTAL_FLOOR = 0.1
+#: Seconds per free operation for the makespan probe (a global makespan-only CP-SAT solve hinted with AOR,
+#: which stops early when it proves optimality); it only runs when AOR is above the cheap lower bound.
+PROBE_PER_OP = 0.0004
+PROBE_FLOOR = 0.05
+#: Seconds per free operation for one neighbourhood solve, and its floor: neighbourhoods are small.
+STEP_PER_OP = 0.0002
+STEP_FLOOR = 0.03
+#: Share of the last stabilization spent minimizing the number of moved operations (after least shift).
 COUNT_SHARE = 0.4
+#: Windows that miss the probe's makespan before LCRP takes the probe's global plan instead.
+MAX_MISSES = 2
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -126,36 +127,51 @@ def _probe(state: ExecutionState, aor_plan: Schedule, budget: float, seed: int, 
     return None, aor_plan.makespan
 
 
+def _caps(state: ExecutionState, budget: float) -> tuple[float, float, float]:
+    """Seconds for the whole repair, the probe and one neighbourhood solve, scaled to the free operations.
+
+    Absolute, not shares of the budget: a repair that takes as long as a global re-solve has lost its point,
+    and CP-SAT hinted with AOR gets most of what a short global search can get in a fraction of a second.
+    """
+    n = len(state.free)
+    total = min(budget, max(TOTAL_FLOOR, TOTAL_PER_OP * n))
+    probe = min(total / 2, max(PROBE_FLOOR, PROBE_PER_OP * n))
+    step = min(total / 4, max(STEP_FLOOR, STEP_PER_OP * n))
+    return total, probe, step
+
+
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
          is_valid: Validator) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
 
     Args:
         state: The execution state at the reveal time.
-        budget: Seconds for the whole repair, fallback included.
+        budget: Upper bound in seconds for the whole repair, fallback included; LCRP usually stops well
+            before it (see :func:`_caps`).
         seed: CP-SAT seed.
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
     """
     started = time.monotonic()
+    total, probe_cap, step_limit = _caps(state, budget)
+    deadline = started + total
     inst, base = state.instance, state.baseline
     planned = base.starts()
     free = state.free
     incumbent = aor(state)
     affected = moved_keys(base, incumbent) | state.interrupted | {
         k for k in free if state.durations[k] != inst.duration(*k)}
-    notes = [f"aor: makespan {incumbent.makespan}, {len(affected)} affected operations"]
+    notes = [f"aor: makespan {incumbent.makespan}, {len(affected)} affected operations; "
+             f"time box {total:.2f} s"]
     if not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
         return _fallback(state, incumbent, budget, seed, workers, is_valid, notes, growths=0)
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
-    probe_plan, target, probe_seconds = None, incumbent.makespan, 0.0
+    probe_plan, target = None, incumbent.makespan
     if incumbent.makespan > lower_bound(state):
-        probe_started = time.monotonic()
-        probe_plan, target = _probe(state, incumbent, PROBE_SHARE * budget, seed, workers, is_valid, notes)
-        probe_seconds = time.monotonic() - probe_started
+        probe_plan, target = _probe(state, incumbent, probe_cap, seed, workers, is_valid, notes)
     weight = max(1, len(free))
 
     def cost(plan: Schedule) -> tuple[int, int, int]:
@@ -168,12 +184,11 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     horizon_end = max((planned[k] for k in free), default=state.time)
     # Start with a window of about twice the disruption: enough room to absorb it in the best case.
     width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
-    step_limit = min(max(STEP_FLOOR, budget * STEP_SHARE), STEP_CAP)
-    growths, succeeded = 0, False
+    growths, succeeded, misses = 0, False, 0
     for step in range(MAX_GROWTHS + 1):
-        remaining = budget - (time.monotonic() - started)
+        remaining = deadline - time.monotonic()
         if remaining <= 0.01:
-            notes.append("budget spent")
+            notes.append("time box spent")
             break
         covers_all = state.time + width > horizon_end
         machines = set(range(inst.num_machines)) if covers_all else touched
@@ -196,14 +211,17 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             found = None
             notes.append(f"window {width}: {type(e).__name__}; growing")
         if found is None and covers_all and probe_plan is not None:
-            break  # the whole plan is open and still short of the probe: the global stabilization follows
+            break  # the whole plan is open and still short of the probe: the global plan follows
         if found is None or not is_valid(found):
             if found is not None:
                 notes.append(f"window {width}: candidate rejected by the validator; growing")
             elif not notes[-1].startswith(f"window {width}:"):
                 notes.append(f"window {width}: makespan {target} not met in {step_limit:.2f} s; growing")
             region = new_region if succeeded else region
-            if covers_all:
+            misses += 1
+            if covers_all or (probe_plan is not None and misses >= MAX_MISSES):
+                # Past two misses the probe's gain is global (a re-sequencing no window of this size
+                # reaches): the rest of the time box is better spent stabilizing the global plan.
                 break
             width *= 2
             continue
@@ -222,29 +240,42 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         width *= 2
     fallback = False
     if probe_plan is not None and incumbent.makespan > probe_plan.makespan:
-        # No neighbourhood met the probe's makespan: take the global plan and spend a bounded share of the
-        # budget pulling its operations back towards the plan in force.
-        remaining = budget - (time.monotonic() - started)
-        request = disrupted_request(state, pins={}, hint=probe_plan, seed=seed, workers=workers,
-                                    time_limit=max(0.05, min(remaining, STABLE_SHARE * budget,
-                                                             max(STABLE_FLOOR, 4 * probe_seconds))),
-                                    makespan_limit=probe_plan.makespan)
-        try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=False, count_share=COUNT_SHARE)
-        except (InfeasibleError, NoSolutionError):
-            found = None
-        incumbent = found if found is not None and is_valid(found) else probe_plan
+        # No neighbourhood met the probe's makespan: take the global plan, settle it towards the plan in
+        # force (linear), and spend what is left of the time box pulling it back further.
+        incumbent = _settled(state, probe_plan, probe_plan.makespan, set(), is_valid)
+        remaining = deadline - time.monotonic()
+        if remaining > STEP_FLOOR:
+            request = disrupted_request(state, pins={}, hint=incumbent, seed=seed, workers=workers,
+                                        time_limit=remaining, makespan_limit=incumbent.makespan)
+            try:
+                found = solve_neighbourhood(request, planned, minimize_makespan=False, count_share=COUNT_SHARE)
+            except (InfeasibleError, NoSolutionError):
+                found = None
+            if found is not None and cost(found) < cost(incumbent) and is_valid(found):
+                incumbent = found
         region, fallback, succeeded = set(free), True, True
         notes.append(f"global plan at makespan {incumbent.makespan}, stabilized")
-    restored = _restore(state, incumbent)
-    if restored is not incumbent and is_valid(restored):
-        notes.append(f"restore pass: {moved_operations(base, incumbent) - moved_operations(base, restored)} "
-                     "operations back at their planned start")
-        incumbent = restored
+    polished = _settled(state, incumbent, incumbent.makespan, free - region, is_valid)
+    if polished is not incumbent:
+        notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
+                     " operations back at their planned start")
+        incumbent = polished
     if not succeeded:
-        return _fallback(state, incumbent, budget - (time.monotonic() - started), seed, workers, is_valid,
-                         notes, growths)
+        return _fallback(state, incumbent, deadline - time.monotonic(), seed, workers, is_valid, notes, growths)
     return RepairOutcome(incumbent, region, growths, fallback, notes)
+
+
+def _settled(state: ExecutionState, plan: Schedule, target: int, held: set[Key], is_valid: Validator) -> Schedule:
+    """``plan`` settled in its machine order, then greedily restored: the result when it is valid and
+    moves fewer operations, else ``plan``."""
+    base = state.baseline
+    best = plan
+    candidate = _restore(state, settle(state, plan, target, held=held))
+    if (candidate.makespan <= max(target, plan.makespan)
+            and moved_operations(base, candidate) < moved_operations(base, plan)
+            and all(candidate.starts()[k] == plan.starts()[k] for k in held) and is_valid(candidate)):
+        best = candidate
+    return best
 
 
 def _restore(state: ExecutionState, plan: Schedule) -> Schedule:
