@@ -39,8 +39,8 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_PER_OP", "STEP_FLOOR", "STEP_PER_OP",
-           "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
+__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_PER_OP", "STEP_FLOOR",
+           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "WINDOW_COUNT_SHARE", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -52,9 +52,11 @@ TOTAL_FLOOR = 0.1
 #: which stops early when it proves optimality); it only runs when AOR is above the cheap lower bound.
 PROBE_PER_OP = 0.0004
 PROBE_FLOOR = 0.05
-#: Seconds per free operation for one neighbourhood solve, and its floor: neighbourhoods are small.
-STEP_PER_OP = 0.0002
+#: Seconds per editable operation for one neighbourhood solve, and its floor: neighbourhoods are small.
+STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
+#: Share of a window solve spent minimizing the number of moved operations (after least shift).
+WINDOW_COUNT_SHARE = 0.0
 #: Share of the last stabilization spent minimizing the number of moved operations (after least shift).
 COUNT_SHARE = 0.4
 #: Windows that miss the probe's makespan before LCRP takes the probe's global plan instead.
@@ -127,17 +129,15 @@ def _probe(state: ExecutionState, aor_plan: Schedule, budget: float, seed: int, 
     return None, aor_plan.makespan
 
 
-def _caps(state: ExecutionState, budget: float) -> tuple[float, float, float]:
-    """Seconds for the whole repair, the probe and one neighbourhood solve, scaled to the free operations.
+def _caps(state: ExecutionState, budget: float) -> tuple[float, float]:
+    """Seconds for the whole repair and for the probe, scaled to the number of free operations.
 
     Absolute, not shares of the budget: a repair that takes as long as a global re-solve has lost its point,
     and CP-SAT hinted with AOR gets most of what a short global search can get in a fraction of a second.
     """
     n = len(state.free)
     total = min(budget, max(TOTAL_FLOOR, TOTAL_PER_OP * n))
-    probe = min(total / 2, max(PROBE_FLOOR, PROBE_PER_OP * n))
-    step = min(total / 4, max(STEP_FLOOR, STEP_PER_OP * n))
-    return total, probe, step
+    return total, min(total / 2, max(PROBE_FLOOR, PROBE_PER_OP * n))
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
@@ -153,7 +153,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
     """
     started = time.monotonic()
-    total, probe_cap, step_limit = _caps(state, budget)
+    total, probe_cap = _caps(state, budget)
     deadline = started + total
     inst, base = state.instance, state.baseline
     planned = base.starts()
@@ -197,16 +197,19 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         if new_region - region and step:
             growths += 1
         pins = {k: planned[k] for k in free if k not in new_region}
+        step_limit = max(STEP_FLOOR, STEP_PER_OP * len(new_region))
         # The target makespan is a hard limit: a neighbourhood that cannot meet it is too small.
         # Until a neighbourhood meets the target, the probe's plan is the better guide for the search (CP-SAT
         # takes a hint that breaks the pins as a starting direction, not as a promise).
         guide = probe_plan if probe_plan is not None and incumbent.makespan > target else incumbent
         request = disrupted_request(
-            state, pins=pins, hint=guide, time_limit=min(step_limit, remaining), seed=seed, workers=workers,
+            state, pins=pins, hint=guide, seed=seed, workers=workers,
+            time_limit=min(step_limit, remaining),
             makespan_limit=min(target, incumbent.makespan),
             precedences=_arcs(incumbent, window, free - set(pins)))
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=False)
+            found = solve_neighbourhood(request, planned, minimize_makespan=False,
+                                        count_share=WINDOW_COUNT_SHARE)
         except (InfeasibleError, NoSolutionError) as e:
             found = None
             notes.append(f"window {width}: {type(e).__name__}; growing")

@@ -59,7 +59,8 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
             stability, so the second phase would be time spent for nothing.
 
     Returns:
-        The best schedule found, or None when neither phase found one (the caller keeps its incumbent).
+        The best schedule found; the hint when no phase found one in time but the hint satisfies the request;
+        None otherwise (the caller keeps its incumbent).
 
     Raises:
         InfeasibleError: The subproblem is infeasible before search (pins contradict each other or the
@@ -123,4 +124,8 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
                 counted = _read(request, m, solver)
                 if counted.makespan <= candidate.makespan:
                     best = counted
+    if best is None and m.hint_makespan is not None and request.hint is not None:
+        # Out of time before the first solution (a loaded machine): a hint that satisfies the request is
+        # still an answer, and saying so keeps the caller local instead of sending it to a global fallback.
+        best = Schedule.from_operations(request.instance.name, list(request.hint.operations))
     return best
