@@ -1,0 +1,110 @@
+"""LCRP's settle pass, its time box, and the neighbourhood solve's hint fallback."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.cpsat import SolveRequest, optimize
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import lcrp as lcrp_module
+from alas_argo.jssp.repair import repair
+from alas_argo.jssp.repair.metrics import moved_operations
+from alas_argo.jssp.repair.resolving import disrupted_request
+from alas_argo.jssp.repair.settling import latest_fit, settle
+from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.repair.subproblem import solve_neighbourhood
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+
+
+@pytest.fixture(scope="module")
+def la01() -> tuple[Instance, Schedule]:
+    inst = get_instance("la01")
+    return inst, optimize(SolveRequest(inst, time_limit=1.0, workers=1)).schedule
+
+
+def test_latest_fit_steps_before_downtimes(ft06: Instance) -> None:
+    plan = optimize(SolveRequest(ft06, time_limit=0.5, workers=1)).schedule
+    st = ExecutionState.at(ft06, plan, Disruption(time=5, events=[
+        MachineBreakdown(machine=0, start=10, duration=5), MachineBreakdown(machine=0, start=20, duration=3)]))
+    assert latest_fit(st, 0, 30, 4) == 30  # clear of both windows
+    assert latest_fit(st, 0, 18, 4) == 16  # [18, 22) hits [20, 23); [16, 20) touches neither
+    assert latest_fit(st, 0, 21, 7) == 3  # [21, 28) hits [20, 23), [13, 20) hits [10, 15)
+    assert latest_fit(st, 1, 18, 4) == 18  # another machine
+    assert latest_fit(st, 0, 12, 0) == 12  # zero length overlaps nothing
+
+
+def test_settle_puts_operations_back_within_the_target(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = Disruption(time=150, events=[MachineBreakdown(machine=0, start=150, duration=80)])
+    st = ExecutionState.at(inst, plan, d)
+    # A makespan-only global solve places slack operations arbitrarily: settling must recover some.
+    probe = optimize(disrupted_request(st, pins={}, hint=aor(st), time_limit=0.5, workers=1)).schedule
+    settled = settle(st, probe, probe.makespan)
+    assert validate(inst, settled, disruption=d, baseline=plan).valid
+    assert settled.makespan <= probe.makespan
+    assert moved_operations(plan, settled) <= moved_operations(plan, probe)
+    # Machine order is kept: settling only re-times.
+    assert settled.machine_sequences() == probe.machine_sequences()
+
+
+def test_settle_keeps_held_operations(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "shock", seed=3)
+    st = ExecutionState.at(inst, plan, d)
+    probe = optimize(disrupted_request(st, pins={}, hint=aor(st), time_limit=0.5, workers=1)).schedule
+    held = set(sorted(st.free)[::3])
+    settled = settle(st, probe, probe.makespan, held=held)
+    assert validate(inst, settled, disruption=d, baseline=plan).valid
+    assert all(settled.starts()[k] == probe.starts()[k] for k in held)
+    assert all(settled.starts()[k] == probe.starts()[k] for k in st.frozen)
+
+
+def test_settle_of_aor_changes_nothing_it_should_not(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=0)
+    st = ExecutionState.at(inst, plan, d)
+    shifted = aor(st)
+    settled = settle(st, shifted, shifted.makespan)
+    # AOR already starts everything it can at its planned start, in the planned order.
+    assert moved_operations(plan, settled) <= moved_operations(plan, shifted)
+    assert validate(inst, settled, disruption=d, baseline=plan).valid
+
+
+def test_lcrp_stays_inside_its_time_box(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "mixed", seed=1)
+    st = ExecutionState.at(inst, plan, d)
+    total, probe = lcrp_module._caps(st, budget=30.0)
+    assert probe <= total / 2 and total <= max(lcrp_module.TOTAL_FLOOR, lcrp_module.TOTAL_PER_OP * len(st.free))
+    started = time.monotonic()
+    r = repair(inst, plan, d, "lcrp", budget=30.0, workers=1)
+    # A 30 s budget is an upper bound, not a target: the repair ends within its box (plus validation).
+    assert time.monotonic() - started < total + 1.0
+    assert r.valid and r.makespan <= repair(inst, plan, d, "aor").makespan
+
+
+def test_caps_never_exceed_the_budget(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
+    total, probe = lcrp_module._caps(st, budget=0.02)
+    assert total == 0.02 and probe <= 0.01
+
+
+def test_a_neighbourhood_solve_out_of_time_returns_its_feasible_hint() -> None:
+    inst = get_instance("ta01")
+    plan = optimize(SolveRequest(inst, time_limit=0.5, workers=1)).schedule
+    d = Disruption(time=300, events=[MachineBreakdown(machine=1, start=300, duration=120)])
+    st = ExecutionState.at(inst, plan, d)
+    start = aor(st)
+    # 10 ms for a global stability model of a 15x15 instance: often no solution of its own in time.
+    request = disrupted_request(st, pins={}, hint=start, time_limit=0.01, workers=1, makespan_limit=start.makespan)
+    found = solve_neighbourhood(request, plan.starts(), minimize_makespan=False, count_share=0.5)
+    assert found is not None
+    assert validate(inst, found, disruption=d, baseline=plan).valid
+    assert found.makespan <= start.makespan
