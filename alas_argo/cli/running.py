@@ -139,6 +139,8 @@ def _run(args: argparse.Namespace) -> int:
         print_json(summary)
     elif not args.quiet:
         Console().print(_summary_table(summary))
+        for note in summary["notes"]:
+            print(f"note: {note}", file=sys.stderr)
         for name, err in result.run.errors.items():
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:

@@ -102,6 +102,7 @@ class PipelineResult:
             "errors": self.run.errors,
             "escalations": [list(e) for e in self.run.escalations],
             "compensated": self.run.compensated,
+            "notes": list(self.run.outputs.get("agents", {}).get("notes", [])),
             "seconds": round(self.seconds, 3),
         }
 
