@@ -8,14 +8,14 @@ revalidation loop's guard trips because nothing repairs) has no valid final plan
 
 from __future__ import annotations
 
-import csv
 import statistics
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.log import ExecutionLog, FsStore
 from alas_argo.pipeline import RunConfig, Variant, run_pipeline
 
@@ -89,10 +89,7 @@ def write_ablation(directory: Path, rows: Sequence[AblationRow]) -> tuple[Path, 
     """Write every trial as CSV and the per-variant summary as Markdown."""
     directory.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = directory / "ablation.csv", directory / "ablation.md"
-    with csv_path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(AblationRow.__dataclass_fields__))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    csv_path.write_text(rows_to_csv(rows, list(AblationRow.__dataclass_fields__)), encoding="utf-8")
     summary = summarize_ablation(rows)
     lines = ["| variant | trials | valid final plans | valid % | mean makespan (valid) | mean gap % (valid) |",
              "|---|---|---|---|---|---|"]

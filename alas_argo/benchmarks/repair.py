@@ -7,8 +7,6 @@ validator's verdict. The summary is per scenario and method, plus LCRP's ratios 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import statistics
 from collections.abc import Callable, Sequence
@@ -18,6 +16,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.errors import AlasError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
@@ -186,12 +185,7 @@ def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
 
 def to_csv(rows: Sequence[RepairRow]) -> str:
     """Every row, one line each."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow(asdict(r))
-    return buf.getvalue()
+    return rows_to_csv(rows, COLUMNS)
 
 
 def to_markdown(rows: Sequence[RepairRow], *, title: str) -> str:

@@ -6,12 +6,11 @@ planners, so a planner bug shows up as an invalid row rather than as a good-look
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.planning import SolveMethod, plan
@@ -101,12 +100,7 @@ def _cell(value: object) -> str:
 
 def to_csv(rows: Sequence[StaticRow]) -> str:
     """The table as CSV (header row first)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow(asdict(r))
-    return out.getvalue()
+    return rows_to_csv(rows, COLUMNS)
 
 
 def to_markdown(rows: Sequence[StaticRow], *, title: str) -> str:
