@@ -1,26 +1,33 @@
 """LCRP, the localized cascading repair of DESIGN.md section 5.
 
+LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_PER_OP`, about 0.16 s for
+the 200 free operations of a 20x15 instance disrupted mid-plan), capped by the caller's budget: a repair
+that takes as long as a global re-solve has lost its point.
+
 1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
    the operations the disruption reaches through job and machine successors. Its plan is feasible and is
    the incumbent: LCRP is never worse than AOR (nor than right-shift, which AOR dominates).
 2. The makespan target: AOR's makespan when it meets a cheap lower bound (job chains, machine loads after
-   the reveal); otherwise a time-boxed global makespan *probe* (CP-SAT hinted with AOR, PROBE_SHARE of the
-   budget, stopping early when it proves optimality) says what is reachable.
+   the reveal); otherwise a short global makespan *probe* (CP-SAT hinted with AOR, :data:`PROBE_PER_OP`
+   seconds per free operation, stopping early when it proves optimality) says what is reachable.
 3. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
    CP-SAT may re-sequence freely. The affected operations beyond the window may only slide within their
    machine order (the cascade); everything else is pinned at its planned start, so it provably keeps it.
    The target is a hard makespan limit and the objective is the least total start shift from the plan in
    force (:mod:`.subproblem`), which keeps work in progress and the rest of the plan where they were.
+   Each window solve gets :data:`STEP_PER_OP` seconds per editable operation.
 4. The window doubles while the subproblem is infeasible or cannot meet the target in its time slice, and
    after it meets the target, while the last growth gained more (makespan weighted by the number of free
    operations, plus operations kept in place) than it cost (EDIT_COST per operation newly exposed). A step
    whose plan fails validation is discarded and the window grows.
-5. Fallbacks: when no neighbourhood meets the probe's makespan, the probe's global plan is taken and
-   STABLE_SHARE of the budget (less when the probe was quick) pulls its operations back towards the plan
-   in force, first by least shift, then by fewest moved operations (``fallback`` is reported and the
-   neighbourhood is every free operation); when no step succeeds at all, a full re-solve hinted with the
-   incumbent. A final greedy pass puts operations back at their planned start where that is still
-   feasible.
+5. Fallbacks: after :data:`MAX_MISSES` windows short of the probe's makespan, the probe's gain is a global
+   re-sequencing: its plan is taken, settled (:mod:`.settling`), and the rest of the time box pulls it back
+   towards the plan in force, by least shift, then fewest moved operations (``fallback`` is reported and
+   the neighbourhood is every free operation). When no step succeeds at all, a full re-solve hinted with
+   the incumbent runs in what is left of the box.
+6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
+   where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
+   starts that became feasible; the polished plan is kept only when the validator accepts it.
 """
 
 from __future__ import annotations
@@ -31,16 +38,17 @@ from collections.abc import Callable
 from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.cpsat import optimize
 from alas_argo.jssp.execution import ExecutionState, Key
+from alas_argo.jssp.repair.bounds import lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
-from alas_argo.jssp.repair.settling import settle
+from alas_argo.jssp.repair.settling import restore, settle
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_PER_OP", "STEP_FLOOR",
-           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "WINDOW_COUNT_SHARE", "lcrp", "lower_bound"]
+__all__ = ["COUNT_SHARE", "EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_MAX_SHARE", "PROBE_PER_OP",
+           "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "WINDOW_COUNT_SHARE", "lcrp", "lower_bound"]
 
 #: Growth steps after the first neighbourhood; the window doubles each time.
 MAX_GROWTHS = 6
@@ -50,8 +58,10 @@ TOTAL_PER_OP = 0.0008
 TOTAL_FLOOR = 0.1
 #: Seconds per free operation for the makespan probe (a global makespan-only CP-SAT solve hinted with AOR,
 #: which stops early when it proves optimality); it only runs when AOR is above the cheap lower bound.
-PROBE_PER_OP = 0.0004
+PROBE_PER_OP = 0.0006
 PROBE_FLOOR = 0.05
+#: ... and at most this share of the time box.
+PROBE_MAX_SHARE = 0.75
 #: Seconds per editable operation for one neighbourhood solve, and its floor: neighbourhoods are small.
 STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
@@ -59,35 +69,13 @@ STEP_FLOOR = 0.03
 WINDOW_COUNT_SHARE = 0.0
 #: Share of the last stabilization spent minimizing the number of moved operations (after least shift).
 COUNT_SHARE = 0.4
-#: Windows that miss the probe's makespan before LCRP takes the probe's global plan instead.
-MAX_MISSES = 2
+#: Windows that miss the probe's makespan before LCRP takes the probe's global plan instead: measured on
+#: 20x15 repairs, a second window rarely meets it, and its time is better spent stabilizing the global plan.
+MAX_MISSES = 1
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
 Validator = Callable[[Schedule], bool]
-
-
-def lower_bound(state: ExecutionState) -> int:
-    """A cheap lower bound on the makespan of any repair: job chains and machine loads after the reveal."""
-    inst, frozen = state.instance, state.frozen_starts()
-    bound = max((s + state.durations[k] for k, s in frozen.items()), default=0)
-    for j, ops in enumerate(inst.jobs):
-        end = 0
-        for s, (m, _) in enumerate(ops):
-            k, d = (j, s), state.durations[(j, s)]
-            end = frozen[k] + d if k in frozen else state.earliest_fit(m, max(end, state.release[k]), d) + d
-        bound = max(bound, end)
-    for m in range(inst.num_machines):
-        free = [k for k in state.free if inst.machine(*k) == m]
-        if not free:
-            continue
-        ready = max([state.time, *(s + state.durations[k] for k, s in frozen.items() if inst.machine(*k) == m)])
-        end = ready + sum(state.durations[k] for k in free)
-        for mm, lo, hi in sorted(state.downtimes, key=lambda w: w[1]):
-            if mm == m and hi > ready and lo < end:
-                end += hi - max(lo, ready)
-        bound = max(bound, end)
-    return bound
 
 
 def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, Key]]:
@@ -137,7 +125,7 @@ def _caps(state: ExecutionState, budget: float) -> tuple[float, float]:
     """
     n = len(state.free)
     total = min(budget, max(TOTAL_FLOOR, TOTAL_PER_OP * n))
-    return total, min(total / 2, max(PROBE_FLOOR, PROBE_PER_OP * n))
+    return total, min(total * PROBE_MAX_SHARE, max(PROBE_FLOOR, PROBE_PER_OP * n))
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
@@ -223,8 +211,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             region = new_region if succeeded else region
             misses += 1
             if covers_all or (probe_plan is not None and misses >= MAX_MISSES):
-                # Past two misses the probe's gain is global (a re-sequencing no window of this size
-                # reaches): the rest of the time box is better spent stabilizing the global plan.
+                # The probe's gain is then usually global (a re-sequencing no small window reaches): the
+                # rest of the time box is better spent stabilizing the global plan.
                 break
             width *= 2
             continue
@@ -273,49 +261,12 @@ def _settled(state: ExecutionState, plan: Schedule, target: int, held: set[Key],
     moves fewer operations, else ``plan``."""
     base = state.baseline
     best = plan
-    candidate = _restore(state, settle(state, plan, target, held=held))
+    candidate = restore(state, settle(state, plan, target, held=held))
     if (candidate.makespan <= max(target, plan.makespan)
             and moved_operations(base, candidate) < moved_operations(base, plan)
             and all(candidate.starts()[k] == plan.starts()[k] for k in held) and is_valid(candidate)):
         best = candidate
     return best
-
-
-def _restore(state: ExecutionState, plan: Schedule) -> Schedule:
-    """Greedily put moved operations back at their planned start wherever that is still feasible.
-
-    A time-limited neighbourhood solve can stop short of the least shift; this pass is linear-ish and only
-    ever moves an operation back to where the plan in force had it, so it never leaves the neighbourhood.
-    """
-    inst, planned = state.instance, state.baseline.starts()
-    starts = plan.starts()
-    d = state.durations
-    on_machine: dict[int, list[Key]] = {}
-    for k in starts:
-        on_machine.setdefault(inst.machine(*k), []).append(k)
-    changed, progress = False, True
-    while progress:
-        progress = False
-        for k in sorted(state.free, key=lambda k: planned[k]):
-            s = planned[k]
-            if starts[k] == s or s < state.release[k]:
-                continue
-            j, step, m = k[0], k[1], inst.machine(*k)
-            if step and starts[(j, step - 1)] + d[(j, step - 1)] > s:
-                continue
-            if step + 1 < len(inst.jobs[j]) and starts[(j, step + 1)] < s + d[k]:
-                continue
-            if d[k] and state.earliest_fit(m, s, d[k]) != s:
-                continue
-            if any(o != k and d[o] and d[k] and starts[o] < s + d[k] and s < starts[o] + d[o]
-                   for o in on_machine[m]):
-                continue
-            starts[k], changed, progress = s, True, True
-    if not changed:
-        return plan
-    return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
-                                                                     "end": starts[o.key] + d[o.key]})
-                                                for o in plan.operations])
 
 
 def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: int, workers: int,

@@ -19,7 +19,7 @@ from itertools import pairwise
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["latest_fit", "settle"]
+__all__ = ["latest_fit", "restore", "settle"]
 
 
 def latest_fit(state: ExecutionState, machine: int, start: int, duration: int) -> int:
@@ -102,6 +102,43 @@ def settle(state: ExecutionState, plan: Schedule, target: int, *, held: Set[Key]
         fits = earliest <= p <= latest[k] and state.earliest_fit(m, p, d[k]) == p
         starts[k] = p if fits else earliest
     if starts == current:
+        return plan
+    return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
+                                                                     "end": starts[o.key] + d[o.key]})
+                                                for o in plan.operations])
+
+
+def restore(state: ExecutionState, plan: Schedule) -> Schedule:
+    """Greedily put moved operations back at their planned start wherever that is still feasible.
+
+    A time-limited neighbourhood solve can stop short of the least shift; this pass is linear-ish and only
+    ever moves an operation back to where the plan in force had it, so it never leaves the neighbourhood.
+    """
+    inst, planned = state.instance, state.baseline.starts()
+    starts = plan.starts()
+    d = state.durations
+    on_machine: dict[int, list[Key]] = {}
+    for k in starts:
+        on_machine.setdefault(inst.machine(*k), []).append(k)
+    changed, progress = False, True
+    while progress:
+        progress = False
+        for k in sorted(state.free, key=lambda k: planned[k]):
+            s = planned[k]
+            if starts[k] == s or s < state.release[k]:
+                continue
+            j, step, m = k[0], k[1], inst.machine(*k)
+            if step and starts[(j, step - 1)] + d[(j, step - 1)] > s:
+                continue
+            if step + 1 < len(inst.jobs[j]) and starts[(j, step + 1)] < s + d[k]:
+                continue
+            if d[k] and state.earliest_fit(m, s, d[k]) != s:
+                continue
+            if any(o != k and d[o] and d[k] and starts[o] < s + d[k] and s < starts[o] + d[o]
+                   for o in on_machine[m]):
+                continue
+            starts[k], changed, progress = s, True, True
+    if not changed:
         return plan
     return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
                                                                      "end": starts[o.key] + d[o.key]})
