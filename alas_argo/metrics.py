@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
@@ -36,6 +37,7 @@ __all__ = [
     "count_run_outcome",
     "exposition",
     "label_value",
+    "observe_llm_exchange",
     "observe_log_append",
     "observe_repair",
     "observe_validation",
@@ -101,6 +103,18 @@ LOG_APPEND_SECONDS = Histogram(
     "alas_log_append_duration_seconds", "Latency of one append to the execution log.", ["backend"],
     registry=REGISTRY, buckets=(0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5))
 RUNS = Counter("alas_runs_total", "Runs finished, by outcome.", ["outcome"], registry=REGISTRY)
+LLM_CALLS = Counter(
+    "alas_llm_calls_total", "HTTP calls to the LLM endpoint (retries included), by agent role.", ["role"],
+    registry=REGISTRY)
+LLM_TOKENS = Counter(
+    "alas_llm_tokens_total", "Tokens exchanged with the LLM endpoint, by kind (prompt or completion).", ["kind"],
+    registry=REGISTRY)
+LLM_FAILURES = Counter(
+    "alas_llm_failures_total", "LLM exchanges that gave no answer or an unusable one, by kind.", ["kind"],
+    registry=REGISTRY)
+LLM_LATENCY_SECONDS = Histogram(
+    "alas_llm_exchange_duration_seconds", "Wall time of one LLM exchange (all its calls).", ["role"],
+    registry=REGISTRY, buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0))
 HTTP_REQUESTS = Counter(
     "alas_http_requests_total", "Requests the controller answered, by route and status code.",
     ["route", "code"], registry=REGISTRY)
@@ -173,6 +187,20 @@ def count_policy_event(event: PolicyEvent | str) -> None:
 def observe_log_append(backend: str, seconds: float) -> None:
     """Record the latency of one log append on ``backend`` (``fs`` or ``s3``)."""
     LOG_APPEND_SECONDS.labels(backend=label_value("backend", backend)).observe(max(0.0, seconds))
+
+
+def observe_llm_exchange(usage: Mapping[str, Any]) -> None:
+    """Record one LLM exchange from the planner's usage dict (calls, prompt/completion tokens, latency_s,
+    failures, unusable, role)."""
+    role = label_value("role", str(usage.get("role") or "job_agent"))
+    LLM_CALLS.labels(role=role).inc(max(0, int(usage.get("calls", 0))))
+    LLM_TOKENS.labels(kind="prompt").inc(max(0, int(usage.get("prompt_tokens", 0))))
+    LLM_TOKENS.labels(kind="completion").inc(max(0, int(usage.get("completion_tokens", 0))))
+    for kind in ("failures", "unusable"):
+        if usage.get(kind):
+            LLM_FAILURES.labels(kind=kind).inc(int(usage[kind]))
+    if "latency_s" in usage:
+        LLM_LATENCY_SECONDS.labels(role=role).observe(max(0.0, float(usage["latency_s"])))
 
 
 def count_run_outcome(outcome: RunOutcome | str) -> None:

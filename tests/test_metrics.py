@@ -120,3 +120,16 @@ def test_http_requests_and_operator_actions() -> None:
     a0 = value("alas_operator_actions_total", action="createworkflow")
     metrics.count_operator_action("CreateWorkflow")
     assert value("alas_operator_actions_total", action="createworkflow") == a0 + 1
+
+
+def test_llm_exchange_feeds_calls_tokens_latency_and_failures() -> None:
+    calls0 = value("alas_llm_calls_total", role="job_agent")
+    prompt0 = value("alas_llm_tokens_total", kind="prompt")
+    unusable0 = value("alas_llm_failures_total", kind="unusable")
+    lat0 = value("alas_llm_exchange_duration_seconds_count", role="job_agent")
+    metrics.observe_llm_exchange({"role": "job_agent", "calls": 2, "prompt_tokens": 50, "completion_tokens": 20,
+                                  "unusable": 1, "failures": 0, "latency_s": 0.4})
+    assert value("alas_llm_calls_total", role="job_agent") == calls0 + 2
+    assert value("alas_llm_tokens_total", kind="prompt") == prompt0 + 50
+    assert value("alas_llm_failures_total", kind="unusable") == unusable0 + 1
+    assert value("alas_llm_exchange_duration_seconds_count", role="job_agent") == lat0 + 1

@@ -101,10 +101,18 @@ def _llm_available(spec: dict[str, Any]) -> str | None:
 
 
 def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
-    from alas_argo.agents.llm import make_llm_backend
+    from alas_argo import metrics
+    from alas_argo.agents.llm import make_llm_backend  # only when the LLM backend is asked for
+
+    extra = spec.get("on_usage")
+
+    def on_usage(usage: dict[str, Any]) -> None:
+        metrics.observe_llm_exchange(usage)  # tokens, calls, latency and failures as Prometheus metrics
+        if extra is not None:
+            extra(usage)
 
     backend: PlannerBackend = make_llm_backend(spec["settings"], replay_events=spec.get("replay_events"),
-                                               recorder=spec.get("recorder"), on_usage=spec.get("on_usage"))
+                                               recorder=spec.get("recorder"), on_usage=on_usage)
     return backend
 
 

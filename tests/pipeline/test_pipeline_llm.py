@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from alas_argo import metrics
 from alas_argo.agents.llm_recording import ExchangeRecorder, log_sink
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog, FsStore
@@ -63,6 +64,8 @@ def test_llm_mistakes_are_caught_repaired_logged_and_replayable(
     fallbacks = [e for e in events if e.type == EventType.PLAN_PROPOSED and e.payload.get("fallback")]
     assert [e.payload["job"] for e in fallbacks] == [2]
     assert log.verify().ok
+    tokens = metrics.REGISTRY.get_sample_value("alas_llm_tokens_total", {"kind": "prompt"})
+    assert tokens is not None and tokens >= 3 * 50  # the scripted server reports 50 prompt tokens per call
 
     # Replay: the recorded answers, no endpoint, no new request to the server.
     replay_log = ExecutionLog(store, "llm-replay")
