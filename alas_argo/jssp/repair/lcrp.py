@@ -154,7 +154,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
              f"time box {total:.2f} s"]
     if not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
-        return _fallback(state, incumbent, budget, seed, workers, is_valid, notes, growths=0)
+        return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0)
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
