@@ -26,6 +26,10 @@ COMMAND_MODULES = (
 )
 
 
+#: Top-level modules of the `cluster` extra (see pyproject.toml).
+_CLUSTER_MODULES = {"hera", "boto3", "botocore", "kubernetes"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full `alas` argument parser."""
     parser = argparse.ArgumentParser(
@@ -58,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AlasError as e:
         print(f"alas: error: {e}", file=sys.stderr)
         return e.exit_code
+    except ImportError as e:
+        # The embedded default installs without the cluster extra; commands that need it say so in one line.
+        missing = getattr(e, "name", None) or ""
+        if missing.split(".")[0] in _CLUSTER_MODULES or "[cluster]" in str(e):
+            print(f"alas: error: this command needs the cluster extra: pip install 'alas-argo[cluster]' ({e})",
+                  file=sys.stderr)
+            return 2
+        raise
     except KeyboardInterrupt:
         print("alas: interrupted", file=sys.stderr)
         return 130
