@@ -14,6 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from alas_argo import __version__
 from alas_argo.cli.app import Commands
 from alas_argo.errors import AlasError
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         "in an append-only log, and repaired locally when the world changes.",
         epilog="Start with: alas run ta01 --disrupt breakdown",
     )
+    parser.add_argument("--version", action="version", version=f"alas {__version__}")
     commands = Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
     # Groups that several modules add to get their help text here, before any module creates them.
     commands.group("bench", "Benchmarks: static planning, repair, ablation, validator, runtime, log, LLM. Each "
