@@ -2,7 +2,8 @@
 injection, dispatching rules, the CP-SAT optimizer and LNS, disruptions, execution state, and repair.
 
 Gantt charts (:mod:`alas_argo.jssp.gantt`) are not re-exported here so that importing the domain does not
-import matplotlib.
+import matplotlib. The repair entry point stays ``alas_argo.jssp.repair.repair``: re-exporting the function
+here would shadow the ``repair`` subpackage as an attribute of this package.
 """
 
 from alas_argo.jssp.catalog import FAMILIES, SUITES, bundled_names, get_instance, load_instance, suite
@@ -22,7 +23,7 @@ from alas_argo.jssp.faults import FaultInjection, FaultKind, InjectedFault, inje
 from alas_argo.jssp.formats import InstanceFormat, parse_instance_text, read_instance_file
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import SolveMethod, plan
-from alas_argo.jssp.repair import RepairMethod, RepairResult, repair
+from alas_argo.jssp.repair import RepairMethod, RepairResult
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport, Violation, ViolationCode
@@ -67,7 +68,6 @@ __all__ = [
     "parse_instance_text",
     "plan",
     "read_instance_file",
-    "repair",
     "suite",
     "validate",
 ]
