@@ -20,7 +20,7 @@ PINNED = {
         "SolveResult", "SolveStatus", "StabilityObjective", "ValidationReport", "Violation", "ViolationCode",
         "best_dispatch", "bundled_names", "check_disruption", "dispatch", "generate_disruption",
         "generate_sequence", "get_instance", "inject_faults", "load_instance", "optimize", "parse_instance_text",
-        "plan", "read_instance_file", "suite", "validate"],
+        "plan", "read_instance_file", "suite"],
     "alas_argo.agents": [
         "AgentRegistry", "BusyWindow", "HeuristicPlanner", "Instantiated", "JobContext", "JobProposal",
         "MergeMode", "OptimizerBackend", "OptimizerRole", "PlannerBackend", "ProposedOperation", "RepairerRole",

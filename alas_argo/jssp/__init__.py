@@ -2,8 +2,8 @@
 injection, dispatching rules, the CP-SAT optimizer and LNS, disruptions, execution state, and repair.
 
 Gantt charts (:mod:`alas_argo.jssp.gantt`) are not re-exported here so that importing the domain does not
-import matplotlib. The repair entry point stays ``alas_argo.jssp.repair.repair``: re-exporting the function
-here would shadow the ``repair`` subpackage as an attribute of this package.
+import matplotlib. The entry points ``alas_argo.jssp.repair.repair`` and ``alas_argo.jssp.validate.validate`` are
+not re-exported: a function of the same name would shadow its module as an attribute of this package.
 """
 
 from alas_argo.jssp.catalog import FAMILIES, SUITES, bundled_names, get_instance, load_instance, suite
@@ -25,7 +25,6 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import SolveMethod, plan
 from alas_argo.jssp.repair import RepairMethod, RepairResult
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport, Violation, ViolationCode
 
 __all__ = [
@@ -69,5 +68,4 @@ __all__ = [
     "plan",
     "read_instance_file",
     "suite",
-    "validate",
 ]

@@ -19,7 +19,8 @@ EXPECTED = {
     "alas_argo.metrics": {
         "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_http_request", "count_operator_action",
         "count_plan_committed", "count_policy_event",
-        "count_run_outcome", "exposition", "label_value", "observe_log_append", "observe_repair",
+        "count_run_outcome", "exposition", "label_value", "observe_llm_exchange", "observe_log_append",
+        "observe_repair",
         "observe_validation", "serve"},
 }
 MODULES = ["alas_argo.controller.contracts", "alas_argo.controller.http_server",
