@@ -159,5 +159,11 @@ def test_idempotent_commits_race_to_one_version(store: Store) -> None:
         t.start()
     for t in threads:
         t.join(timeout=60)
-    assert got == [1, 1, 1] and logs[0].versions() == [1]
+    # Exactly once: every writer gets the same version and one commit landed. Which number it is depends on
+    # the race (versions are claimed through the plan objects, and these writers carry different plans), so
+    # an orphaned plan object may remain; verify reports it as a warning, not a problem.
+    assert len(got) == 3 and len(set(got)) == 1
+    assert logs[0].versions() == [got[0]]
+    committed = [e for e in logs[0].events() if e.type == "plan.committed"]
+    assert len(committed) == 1 and committed[0].payload["idempotency_key"] == "k"
     assert logs[0].verify().ok
