@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from alas_argo.benchmarks.ablation import AblationRow, run_ablation, summarize_ablation, write_ablation
-from alas_argo.cli.app import Commands, print_json
+from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
+from alas_argo.cli.app import Commands, print_json, run_with_progress
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
@@ -30,17 +28,8 @@ def _ablation(args: argparse.Namespace) -> int:
     total = len(names) * len(variants) * args.trials
     kwargs = {"variants": variants, "trials": args.trials, "faults": args.faults, "planner": args.planner,
               "time_limit": args.time_limit, "seed": args.seed}
-    if args.json or not sys.stderr.isatty():
-        rows = run_ablation(names, **kwargs)
-    else:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True)) as bar:
-            task = bar.add_task("ablation", total=total)
-
-            def on_row(row: AblationRow) -> None:
-                bar.update(task, advance=1, description=f"{row.instance} {row.variant}")
-
-            rows = run_ablation(names, on_row=on_row, **kwargs)
+    rows = run_with_progress(lambda on_row: run_ablation(names, on_row=on_row, **kwargs), total=total,
+                             first="ablation", label=lambda r: f"{r.instance} {r.variant}", quiet=args.json)
     csv_path, md_path = write_ablation(out, rows)
     summary = summarize_ablation(rows)
     if args.json:

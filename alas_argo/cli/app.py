@@ -7,11 +7,16 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from alas_argo.errors import InputError
 
-__all__ = ["Commands", "Handler", "print_json", "read_json_file", "write_json_file"]
+__all__ = ["Commands", "Handler", "print_json", "read_json_file", "run_with_progress", "write_json_file"]
+
+T = TypeVar("T")
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -74,3 +79,19 @@ def write_json_file(path: str | Path, doc: Any) -> None:
     tmp = p.with_name(f".{p.name}.tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     tmp.replace(p)
+
+
+def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, total: int, first: str,
+                      label: Callable[[T], str], quiet: bool) -> list[T]:
+    """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr, or plainly when ``quiet`` or
+    stderr is not a terminal (scripts and CI get clean output)."""
+    if quiet or not sys.stderr.isatty():
+        return run(None)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True)) as bar:
+        task = bar.add_task(first, total=total)
+
+        def on_row(row: T) -> None:
+            bar.update(task, advance=1, description=label(row))
+
+        return run(on_row)

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from alas_argo.benchmarks.repair import RepairRow, lcrp_ratios, run_repair_bench, summarize, write_outputs
-from alas_argo.cli.app import Commands, print_json, read_json_file, write_json_file
+from alas_argo.benchmarks.repair import lcrp_ratios, run_repair_bench, summarize, write_outputs
+from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, check_disruption, generate_disruption
@@ -122,17 +119,9 @@ def _bench_repair(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,
                               "time_limit": args.time_limit, "baseline_time_limit": args.baseline_time_limit,
                               "workers": args.workers, "cache": directory / "baselines"}
-    if args.json or not sys.stderr.isatty():
-        rows = run_repair_bench(names, **kwargs)
-    else:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True)) as bar:
-            task = bar.add_task("baselines and repairs", total=total)
-
-            def on_row(row: RepairRow) -> None:
-                bar.update(task, advance=1, description=f"{row.instance} {row.scenario}#{row.seed} {row.method}")
-
-            rows = run_repair_bench(names, on_row=on_row, **kwargs)
+    rows = run_with_progress(lambda on_row: run_repair_bench(names, on_row=on_row, **kwargs), total=total,
+                             first="baselines and repairs", quiet=args.json,
+                             label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
     title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
              f"{args.time_limit:g} s budget")
     paths = write_outputs(rows, directory, title=title)
