@@ -150,12 +150,11 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
     out = run.outputs
     if "commit_v1" in out:
         result.baseline = Schedule.model_validate(out["commit_v1"]["plan"])
-    commits = [k for k in range(count + 1, 0, -1) if f"commit_{'v1' if k == 1 else k}" in out]
-    if commits:
-        last = commits[0]
-        node = "commit_v1" if last == 1 else f"commit_{last}"
-        result.final = Schedule.model_validate(out[node]["plan"])
-        result.final_version = int(out[node]["version"])
+    # The blueprint names commits commit_v1, commit_2, ..., commit_{count + 1}; the last one that ran is final.
+    committed = [n for n in ["commit_v1", *(f"commit_{k}" for k in range(2, count + 2))] if n in out]
+    if committed:
+        result.final = Schedule.model_validate(out[committed[-1]]["plan"])
+        result.final_version = int(out[committed[-1]]["version"])
     for k in range(1, count + 1):
         if f"disrupt_{k}" in out:
             result.disruptions.append(Disruption.model_validate(out[f"disrupt_{k}"]["disruption"]))

@@ -14,6 +14,7 @@ from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
+from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.faults import inject_faults
@@ -35,7 +36,7 @@ def instance_ref(instance: Instance, config: RunConfig) -> dict[str, Any]:
     try:
         if get_instance(config.instance) == instance:
             return {"name": instance.name}
-    except Exception:
+    except InputError:  # not a bundled name: the instance came from a file
         pass
     return instance.to_json()
 

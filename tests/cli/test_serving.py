@@ -16,6 +16,15 @@ import pytest
 from alas_argo.cli import main
 
 
+def _reap(proc: subprocess.Popen[str]) -> None:
+    """Kill the service if a failed assertion left it running, and close its pipe."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    assert proc.stderr is not None
+    proc.stderr.close()
+
+
 def first_match(stream: IO[str], pattern: str) -> re.Match[str]:
     """The first of the process's stderr lines matching ``pattern`` (warnings may come before it)."""
     seen = []
@@ -41,11 +50,7 @@ def test_metrics_serve_answers_and_stops_on_sigterm() -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
+        _reap(proc)
 
 
 def test_metrics_serve_on_a_taken_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,8 +104,4 @@ def test_controller_serves_until_sigterm(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
+        _reap(proc)

@@ -31,9 +31,9 @@ def test_blueprint_is_valid_and_shaped(tmp_path: Path) -> None:
     assert wf.policies["revalidate"].loop_guard is not None
 
 
-def test_plan_only_heuristic(tmp_path: Path, tiny_config_heuristic: RunConfig) -> None:
+def test_plan_only_heuristic(tmp_path: Path, ft06_heuristic: RunConfig) -> None:
     log = _log(tmp_path)
-    result = run_pipeline(tiny_config_heuristic, log)
+    result = run_pipeline(ft06_heuristic, log)
     assert result.run.status is RunStatus.SUCCEEDED and result.succeeded
     assert result.versions == [1] and result.baseline == result.final
     assert result.final is not None and validate(get_instance("ft06"), result.final).valid
@@ -43,7 +43,7 @@ def test_plan_only_heuristic(tmp_path: Path, tiny_config_heuristic: RunConfig) -
 
 
 @pytest.fixture
-def tiny_config_heuristic() -> RunConfig:
+def ft06_heuristic() -> RunConfig:
     return RunConfig(instance="ft06", planner="heuristic", time_limit=1, repair_budget=1)
 
 
@@ -76,8 +76,9 @@ def test_sequence_of_disruptions_from_file(tmp_path: Path) -> None:
     result = run_pipeline(config, _log(tmp_path))
     assert result.succeeded, result.run.errors
     assert result.versions == [1, 2, 3] and len(result.disruptions) == 2
-    # the second disruption carries the first's still-relevant history forward only if unfinished
-    assert result.disruptions[1].time == 300
+    # the first breakdown ended (at 160) before the second reveal, so it is not carried forward
+    second = result.disruptions[1]
+    assert second.time == 300 and [e.kind for e in second.events] == ["duration_change"]
     assert result.final is not None and result.final.makespan >= inst.lower_bound  # type: ignore[operator]
 
 
@@ -133,3 +134,19 @@ def test_bad_disrupt_argument(tmp_path: Path) -> None:
 def test_blueprint_rejects_invalid_config() -> None:
     with pytest.raises((WorkflowError, ValueError)):
         build_workflow(RunConfig(instance="ft06", workers=0))
+
+
+def test_unfinished_downtime_and_duration_changes_are_carried_forward() -> None:
+    from alas_argo.jssp.disruption import Disruption
+    from alas_argo.pipeline.stages import _carry_forward
+
+    earlier = Disruption.model_validate({"time": 100, "events": [
+        {"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 300},
+        {"kind": "machine_breakdown", "machine": 2, "start": 100, "duration": 50},
+        {"kind": "duration_change", "job": 0, "step": 3, "duration": 9}]})
+    later = Disruption.model_validate({"time": 300, "events": [
+        {"kind": "machine_breakdown", "machine": 4, "start": 300, "duration": 10}]})
+    merged = _carry_forward(earlier, later)
+    assert merged.time == 300
+    assert [(e.kind, getattr(e, "machine", None)) for e in merged.events] == [
+        ("machine_breakdown", 1), ("duration_change", None), ("machine_breakdown", 4)]
