@@ -131,6 +131,7 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
         agent_spec: Extra spec for the agent factory (settings, LLM recorder, replay events).
     """
     started = time.perf_counter()
+    versions_before = len(log.versions())  # a resumed run must not count its earlier commits again
     instance = load_instance(config.instance)
     from_file, count = _disruption_plan(config)
     workflow = build_workflow(config, disruptions=count)
@@ -169,13 +170,13 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
         report = validate(instance, result.final, disruption=last_disruption, baseline=baseline)
         result.final_valid = report.valid
         result.final_violations = sorted({str(v.code) for v in report.violations})
-    _observe(result)
+    _observe(result, new_versions=len(result.versions) - versions_before)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _observe(result: PipelineResult) -> None:
-    for _ in result.versions:
+def _observe(result: PipelineResult, *, new_versions: int) -> None:
+    for _ in range(new_versions):
         metrics.count_plan_committed("plan")
     for r in result.repairs:
         if "moved_operations" in r:
