@@ -99,7 +99,8 @@ def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path
 def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind | str], seeds: int,
                      methods: Sequence[RepairMethod | str] = tuple(RepairMethod), time_limit: float = 10.0,
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
-                     on_row: Callable[[RepairRow], None] | None = None) -> list[RepairRow]:
+                     on_row: Callable[[RepairRow], None] | None = None, lcrp_effort: float = 1.0
+                     ) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
 
     Raises:
@@ -116,7 +117,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
             for seed in range(seeds):
                 disruption = generate_disruption(inst, base, kind, seed=seed)
                 for method in chosen:
-                    row = _one(inst, base, disruption, kind, seed, method, time_limit, workers)
+                    row = _one(inst, base, disruption, kind, seed, method, time_limit, workers, lcrp_effort)
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
@@ -128,13 +129,13 @@ def _bad_scenario(name: str) -> DisruptionKind:
 
 
 def _one(inst: Instance, base: Schedule, disruption: Disruption, kind: DisruptionKind, seed: int,
-         method: RepairMethod, time_limit: float, workers: int) -> RepairRow:
+         method: RepairMethod, time_limit: float, workers: int, effort: float = 1.0) -> RepairRow:
     failed = RepairRow(instance=inst.name, size=inst.size, scenario=kind.value, seed=seed, method=method.value,
                        baseline_makespan=base.makespan, makespan=0, moved_operations=0, total_start_shift=0,
                        edit_radius=0, neighbourhood_growths=0, wip_moved=0, fallback=False, seconds=0.0,
                        valid=False)
     try:
-        r = repair(inst, base, disruption, method, budget=time_limit, seed=seed, workers=workers)
+        r = repair(inst, base, disruption, method, budget=time_limit, seed=seed, workers=workers, effort=effort)
     except AlasError as e:  # a failed case is a row, not a crashed benchmark
         return replace(failed, error=str(e))
     return replace(failed, makespan=r.makespan, moved_operations=r.moved_operations,

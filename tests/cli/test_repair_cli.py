@@ -94,3 +94,10 @@ def test_missing_file_and_bad_flags_exit_2(files: Path, capsys: pytest.CaptureFi
                  "--machine", "x", "--out", str(files / "d.json")]) == 2
     assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
                  "--at", "3", "--out", str(files / "d.json")]) == 2
+
+
+def test_effort_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+                 str(files / "d.json"), "--effort", "0", "--out", str(files / "r.json")]) == 2
+    assert "effort" in capsys.readouterr().err
+    assert not (files / "r.json").exists()

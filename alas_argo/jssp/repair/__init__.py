@@ -22,6 +22,7 @@ from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport
 
 __all__ = [
+    "MAX_EFFORT",
     "RepairMethod",
     "RepairOutcome",
     "RepairResult",
@@ -31,6 +32,9 @@ __all__ = [
     "lower_bound",
     "repair",
 ]
+
+#: The largest LCRP effort accepted: beyond it the time box approaches a global re-solve's budget.
+MAX_EFFORT = 100.0
 
 
 def _codes(report: ValidationReport) -> str:
@@ -68,6 +72,7 @@ def repair(
     *,
     seed: int = 0,
     workers: int = 2,
+    effort: float = 1.0,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
 
@@ -79,6 +84,7 @@ def repair(
         budget: Seconds of CP-SAT time the method may use.
         seed: CP-SAT seed.
         workers: CP-SAT workers.
+        effort: LCRP's time-box multiplier (more seconds, usually a shorter plan); other methods ignore it.
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.
@@ -92,6 +98,8 @@ def repair(
     chosen = RepairMethod.parse(method)
     if budget <= 0:
         raise InputError(f"budget must be positive, got {budget}")
+    if not 0 < effort <= MAX_EFFORT:
+        raise InputError(f"effort must be in (0, {MAX_EFFORT:g}], got {effort}")
     check_disruption(instance, schedule, disruption)
     check_plan_in_force(instance, schedule, disruption)
     started = time.monotonic()
@@ -100,7 +108,8 @@ def repair(
     def is_valid(plan: Schedule) -> bool:
         return validate(instance, plan, disruption=disruption, baseline=schedule).valid
 
-    outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid)
+    outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
+                                   effort=effort)
     report = validate(instance, outcome.schedule, disruption=disruption, baseline=schedule)
     if not report.valid:
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "

@@ -38,15 +38,18 @@ class RepairMethod(StrEnum):
 
 
 class Repairer(Protocol):
-    """One repair strategy: an execution state in, a repaired plan and its neighbourhood out."""
+    """One repair strategy: an execution state in, a repaired plan and its neighbourhood out.
+
+    ``effort`` scales LCRP's time box; the other methods take their budget as it is and ignore it.
+    """
 
     def __call__(self, state: ExecutionState, *, budget: float, seed: int, workers: int,
-                 is_valid: Callable[[Schedule], bool]) -> RepairOutcome: ...
+                 is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome: ...
 
 
 def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool]) -> RepairOutcome:
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
         plan = method(state)
         # A sequence-keeping repair may touch exactly what it moved (plus what it had to restart).
         return RepairOutcome(plan, moved_keys(state.baseline, plan) | state.interrupted)
@@ -55,7 +58,7 @@ def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
 
 def _resolving(stable: bool) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool]) -> RepairOutcome:
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
         hint = aor(state)
         solve = full_stable if stable else full
         try:
@@ -72,8 +75,8 @@ def _resolving(stable: bool) -> Repairer:
 
 
 def _lcrp(state: ExecutionState, *, budget: float, seed: int, workers: int,
-          is_valid: Callable[[Schedule], bool]) -> RepairOutcome:
-    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid)
+          is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
+    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort)
 
 
 _REPAIRERS: dict[RepairMethod, Repairer] = {

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest, optimize
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
@@ -94,6 +95,24 @@ def test_caps_never_exceed_the_budget(la01: tuple[Instance, Schedule]) -> None:
     st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
     total, probe = lcrp_module._caps(st, budget=0.02)
     assert total == 0.02 and probe <= 0.02 * lcrp_module.PROBE_MAX_SHARE
+
+
+def test_effort_scales_the_time_box_within_the_budget(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
+    total, probe = lcrp_module._caps(st, budget=30.0)
+    total2, probe2 = lcrp_module._caps(st, budget=30.0, effort=2.0)
+    assert total2 == pytest.approx(2 * total) and probe2 == pytest.approx(2 * probe)
+    assert lcrp_module._caps(st, budget=total * 1.5, effort=2.0)[0] == total * 1.5
+
+
+def test_effort_outside_its_range_is_bad_input(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=0)
+    for effort in (0.0, -1.0, 1000.0):
+        with pytest.raises(InputError, match="effort"):
+            repair(inst, plan, d, "lcrp", effort=effort)
+    assert repair(inst, plan, d, "lcrp", effort=2.0, workers=1).valid
 
 
 def test_a_neighbourhood_solve_out_of_time_returns_its_feasible_hint() -> None:
