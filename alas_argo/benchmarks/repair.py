@@ -22,11 +22,11 @@ from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
-from alas_argo.jssp.repair import RepairMethod, repair
+from alas_argo.jssp.repair import MAX_EFFORT, RepairMethod, repair
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COLUMNS", "LcrpRatio", "MethodSummary", "RepairRow", "baseline", "lcrp_ratios", "run_repair_bench",
-           "summarize", "to_csv", "to_markdown", "write_outputs"]
+__all__ = ["COLUMNS", "LcrpRatio", "MethodSummary", "RepairRow", "baseline", "lcrp_label", "lcrp_ratios",
+           "run_repair_bench", "summarize", "to_csv", "to_markdown", "write_outputs"]
 
 COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
            "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
@@ -80,6 +80,7 @@ class LcrpRatio:
     moved_ratio: float  #: total operations lcrp moved / total the other moved
     time_ratio: float  #: total lcrp seconds / total other seconds
     not_worse: int  #: cases where lcrp's makespan <= the other's
+    lcrp: str = "lcrp"  #: which LCRP variant (see :func:`lcrp_label`)
 
 
 def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path | None) -> Schedule:
@@ -99,9 +100,12 @@ def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path
 def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind | str], seeds: int,
                      methods: Sequence[RepairMethod | str] = tuple(RepairMethod), time_limit: float = 10.0,
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
-                     on_row: Callable[[RepairRow], None] | None = None, lcrp_effort: float = 1.0
+                     on_row: Callable[[RepairRow], None] | None = None, lcrp_efforts: Sequence[float] = (1.0,)
                      ) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
+
+    LCRP runs once per effort in ``lcrp_efforts``; its rows are named by :func:`lcrp_label`, so one run
+    compares several time boxes against the same (slow) baselines.
 
     Raises:
         InputError: an unknown instance, scenario or method.
@@ -109,6 +113,10 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     kinds = [DisruptionKind(s) if s in {k.value for k in DisruptionKind} else _bad_scenario(str(s))
              for s in scenarios]
     chosen = [RepairMethod.parse(m) for m in methods]
+    for effort in lcrp_efforts:
+        if not 0 < effort <= MAX_EFFORT:
+            raise InputError(f"LCRP effort must be in (0, {MAX_EFFORT:g}], got {effort:g}")
+    runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:
         inst = get_instance(name)
@@ -116,12 +124,17 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
         for kind in kinds:
             for seed in range(seeds):
                 disruption = generate_disruption(inst, base, kind, seed=seed)
-                for method in chosen:
-                    row = _one(inst, base, disruption, kind, seed, method, time_limit, workers, lcrp_effort)
+                for method, effort in runs:
+                    row = _one(inst, base, disruption, kind, seed, method, time_limit, workers, effort)
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
     return rows
+
+
+def lcrp_label(effort: float) -> str:
+    """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise."""
+    return "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
 
 
 def _bad_scenario(name: str) -> DisruptionKind:
@@ -130,7 +143,8 @@ def _bad_scenario(name: str) -> DisruptionKind:
 
 def _one(inst: Instance, base: Schedule, disruption: Disruption, kind: DisruptionKind, seed: int,
          method: RepairMethod, time_limit: float, workers: int, effort: float = 1.0) -> RepairRow:
-    failed = RepairRow(instance=inst.name, size=inst.size, scenario=kind.value, seed=seed, method=method.value,
+    label = lcrp_label(effort) if method is RepairMethod.LCRP else method.value
+    failed = RepairRow(instance=inst.name, size=inst.size, scenario=kind.value, seed=seed, method=label,
                        baseline_makespan=base.makespan, makespan=0, moved_operations=0, total_start_shift=0,
                        edit_radius=0, neighbourhood_growths=0, wip_moved=0, fallback=False, seconds=0.0,
                        valid=False)
@@ -163,24 +177,26 @@ def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
 
 
 def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
-    """LCRP against every other method, per scenario and over all scenarios (``all``)."""
+    """Every LCRP variant against every other method, per scenario and over all scenarios (``all``)."""
     key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
+    methods = list(dict.fromkeys(r.method for r in rows))
     out = []
-    for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
-        for other in dict.fromkeys(r.method for r in rows if r.method != RepairMethod.LCRP.value):
-            pairs = [(key[(*c, "lcrp")], key[(*c, other)])
-                     for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows
-                                            if scenario in ("all", r.scenario))
-                     if (*c, "lcrp") in key and (*c, other) in key]
-            if not pairs:
-                continue
-            out.append(LcrpRatio(
-                scenario=scenario, against=other, cases=len(pairs),
-                makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
-                moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
-                                                                                  for _, b in pairs)),
-                time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
-                not_worse=sum(a.makespan <= b.makespan for a, b in pairs)))
+    for variant in (m for m in methods if m.split("@")[0] == RepairMethod.LCRP.value):
+        for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
+            for other in (m for m in methods if m.split("@")[0] != RepairMethod.LCRP.value):
+                pairs = [(key[(*c, variant)], key[(*c, other)])
+                         for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows
+                                                if scenario in ("all", r.scenario))
+                         if (*c, variant) in key and (*c, other) in key]
+                if not pairs:
+                    continue
+                out.append(LcrpRatio(
+                    scenario=scenario, against=other, cases=len(pairs),
+                    makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
+                    moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
+                                                                                      for _, b in pairs)),
+                    time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
+                    not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant))
     return out
 
 
@@ -197,9 +213,9 @@ def to_markdown(rows: Sequence[RepairRow], *, title: str) -> str:
     lines += [f"| {s.scenario} | {s.method} | {s.cases} | {100 * s.valid_rate:.0f}% | {s.mean_makespan_ratio:.4f} "
               f"| {s.mean_moved:.1f} | {s.median_seconds:.3f} | {s.fallbacks} |" for s in summarize(rows)]
     lines += ["", "## LCRP against each method", "",
-              "| scenario | against | cases | makespan ratio | moved ratio | time ratio | lcrp not worse |",
-              "|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {x.scenario} | {x.against} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
+              "| lcrp | scenario | against | cases | makespan ratio | moved ratio | time ratio | lcrp not worse |",
+              "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {x.lcrp} | {x.scenario} | {x.against} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
               f"{x.time_ratio:.3f} | {x.not_worse}/{x.cases} |" for x in lcrp_ratios(rows)]
     lines += ["", "## All cases", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(str(v) for v in asdict(r).values()) + " |" for r in rows]

@@ -54,3 +54,27 @@ def test_cli_bench_repair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert [x["against"] for x in doc["lcrp_ratios"]] == ["aor", "aor"]
     assert (out / "repair.csv").exists() and (out / "pareto-mixed.png").exists()
     assert main(["bench", "repair", "--suite", "ft06", "--seeds", "0", "--out", str(out)]) == 2
+
+
+def test_several_lcrp_efforts_share_the_baselines(tmp_path: Path) -> None:
+    rows = run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, methods=["aor", "lcrp"], time_limit=0.3,
+                            baseline_time_limit=0.5, workers=1, cache=tmp_path, lcrp_efforts=(1.0, 3.0))
+    assert [r.method for r in rows] == ["aor", "lcrp", "lcrp@3"]
+    assert len({r.baseline_makespan for r in rows}) == 1
+    ratios = lcrp_ratios(rows)
+    # Each variant against the non-LCRP methods, never against another variant.
+    assert {(x.lcrp, x.against) for x in ratios} == {("lcrp", "aor"), ("lcrp@3", "aor")}
+    with pytest.raises(InputError, match="effort"):
+        run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, lcrp_efforts=(0.0,))
+
+
+def test_cli_lcrp_effort_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "repair", "--suite", "ft06", "--scenarios", "shock", "--seeds", "1", "--methods", "lcrp",
+                 "--lcrp-effort", "1,2", "--time-limit", "0.3", "--baseline-time-limit", "0.5", "--out", str(out),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {s["method"] for s in doc["summary"]} == {"lcrp", "lcrp@2"}
+    assert "lcrp effort 1,2" in (out / "repair.md").read_text()
+    assert main(["bench", "repair", "--suite", "ft06", "--lcrp-effort", "fast", "--out", str(out)]) == 2
+    assert "--lcrp-effort" in capsys.readouterr().err

@@ -18,7 +18,7 @@ from alas_argo.jssp.execution import Key
 from alas_argo.jssp.modeling import OperationModel, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
 
-__all__ = ["solve_neighbourhood"]
+__all__ = ["fewest_moves", "solve_neighbourhood"]
 
 
 def _solver(request: SolveRequest, seconds: float) -> cp_model.CpSolver:
@@ -127,5 +127,44 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
     if best is None and m.hint_makespan is not None and request.hint is not None:
         # Out of time before the first solution (a loaded machine): a hint that satisfies the request is
         # still an answer, and saying so keeps the caller local instead of sending it to a global fallback.
-        best = Schedule.from_operations(request.instance.name, list(request.hint.operations))
+        best = _hint(request)
     return best
+
+
+def _hint(request: SolveRequest) -> Schedule | None:
+    return None if request.hint is None else Schedule.from_operations(request.instance.name,
+                                                                      list(request.hint.operations))
+
+
+def fewest_moves(request: SolveRequest, reference: Mapping[Key, int]) -> Schedule | None:
+    """The fewest operations away from ``reference`` within ``request.makespan_limit``, nothing else.
+
+    Measured on 20x15 disruptions (hint: a makespan-optimal plan, 2 workers), counting alone beats counting
+    with the total shift as a tie-break by a wide margin at short limits (0.70 vs 0.77 of the hint's moves in
+    1 s): the shift terms make every move look different and the search wanders. Where the moved operations
+    land is left to the caller's settle pass.
+
+    Returns:
+        The best schedule found; the hint when the search found none but the hint satisfies the request;
+        None otherwise.
+
+    Raises:
+        InfeasibleError: The subproblem is infeasible before search.
+    """
+    m = build_model(request.instance, durations=request.durations, fixed=request.fixed, release=request.release,
+                    min_starts=request.min_starts, downtimes=request.downtimes, precedences=request.precedences,
+                    makespan_limit=request.makespan_limit, horizon=request.horizon, hint=request.hint)
+    flags = []
+    for key, var in m.starts.items():
+        if key in reference:
+            flag = m.model.new_bool_var(f"moved{key}")
+            m.model.add(var == reference[key]).only_enforce_if(~flag)
+            flags.append(flag)
+    if request.makespan_limit is not None:
+        m.model.add(m.makespan <= request.makespan_limit)
+    m.model.minimize(sum(flags))
+    solver = _solver(request, request.time_limit)
+    if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return _read(request, m, solver)
+    return _hint(request) if m.hint_makespan is not None else None
+

@@ -102,7 +102,7 @@ def test_effort_scales_the_time_box_within_the_budget(la01: tuple[Instance, Sche
     st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
     total, probe = lcrp_module._caps(st, budget=30.0)
     total2, probe2 = lcrp_module._caps(st, budget=30.0, effort=2.0)
-    assert total2 == pytest.approx(2 * total) and probe2 == pytest.approx(2 * probe)
+    assert total2 == pytest.approx(2 * total) and probe < probe2 <= 2 * probe
     assert lcrp_module._caps(st, budget=total * 1.5, effort=2.0)[0] == total * 1.5
 
 

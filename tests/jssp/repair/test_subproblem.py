@@ -9,7 +9,7 @@ from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.repair.metrics import moved_operations
 from alas_argo.jssp.repair.resolving import disrupted_request
 from alas_argo.jssp.repair.shifting import aor
-from alas_argo.jssp.repair.subproblem import solve_neighbourhood
+from alas_argo.jssp.repair.subproblem import fewest_moves, solve_neighbourhood
 from alas_argo.jssp.validate import validate
 
 
@@ -57,3 +57,19 @@ def test_count_phase_never_moves_more() -> None:
     assert validate(inst, counted, disruption=d, baseline=plan).valid
     assert counted.makespan <= start.makespan
     assert moved_operations(plan, counted) <= moved_operations(plan, start)
+
+
+def test_fewest_moves_keeps_pins_limit_and_never_moves_more_than_its_hint() -> None:
+    inst, plan, d, st = _case()
+    start = aor(st)
+    planned = plan.starts()
+    late = sorted(st.free, key=lambda k: planned[k])[-5:]
+    pins = {k: start.starts()[k] for k in late}
+    request = disrupted_request(st, pins=pins, hint=start, time_limit=0.5, workers=1,
+                                makespan_limit=start.makespan)
+    found = fewest_moves(request, planned)
+    assert found is not None
+    assert validate(inst, found, disruption=d, baseline=plan).valid
+    assert found.makespan <= start.makespan
+    assert all(found.starts()[k] == s for k, s in pins.items())
+    assert moved_operations(plan, found) <= moved_operations(plan, start)
