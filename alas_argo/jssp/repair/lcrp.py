@@ -1,8 +1,8 @@
 """LCRP, the localized cascading repair of DESIGN.md section 5.
 
 LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_PER_OP`, about 0.16 s for
-the 200 free operations of a 20x15 instance disrupted mid-plan), capped by the caller's budget: a repair
-that takes as long as a global re-solve has lost its point.
+the 200 free operations of a 20x15 instance disrupted mid-plan) and to ``effort``, capped by the caller's
+budget: a repair that takes as long as a global re-solve has lost its point.
 
 1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
    the operations the disruption reaches through job and machine successors. Its plan is feasible and is
@@ -21,11 +21,15 @@ that takes as long as a global re-solve has lost its point.
    operations, plus operations kept in place) than it cost (EDIT_COST per operation newly exposed). A step
    whose plan fails validation is discarded and the window grows.
 5. Fallbacks: after :data:`MAX_MISSES` windows short of the probe's makespan, the probe's gain is a global
-   re-sequencing: its plan is taken, settled (:mod:`.settling`), and the rest of the time box pulls it back
-   towards the plan in force, by least shift, then fewest moved operations (``fallback`` is reported and
-   the neighbourhood is every free operation). When no step succeeds at all, a full re-solve hinted with
-   the incumbent runs in what is left of the box.
-6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
+   re-sequencing: its plan is taken and settled (:mod:`.settling`); ``fallback`` is reported and the
+   neighbourhood is every free operation. When no step succeeds at all, a full re-solve hinted with the
+   incumbent runs in what is left of the box.
+6. Stabilization: what is left of the time box goes to the fewest moved operations inside the final
+   neighbourhood at the makespan reached (a count-only CP-SAT solve, :func:`.subproblem.fewest_moves`),
+   everything outside it held. Counting needs about 0.3 s on a 20x15 instance before it pays off, so at the
+   default effort little is left for it; ``effort`` (a time-box multiplier) buys it: measured in
+   ``bench/README.md``.
+7. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
    starts that became feasible; the polished plan is kept only when the validator accepts it.
 """
