@@ -147,8 +147,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         seed: CP-SAT seed.
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
-        effort: Multiplies the time box (and the probe's share of it). 1 is tuned for the time targets of
-            ``bench/README.md``; 2 buys a better makespan for about 1.8 times the seconds.
+        effort: Multiplies the time box (the probe by its square root). 1 meets the time targets of
+            ``bench/README.md``; 4 (about 3.5 times the seconds) mostly buys fewer moved operations.
     """
     started = time.monotonic()
     total, probe_cap = _caps(state, budget, effort)
