@@ -44,15 +44,18 @@ class RepairerRole:
 
     name = "repairer"
 
-    def __init__(self, method: str = "lcrp", *, budget: float = 10.0, seed: int = 0, workers: int = 2) -> None:
+    def __init__(self, method: str = "lcrp", *, budget: float = 10.0, seed: int = 0, workers: int = 2,
+                 effort: float = 1.0) -> None:
         self.method = method
         self.budget = budget
+        self.effort = effort
         self.seed = seed
         self.workers = workers
 
     def repair_disruption(self, instance: Instance, baseline: Schedule, disruption: Disruption) -> RepairResult:
         """Absorb ``disruption`` into the plan in force (``baseline``)."""
-        return repair(instance, baseline, disruption, self.method, self.budget, seed=self.seed, workers=self.workers)
+        return repair(instance, baseline, disruption, self.method, self.budget, seed=self.seed, workers=self.workers,
+                      effort=self.effort)
 
     def patch(self, instance: Instance, schedule: Schedule, *, release: int = 0,
               fixed: Mapping[tuple[int, int], tuple[int, int]] | None = None,

@@ -15,6 +15,7 @@ Payload contract (the pipeline writes these events; every field name is normativ
 
       {"instance": ..., "baseline": {schedule JSON} | "baseline_version": N,
        "disruption": {disruption JSON}, "method": str, "budget": float, "seed": int, "workers": int,
+       "effort": float (LCRP's time-box multiplier; 1 when absent),
        "plan": {repaired schedule JSON} | "result_version": N, "metrics": {...}}
 
 Plans are given inline or by a committed version of the same run (read and hash-checked through
@@ -159,7 +160,7 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     recorded = inputs.plan(p, "plan", "result_version")
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
-                    seed=int(p["seed"]), workers=int(p["workers"]))
+                    seed=int(p["seed"]), workers=int(p["workers"]), effort=float(p.get("effort", 1.0)))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

@@ -31,6 +31,7 @@ class RunConfig(BaseModel):
     time_limit: float = Field(10.0, gt=0, description="Seconds for the optimizer (CP-SAT / LNS).")
     repair_method: str = Field("lcrp", description="Repair method after a disruption.")
     repair_budget: float = Field(5.0, gt=0, description="Seconds for each repair.")
+    repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     workers: int = Field(2, ge=1, le=64, description="CP-SAT workers and parallel job agents.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
     variant: Variant = Field(Variant.FULL, description="Ablation variant.")

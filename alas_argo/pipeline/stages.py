@@ -76,7 +76,7 @@ class Stages:
                            Role.VALIDATOR: "independent", Role.REPAIRER: "lcrp",
                            Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)}[role]
                 spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
-                        "seed": self.config.seed, "workers": self.config.workers,
+                        "effort": self.config.repair_effort, "seed": self.config.seed, "workers": self.config.workers,
                         "time_limit": self.config.time_limit}
                 self._agents[role] = self.registry.create(role, backend, spec)
             return self._agents[role].agent
@@ -257,7 +257,7 @@ class Stages:
             from alas_argo.agents.roles import RepairerRole
 
             repairer = RepairerRole(method, budget=self.config.repair_budget, seed=self.config.seed,
-                                    workers=self.config.workers)
+                                    workers=self.config.workers, effort=self.config.repair_effort)
         self.log.record(EventType.REPAIR_STARTED, node_id=ctx.node_id, attempt=ctx.attempt,
                         payload={"method": repairer.method, "level": ctx.level})
         result = repairer.repair_disruption(self.instance, baseline, disruption)
@@ -265,7 +265,7 @@ class Stages:
         self.log.record(EventType.REPAIR_FINISHED, node_id=ctx.node_id, attempt=ctx.attempt, payload={
             "instance": self.ref, "baseline": baseline.to_json(), "disruption": disruption.to_json(),
             "method": repairer.method, "budget": repairer.budget, "seed": repairer.seed, "workers": repairer.workers,
-            "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
+            "effort": repairer.effort, "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
         return _plan_out(result.schedule, metrics=metrics, baseline=baseline.to_json(),
                          disruption=disruption.to_json())
 

@@ -51,3 +51,10 @@ def test_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], ar
     assert main([*argv, "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
+
+
+def test_out_of_range_flags_name_the_flag_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "root"
+    assert main(["run", "ft06", "--repair-effort", "0", "--root", str(root), "--run-id", "bad"]) == 2
+    assert "--repair-effort" in capsys.readouterr().err
+    assert not root.exists() or not any(root.rglob("*"))  # nothing written

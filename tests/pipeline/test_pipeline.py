@@ -150,3 +150,17 @@ def test_unfinished_downtime_and_duration_changes_are_carried_forward() -> None:
     assert merged.time == 300
     assert [(e.kind, getattr(e, "machine", None)) for e in merged.events] == [
         ("machine_breakdown", 1), ("duration_change", None), ("machine_breakdown", 4)]
+
+
+def test_repair_effort_reaches_lcrp_and_the_log(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", time_limit=1, repair_budget=5,
+                       repair_effort=3, seed=1)
+    result = run_pipeline(config, log)
+    assert result.succeeded, result.run.errors
+    # ft06 has few free operations: the box is the floor (0.1 s) times the effort.
+    assert any("time box 0.30 s" in note for note in result.repairs[0]["notes"])
+    finished = [e for e in log.events() if e.type is EventType.REPAIR_FINISHED]
+    assert [e.payload["effort"] for e in finished] == [3.0]
+    with pytest.raises(ValueError, match="repair_effort"):
+        RunConfig(instance="ft06", repair_effort=0)
