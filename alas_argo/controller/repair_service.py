@@ -161,7 +161,7 @@ class RepairService:
                    payload={"method": request.method, "base_version": base})
         with self._slots:
             result = self.repairer(instance, baseline, disruption, request.method, request.budget,
-                                   workers=self.workers)
+                                   workers=self.workers, effort=request.effort)
         response = {
             "run_id": log.run_id, "parent_version": base, "makespan": result.makespan,
             "baseline_makespan": result.baseline_makespan, "moved_operations": result.moved_operations,
@@ -170,7 +170,7 @@ class RepairService:
         log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
             "instance": {"name": instance.name}, "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
-            "plan": result.schedule.to_json(), "metrics": result.metrics()})
+            "effort": request.effort, "plan": result.schedule.to_json(), "metrics": result.metrics()})
         version = log.commit_plan(
             result.schedule.to_json(), node_id="controller", reason="repair", parent_version=base,
             expect_current=base,

@@ -3,6 +3,8 @@ and the shape of the committed version."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,18 @@ def test_request_fingerprint_ignores_nothing() -> None:
     other = REQUEST.model_copy(update={"budget": 2.0})
     assert REQUEST.fingerprint() != other.fingerprint()
     assert REQUEST.fingerprint() == DisruptionRequest.model_validate(REQUEST.model_dump()).fingerprint()
+
+
+def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) -> None:
+    assert REQUEST.fingerprint() != REQUEST.model_copy(update={"effort": 4.0}).fingerprint()
+    # The default leaves the fingerprint as it was before the field existed.
+    legacy = REQUEST.model_dump(mode="json")
+    del legacy["effort"]
+    assert REQUEST.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()
+    lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "effort": 2})
+    RepairService(store).handle("r", lcrp, "key-effort")
+    finished = [e for e in ExecutionLog(store, "r").events() if e.type is EventType.REPAIR_FINISHED]
+    assert finished[-1].payload["effort"] == 2.0
+    assert any("time box 0.20 s" in n for n in finished[-1].payload["metrics"]["notes"])
+    with pytest.raises(ValueError, match="effort"):
+        DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "effort": 0})
