@@ -47,9 +47,9 @@ from alas_argo.jssp.repair.bounds import lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
-from alas_argo.jssp.repair.settling import restore, settle
 from alas_argo.jssp.repair.shifting import aor, disruption_size
-from alas_argo.jssp.repair.subproblem import fewest_moves, solve_neighbourhood
+from alas_argo.jssp.repair.stabilizing import settled, stabilized
+from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
 __all__ = ["EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_MAX_SHARE", "PROBE_PER_OP",
@@ -243,12 +243,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if probe_plan is not None and incumbent.makespan > probe_plan.makespan:
         # No neighbourhood met the probe's makespan: take the global plan and settle it towards the plan in
         # force (linear); the stabilization below then pulls it back further.
-        incumbent = _settled(state, probe_plan, probe_plan.makespan, set(), is_valid)
+        incumbent = settled(state, probe_plan, probe_plan.makespan, set(), is_valid)
         region, fallback, succeeded = set(free), True, True
         notes.append(f"global plan at makespan {incumbent.makespan}")
     if succeeded:
-        incumbent = _stabilized(state, incumbent, region, deadline, seed, workers, is_valid, notes)
-    polished = _settled(state, incumbent, incumbent.makespan, free - region, is_valid)
+        incumbent = stabilized(state, incumbent, region, deadline - time.monotonic(), seed=seed, workers=workers,
+                               is_valid=is_valid, notes=notes)
+    polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
     if polished is not incumbent:
         notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
                      " operations back at their planned start")
@@ -256,44 +257,6 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not succeeded:
         return _fallback(state, incumbent, deadline - time.monotonic(), seed, workers, is_valid, notes, growths)
     return RepairOutcome(incumbent, region, growths, fallback, notes)
-
-
-def _stabilized(state: ExecutionState, plan: Schedule, region: set[Key], deadline: float, seed: int,
-                workers: int, is_valid: Validator, notes: list[str]) -> Schedule:
-    """What is left of the time box, spent keeping operations at their planned start: the fewest moved
-    operations inside ``region`` at ``plan``'s makespan, everything outside it held where ``plan`` has it."""
-    remaining = deadline - time.monotonic()
-    if remaining < STEP_FLOOR:
-        return plan
-    base, starts = state.baseline, plan.starts()
-    request = disrupted_request(state, pins={k: starts[k] for k in state.free - region}, hint=plan, seed=seed,
-                                workers=workers, time_limit=remaining, makespan_limit=plan.makespan)
-    try:
-        found = fewest_moves(request, base.starts())
-    except (InfeasibleError, NoSolutionError):
-        return plan
-    if found is None:
-        return plan
-    # Counting leaves the moved operations wherever the search dropped them: settle them back.
-    found = _settled(state, found, plan.makespan, state.free - region, is_valid)
-    before, after = moved_operations(base, plan), moved_operations(base, found)
-    if after < before and found.makespan <= plan.makespan and is_valid(found):
-        notes.append(f"fewest moves in {remaining:.2f} s: {before} -> {after} moved")
-        return found
-    return plan
-
-
-def _settled(state: ExecutionState, plan: Schedule, target: int, held: set[Key], is_valid: Validator) -> Schedule:
-    """``plan`` settled in its machine order, then greedily restored: the result when it is valid and
-    moves fewer operations, else ``plan``."""
-    base = state.baseline
-    best = plan
-    candidate = restore(state, settle(state, plan, target, held=held))
-    if (candidate.makespan <= max(target, plan.makespan)
-            and moved_operations(base, candidate) < moved_operations(base, plan)
-            and all(candidate.starts()[k] == plan.starts()[k] for k in held) and is_valid(candidate)):
-        best = candidate
-    return best
 
 
 def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: int, workers: int,

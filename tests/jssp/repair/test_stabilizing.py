@@ -1,0 +1,51 @@
+"""Pulling a repaired plan back towards the plan in force: held operations stay, moves never grow."""
+
+from __future__ import annotations
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.repair.metrics import moved_operations
+from alas_argo.jssp.repair.resolving import full
+from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.repair.stabilizing import MIN_SECONDS, settled, stabilized
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+
+
+def _case() -> tuple[ExecutionState, Disruption, Schedule]:
+    inst = get_instance("la01")
+    plan = dispatch(inst, "mwkr")
+    d = Disruption(time=120, events=[MachineBreakdown(machine=1, start=120, duration=70)])
+    st = ExecutionState.at(inst, plan, d)
+    # A makespan-only re-solve: short, and careless about where it puts operations.
+    return st, d, full(st, aor(st), budget=0.5, workers=1).schedule
+
+
+def test_stabilized_moves_fewer_and_holds_everything_outside_its_region() -> None:
+    st, d, plan = _case()
+    base = st.baseline
+    planned = base.starts()
+    # The late part: there the re-solve moved operations it did not have to.
+    region = {k for k in st.free if planned[k] >= 400}
+    notes: list[str] = []
+
+    def is_valid(p: Schedule) -> bool:
+        return validate(st.instance, p, disruption=d, baseline=base).valid
+
+    out = stabilized(st, plan, region, 1.0, seed=0, workers=1, is_valid=is_valid, notes=notes)
+    assert is_valid(out) and out.makespan <= plan.makespan
+    assert moved_operations(base, out) < moved_operations(base, plan)
+    assert all(out.starts()[k] == plan.starts()[k] for k in st.free - region)
+    assert notes and notes[-1].startswith("fewest moves")
+    # No time, no model: the plan comes back untouched.
+    assert stabilized(st, plan, region, MIN_SECONDS / 2, seed=0, workers=1, is_valid=is_valid, notes=[]) is plan
+
+
+def test_settled_never_returns_a_plan_the_validator_rejects() -> None:
+    st, d, plan = _case()
+    assert settled(st, plan, plan.makespan, set(), lambda _p: False) is plan
+    kept = settled(st, plan, plan.makespan, set(), lambda p: validate(st.instance, p, disruption=d,
+                                                                       baseline=st.baseline).valid)
+    assert moved_operations(st.baseline, kept) <= moved_operations(st.baseline, plan)
