@@ -66,9 +66,7 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
         InfeasibleError: The subproblem is infeasible before search (pins contradict each other or the
             makespan limit).
     """
-    m = build_model(request.instance, durations=request.durations, fixed=request.fixed, release=request.release,
-                    min_starts=request.min_starts, downtimes=request.downtimes, precedences=request.precedences,
-                    makespan_limit=request.makespan_limit, horizon=request.horizon, hint=request.hint)
+    m = _model(request)
     best: Schedule | None = None
     limit = request.makespan_limit
     budget = request.time_limit
@@ -112,13 +110,7 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
             starts = candidate.by_key()
             for key, var in m.starts.items():
                 m.model.add_hint(var, starts[key].start)
-            flags = []
-            for key, var in m.starts.items():
-                if key in reference:
-                    flag = m.model.new_bool_var(f"count{key}")
-                    m.model.add(var == reference[key]).only_enforce_if(~flag)
-                    flags.append(flag)
-            m.model.minimize(max(1, m.horizon) * sum(flags) + sum(shifts))
+            m.model.minimize(max(1, m.horizon) * sum(_moved_flags(m, reference)) + sum(shifts))
             solver = _solver(request, budget * count_share)
             if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 counted = _read(request, m, solver)
@@ -129,6 +121,23 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
         # still an answer, and saying so keeps the caller local instead of sending it to a global fallback.
         best = _hint(request)
     return best
+
+
+def _model(request: SolveRequest) -> OperationModel:
+    return build_model(request.instance, durations=request.durations, fixed=request.fixed, release=request.release,
+                       min_starts=request.min_starts, downtimes=request.downtimes, precedences=request.precedences,
+                       makespan_limit=request.makespan_limit, horizon=request.horizon, hint=request.hint)
+
+
+def _moved_flags(m: OperationModel, reference: Mapping[Key, int]) -> list[cp_model.IntVar]:
+    """One boolean per free operation with a reference start: false forces it to keep that start."""
+    flags = []
+    for key, var in m.starts.items():
+        if key in reference:
+            flag = m.model.new_bool_var(f"moved{key}")
+            m.model.add(var == reference[key]).only_enforce_if(~flag)
+            flags.append(flag)
+    return flags
 
 
 def _hint(request: SolveRequest) -> Schedule | None:
@@ -151,18 +160,10 @@ def fewest_moves(request: SolveRequest, reference: Mapping[Key, int]) -> Schedul
     Raises:
         InfeasibleError: The subproblem is infeasible before search.
     """
-    m = build_model(request.instance, durations=request.durations, fixed=request.fixed, release=request.release,
-                    min_starts=request.min_starts, downtimes=request.downtimes, precedences=request.precedences,
-                    makespan_limit=request.makespan_limit, horizon=request.horizon, hint=request.hint)
-    flags = []
-    for key, var in m.starts.items():
-        if key in reference:
-            flag = m.model.new_bool_var(f"moved{key}")
-            m.model.add(var == reference[key]).only_enforce_if(~flag)
-            flags.append(flag)
+    m = _model(request)
     if request.makespan_limit is not None:
         m.model.add(m.makespan <= request.makespan_limit)
-    m.model.minimize(sum(flags))
+    m.model.minimize(sum(_moved_flags(m, reference)))
     solver = _solver(request, request.time_limit)
     if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _read(request, m, solver)
