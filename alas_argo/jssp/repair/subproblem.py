@@ -163,7 +163,14 @@ def fewest_moves(request: SolveRequest, reference: Mapping[Key, int]) -> Schedul
     m = _model(request)
     if request.makespan_limit is not None:
         m.model.add(m.makespan <= request.makespan_limit)
-    m.model.minimize(sum(_moved_flags(m, reference)))
+    flags = _moved_flags(m, reference)
+    if request.hint is not None and m.hint_makespan is not None:
+        # A complete hint: without the flags' values CP-SAT must repair it first (measured on 20x15
+        # disruptions, 0.3 s: 0.81 instead of 0.84 of a makespan-only re-solve's moves).
+        starts = request.hint.starts()
+        for key, flag in zip((k for k in m.starts if k in reference), flags, strict=True):
+            m.model.add_hint(flag, starts[key] != reference[key])
+    m.model.minimize(sum(flags))
     solver = _solver(request, request.time_limit)
     if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _read(request, m, solver)
