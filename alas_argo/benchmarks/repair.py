@@ -108,7 +108,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     compares several time boxes against the same (slow) baselines.
 
     Raises:
-        InputError: an unknown instance, scenario or method.
+        InputError: an unknown instance, scenario or method, or an effort outside (0, MAX_EFFORT].
     """
     kinds = [DisruptionKind(s) if s in {k.value for k in DisruptionKind} else _bad_scenario(str(s))
              for s in scenarios]
@@ -135,6 +135,11 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
 def lcrp_label(effort: float) -> str:
     """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise."""
     return "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
+
+
+def _is_lcrp(method: str) -> bool:
+    """Whether a row's method names an LCRP variant (``lcrp`` or ``lcrp@E``, see :func:`lcrp_label`)."""
+    return method.split("@")[0] == RepairMethod.LCRP.value
 
 
 def _bad_scenario(name: str) -> DisruptionKind:
@@ -181,9 +186,9 @@ def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
     key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
     methods = list(dict.fromkeys(r.method for r in rows))
     out = []
-    for variant in (m for m in methods if m.split("@")[0] == RepairMethod.LCRP.value):
+    for variant in filter(_is_lcrp, methods):
         for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
-            for other in (m for m in methods if m.split("@")[0] != RepairMethod.LCRP.value):
+            for other in (m for m in methods if not _is_lcrp(m)):
                 pairs = [(key[(*c, variant)], key[(*c, other)])
                          for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows
                                                 if scenario in ("all", r.scenario))
