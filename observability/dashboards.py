@@ -95,6 +95,19 @@ def overview_dashboard() -> Dashboard:
                                    "{{route}} {{code}}")))
         .with_panel(_series("Operator actions", "ops",
                             _query("sum by (action) (rate(alas_operator_actions_total[5m]))", "{{action}}")))
+        .with_row(Row("LLM backend"))
+        .with_panel(_series("LLM tokens", "short",
+                            _query("sum by (kind) (rate(alas_llm_tokens_total[5m]))", "{{kind}}"),
+                            description="Prompt and completion tokens per second: what the endpoint bills."))
+        .with_panel(_series("LLM calls and unusable answers", "ops",
+                            _query("sum by (role) (rate(alas_llm_calls_total[5m]))", "calls {{role}}"),
+                            _query("sum by (kind) (rate(alas_llm_failures_total[5m]))", "failed {{kind}}"),
+                            description="Failed exchanges fall back to the heuristic agent for that job."))
+        .with_panel(_series("LLM exchange latency", "s",
+                            _query("histogram_quantile(0.5, sum by (le, role) "
+                                   "(rate(alas_llm_exchange_duration_seconds_bucket[5m])))", "p50 {{role}}"),
+                            _query("histogram_quantile(0.95, sum by (le, role) "
+                                   "(rate(alas_llm_exchange_duration_seconds_bucket[5m])))", "p95 {{role}}")))
     )
 
 
