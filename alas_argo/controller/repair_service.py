@@ -22,32 +22,19 @@ from alas_argo import metrics
 from alas_argo.controller.contracts import DisruptionRequest, RepairResponse
 from alas_argo.errors import ConflictError, InputError
 from alas_argo.jssp.catalog import get_instance
-from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.disruption import Disruption, carry_forward
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairResult, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import Event, EventType, ExecutionLog, Store
 
-__all__ = ["RepairService", "RunNotFound", "carry_forward"]
+__all__ = ["RepairService", "RunNotFound", "carry_forward"]  # carry_forward: re-exported from jssp.disruption
 
 Repairer = Callable[..., RepairResult]
 
 
 class RunNotFound(InputError):
     """The run does not exist or has no committed plan to repair (HTTP 404)."""
-
-
-def carry_forward(previous: Disruption | None, current: Disruption) -> Disruption:
-    """The disruption in force at ``current.time``: earlier downtime that has not ended yet, every earlier
-    duration change, then the new events (the pipeline's rule for disruption sequences)."""
-    if previous is None:
-        return current
-    if current.time < previous.time:
-        raise InputError(f"reveal time {current.time} is earlier than the previous disruption's "
-                         f"{previous.time}", where="time")
-    keep = [e for e in previous.events
-            if e.kind == "duration_change" or e.start + e.duration > current.time]
-    return Disruption(time=current.time, events=[*keep, *current.events])
 
 
 def _instance(events: list[Event], plan: dict[str, Any]) -> Instance:

@@ -31,6 +31,7 @@ __all__ = [
     "DisruptionKind",
     "DurationChange",
     "MachineBreakdown",
+    "carry_forward",
     "check_disruption",
     "generate_disruption",
     "generate_sequence",
@@ -214,6 +215,22 @@ def generate_disruption(
     return Disruption(time=time, events=events)
 
 
+def carry_forward(previous: Disruption | None, current: Disruption) -> Disruption:
+    """The disruption in force at ``current.time``: earlier downtime that has not ended yet, every earlier
+    duration change, then the new events. One rule for generated sequences, the pipeline and the controller.
+
+    Raises:
+        InputError: ``current`` is revealed before ``previous``.
+    """
+    if previous is None:
+        return current
+    if current.time < previous.time:
+        raise InputError(f"reveal time {current.time} is earlier than the previous disruption's "
+                         f"{previous.time}", where="time")
+    keep = [e for e in previous.events if isinstance(e, DurationChange) or e.end > current.time]
+    return Disruption(time=current.time, events=[*keep, *current.events])
+
+
 def generate_sequence(
     instance: Instance,
     schedule: Schedule,
@@ -242,7 +259,7 @@ def generate_sequence(
         raise InputError(f"count must be at least 1, got {count}")
     rng = random.Random(f"{seed}:sequence")
     fractions = sorted(rng.uniform(0.15, 0.7) for _ in range(count))
-    plan, history, out = schedule, list[MachineBreakdown | DurationChange](), list[Disruption]()
+    plan, out = schedule, list[Disruption]()
     last_time = -1
     for i, frac in enumerate(fractions):
         new = generate_disruption(instance, plan, kind, seed=seed * 1000 + i,
@@ -250,13 +267,10 @@ def generate_sequence(
         time = max(new.time, last_time + 1)
         if time > plan.makespan:
             break
-        carried = [e for e in history
-                   if isinstance(e, DurationChange) or (e.end > time)]
         fresh = [e.model_copy(update={"start": time}) if isinstance(e, MachineBreakdown) else e
                  for e in new.events]
-        disruption = Disruption(time=time, events=[*carried, *fresh])
+        disruption = carry_forward(out[-1] if out else None, Disruption(time=time, events=fresh))
         out.append(disruption)
-        history.extend(fresh)
         last_time = time
         if commit is not None:
             plan = commit(plan, disruption)

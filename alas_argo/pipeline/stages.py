@@ -15,7 +15,7 @@ from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
 from alas_argo.errors import InputError
-from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
+from alas_argo.jssp.disruption import Disruption, carry_forward, check_disruption, generate_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.faults import inject_faults
 from alas_argo.jssp.instance import Instance
@@ -243,7 +243,7 @@ class Stages:
             disruption = generate_disruption(self.instance, baseline, str(self.config.disrupt),
                                              seed=self.config.seed + k - 1, at=at)
         if previous is not None:
-            disruption = _carry_forward(previous, disruption)
+            disruption = carry_forward(previous, disruption)
         check_disruption(self.instance, baseline, disruption)
         self.log.record(EventType.DISRUPTION_OBSERVED, node_id=ctx.node_id,
                         payload={"index": k, "disruption": disruption.to_json()})
@@ -288,9 +288,3 @@ class Stages:
     def finish(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """The versions this run committed."""
         return {"versions": self.log.versions()}
-
-
-def _carry_forward(previous: Disruption, current: Disruption) -> Disruption:
-    """Earlier events that still matter at the new reveal time: unfinished downtime, every duration change."""
-    keep = [e for e in previous.events if e.kind == "duration_change" or e.start + e.duration > current.time]
-    return Disruption(time=current.time, events=[*keep, *current.events])

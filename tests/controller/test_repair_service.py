@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.controller import DisruptionRequest, RepairService, RunNotFound, carry_forward
-from alas_argo.errors import InputError
-from alas_argo.jssp.disruption import Disruption
+from alas_argo.controller import DisruptionRequest, RepairService, RunNotFound
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog, FsStore
 from tests.controller.conftest import greedy
@@ -28,24 +26,6 @@ def store(tmp_path: Path, tiny: Instance) -> FsStore:
     log.append(EventType.RUN_STARTED, payload={"instance": tiny.to_json()})
     log.commit_plan(greedy(tiny).to_json())
     return store
-
-
-def test_carry_forward_keeps_unfinished_downtime_and_every_duration_change() -> None:
-    first = Disruption.model_validate({"time": 2, "events": [
-        {"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3},
-        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},
-        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4}]})
-    second = Disruption.model_validate({"time": 6, "events": [
-        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]})
-    merged = carry_forward(first, second)
-    assert merged.time == 6
-    assert [e.model_dump() for e in merged.events] == [
-        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},  # still down at 6
-        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4},
-        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]
-    assert carry_forward(None, second) == second
-    with pytest.raises(InputError, match="earlier than the previous"):
-        carry_forward(second, first)
 
 
 def test_commit_records_disruption_key_and_parent(store: FsStore) -> None:

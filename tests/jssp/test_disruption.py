@@ -11,6 +11,7 @@ from alas_argo.jssp.disruption import (
     DisruptionKind,
     DurationChange,
     MachineBreakdown,
+    carry_forward,
     check_disruption,
     generate_disruption,
     generate_sequence,
@@ -112,3 +113,22 @@ def test_sequence_carries_forward_and_repairs_validly(ft06: Instance, plan: Sche
         assert validate(ft06, repaired, disruption=d, baseline=current).valid
     for current, d, repaired in committed:
         assert validate(ft06, repaired, disruption=d, baseline=current).valid
+
+
+def test_carry_forward_keeps_unfinished_downtime_and_every_duration_change() -> None:
+    first = Disruption.model_validate({"time": 2, "events": [
+        {"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3},
+        {"kind": "machine_breakdown", "machine": 2, "start": 2, "duration": 4},  # ends exactly at 6: over
+        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},
+        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4}]})
+    second = Disruption.model_validate({"time": 6, "events": [
+        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]})
+    merged = carry_forward(first, second)
+    assert merged.time == 6
+    assert [e.model_dump() for e in merged.events] == [
+        {"kind": "machine_breakdown", "machine": 1, "start": 2, "duration": 10},  # still down at 6
+        {"kind": "duration_change", "job": 0, "step": 1, "duration": 4},
+        {"kind": "duration_change", "job": 1, "step": 2, "duration": 9}]
+    assert carry_forward(None, second) == second
+    with pytest.raises(InputError, match="earlier than the previous"):
+        carry_forward(second, first)

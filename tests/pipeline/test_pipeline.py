@@ -136,22 +136,6 @@ def test_blueprint_rejects_invalid_config() -> None:
         build_workflow(RunConfig(instance="ft06", workers=0))
 
 
-def test_unfinished_downtime_and_duration_changes_are_carried_forward() -> None:
-    from alas_argo.jssp.disruption import Disruption
-    from alas_argo.pipeline.stages import _carry_forward
-
-    earlier = Disruption.model_validate({"time": 100, "events": [
-        {"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 300},
-        {"kind": "machine_breakdown", "machine": 2, "start": 100, "duration": 50},
-        {"kind": "duration_change", "job": 0, "step": 3, "duration": 9}]})
-    later = Disruption.model_validate({"time": 300, "events": [
-        {"kind": "machine_breakdown", "machine": 4, "start": 300, "duration": 10}]})
-    merged = _carry_forward(earlier, later)
-    assert merged.time == 300
-    assert [(e.kind, getattr(e, "machine", None)) for e in merged.events] == [
-        ("machine_breakdown", 1), ("duration_change", None), ("machine_breakdown", 4)]
-
-
 def test_repair_effort_reaches_lcrp_and_the_log(tmp_path: Path) -> None:
     log = _log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", time_limit=1, repair_budget=5,
