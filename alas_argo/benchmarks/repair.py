@@ -22,7 +22,7 @@ from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
-from alas_argo.jssp.repair import MAX_EFFORT, RepairMethod, repair
+from alas_argo.jssp.repair import RepairMethod, check_effort, repair
 from alas_argo.jssp.schedule import Schedule
 
 __all__ = ["COLUMNS", "LcrpRatio", "MethodSummary", "RepairRow", "baseline", "lcrp_label", "lcrp_ratios",
@@ -108,14 +108,13 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     compares several time boxes against the same (slow) baselines.
 
     Raises:
-        InputError: an unknown instance, scenario or method, or an effort outside (0, MAX_EFFORT].
+        InputError: an unknown instance, scenario or method, or an unusable LCRP effort.
     """
     kinds = [DisruptionKind(s) if s in {k.value for k in DisruptionKind} else _bad_scenario(str(s))
              for s in scenarios]
     chosen = [RepairMethod.parse(m) for m in methods]
     for effort in lcrp_efforts:
-        if not 0 < effort <= MAX_EFFORT:
-            raise InputError(f"LCRP effort must be in (0, {MAX_EFFORT:g}], got {effort:g}")
+        check_effort(effort)  # before the baselines: a bad effort should not cost minutes of planning
     runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:

@@ -27,6 +27,7 @@ __all__ = [
     "RepairOutcome",
     "RepairResult",
     "Repairer",
+    "check_effort",
     "check_plan_in_force",
     "get_repairer",
     "lower_bound",
@@ -35,6 +36,12 @@ __all__ = [
 
 #: The largest LCRP effort accepted: beyond it the time box approaches a global re-solve's budget.
 MAX_EFFORT = 100.0
+
+
+def check_effort(effort: float) -> None:
+    """Raise InputError unless ``effort`` is a usable LCRP time-box multiplier, in (0, MAX_EFFORT]."""
+    if not 0 < effort <= MAX_EFFORT:
+        raise InputError(f"effort must be in (0, {MAX_EFFORT:g}], got {effort:g}")
 
 
 def _codes(report: ValidationReport) -> str:
@@ -98,8 +105,7 @@ def repair(
     chosen = RepairMethod.parse(method)
     if budget <= 0:
         raise InputError(f"budget must be positive, got {budget}")
-    if not 0 < effort <= MAX_EFFORT:
-        raise InputError(f"effort must be in (0, {MAX_EFFORT:g}], got {effort}")
+    check_effort(effort)
     check_disruption(instance, schedule, disruption)
     check_plan_in_force(instance, schedule, disruption)
     started = time.monotonic()
