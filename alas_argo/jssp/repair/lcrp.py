@@ -1,35 +1,34 @@
 """LCRP, the localized cascading repair of DESIGN.md section 5.
 
-LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_PER_OP`, about 0.16 s for
-the 200 free operations of a 20x15 instance disrupted mid-plan) and to ``effort``, capped by the caller's
-budget: a repair that takes as long as a global re-solve has lost its point.
+LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_PER_OP`, about 0.2 s for the
+200 free operations of a 20x15 instance disrupted mid-plan) and to ``effort``, capped by the caller's budget:
+a repair that takes as long as a global re-solve has lost its point.
 
 1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
-   the operations the disruption reaches through job and machine successors. Its plan is feasible and is
-   the incumbent: LCRP is never worse than AOR (nor than right-shift, which AOR dominates).
-2. The makespan target: AOR's makespan when it meets a cheap lower bound (job chains, machine loads after
-   the reveal); otherwise a short global makespan *probe* (CP-SAT hinted with AOR, :data:`PROBE_PER_OP`
-   seconds per free operation, stopping early when it proves optimality) says what is reachable.
-3. The neighbourhood is a time window after the reveal time on the machines the disruption touched: there
-   CP-SAT may re-sequence freely. The affected operations beyond the window may only slide within their
-   machine order (the cascade); everything else is pinned at its planned start, so it provably keeps it.
-   The target is a hard makespan limit and the objective is the least total start shift from the plan in
-   force (:mod:`.subproblem`), which keeps work in progress and the rest of the plan where they were.
-   Each window solve gets :data:`STEP_PER_OP` seconds per editable operation.
-4. The window doubles while the subproblem is infeasible or cannot meet the target in its time slice, and
-   after it meets the target, while the last growth gained more (makespan weighted by the number of free
-   operations, plus operations kept in place) than it cost (EDIT_COST per operation newly exposed). A step
-   whose plan fails validation is discarded and the window grows.
-5. Fallbacks: after :data:`MAX_MISSES` windows short of the probe's makespan, the probe's gain is a global
-   re-sequencing: its plan is taken and settled (:mod:`.settling`); ``fallback`` is reported and the
-   neighbourhood is every free operation. When no step succeeds at all, a full re-solve hinted with the
-   incumbent runs in what is left of the box.
-6. Stabilization: what is left of the time box goes to the fewest moved operations inside the final
-   neighbourhood at the makespan reached (a count-only CP-SAT solve, :func:`.subproblem.fewest_moves`),
-   everything outside it held. Counting needs about 0.3 s on a 20x15 instance before it pays off, so at the
-   default effort little is left for it; ``effort`` (a time-box multiplier) buys it: measured in
-   ``bench/README.md``.
-7. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
+   the operations the disruption reaches through job and machine successors (the *cascade*). Its plan is
+   feasible and is the incumbent: LCRP is never worse than AOR (nor than right-shift, which AOR dominates).
+2. The first neighbourhood is the cascade itself: when AOR's makespan is above a cheap lower bound (job
+   chains, machine loads after the reveal), CP-SAT re-sequences the cascade's operations for the least
+   makespan, hinted with AOR, with every other operation pinned at its planned start, so it provably keeps
+   it (:data:`CASCADE_PER_OP` seconds per free operation; it stops early when it proves optimality).
+   Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are nearly all in
+   the cascade, so its makespan is usually reachable there, in a smaller model than the whole plan.
+3. When the cascade gains nothing (AOR already at the bound, or nothing shorter found), time windows after
+   the reveal on the machines the disruption touched join the cascade: there CP-SAT may re-sequence freely,
+   the rest of the cascade only slides within its machine order, everything else is pinned. A window solve
+   (:data:`STEP_PER_OP` seconds per editable operation) seeks a shorter makespan while it is open, then the
+   least total start shift at the incumbent's makespan (:mod:`.subproblem`). The window doubles while its
+   subproblem is infeasible or cannot meet the makespan in its time slice, and after it meets it, while the
+   last growth gained more (makespan weighted by the number of free operations, plus operations kept in
+   place) than it cost (:data:`EDIT_COST` per operation newly exposed). A step whose plan fails validation
+   is discarded and the window grows.
+4. Fallback: when no neighbourhood step succeeds at all, a full re-solve hinted with the incumbent runs in
+   what is left of the box; ``fallback`` is reported and the neighbourhood is every free operation.
+5. Stabilization: what is left of the time box goes to the fewest moved operations at the makespan reached,
+   with only the operations the plan moved free to move (a count-only CP-SAT solve,
+   :func:`.subproblem.fewest_moves`; everything else held). ``effort`` (a time-box multiplier) mostly buys
+   this stage: measured in ``bench/README.md``.
+6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
    starts that became feasible; the polished plan is kept only when the validator accepts it.
 """
@@ -52,30 +51,25 @@ from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["EDIT_COST", "MAX_GROWTHS", "MAX_MISSES", "PROBE_FLOOR", "PROBE_MAX_SHARE", "PROBE_PER_OP",
-           "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "WINDOW_COUNT_SHARE", "lcrp", "lower_bound"]
+__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "MAX_GROWTHS", "STEP_FLOOR",
+           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
 
-#: Growth steps after the first neighbourhood; the window doubles each time.
+#: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
 #: The time box of the whole repair: seconds per free operation, and its floor (the budget caps it).
-#: Measured on 20x15 instances (about 200 free operations after a mid-plan disruption), 2 cores.
-TOTAL_PER_OP = 0.0008
+#: Measured on 20x15 instances (about 200 free operations after a mid-plan disruption), 2 cores: the box
+#: that keeps the median repair near 0.2 s.
+TOTAL_PER_OP = 0.001
 TOTAL_FLOOR = 0.1
-#: Seconds per free operation for the makespan probe (a global makespan-only CP-SAT solve hinted with AOR,
-#: which stops early when it proves optimality); it only runs when AOR is above the cheap lower bound.
-PROBE_PER_OP = 0.0006
-PROBE_FLOOR = 0.05
-#: ... and at most this share of the time box.
-PROBE_MAX_SHARE = 0.75
-#: Seconds per editable operation for one neighbourhood solve, and its floor: neighbourhoods are small.
+#: Seconds per free operation for the cascade's makespan solve (it stops early when it proves optimality),
+#: and its floor; it only runs when AOR is above the cheap lower bound.
+CASCADE_PER_OP = 0.0006
+CASCADE_FLOOR = 0.05
+#: ... and at most this share of the time box: the rest is the stabilization's.
+CASCADE_MAX_SHARE = 0.75
+#: Seconds per editable operation for one window solve, and its floor: neighbourhoods are small.
 STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
-#: Share of a window solve spent minimizing the number of moved operations (after least shift).
-WINDOW_COUNT_SHARE = 0.0
-#: Windows that miss the probe's makespan before LCRP takes the probe's global plan instead (the first
-#: window and one growth): measured on 20x15 repairs, a third window almost never meets it, and its time is
-#: better spent stabilizing the global plan.
-MAX_MISSES = 2
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
 
@@ -103,26 +97,29 @@ def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, K
     return arcs
 
 
-def _probe(state: ExecutionState, aor_plan: Schedule, budget: float, seed: int, workers: int,
-           is_valid: Validator, notes: list[str]) -> tuple[Schedule | None, int]:
-    """The makespan target: a time-boxed global makespan solve hinted with AOR (it stops early when it
-    proves optimality). Returns its plan when shorter and valid, and the makespan the repair should meet."""
-    request = disrupted_request(state, pins={}, hint=aor_plan, time_limit=budget, seed=seed, workers=workers,
+def _cascade(state: ExecutionState, aor_plan: Schedule, affected: set[Key], budget: float, seed: int, workers: int,
+           is_valid: Validator, notes: list[str]) -> Schedule | None:
+    """The first neighbourhood, the cascade: a time-boxed makespan solve in which only the ``affected``
+    operations may move (everything else pinned at its planned start), hinted with AOR; it stops early when
+    it proves optimality. Returns its plan when shorter than AOR's and valid."""
+    planned = state.baseline.starts()
+    pins = {k: planned[k] for k in state.free - affected}
+    request = disrupted_request(state, pins=pins, hint=aor_plan, time_limit=budget, seed=seed, workers=workers,
                                 makespan_limit=aor_plan.makespan)
     try:
         result = optimize(request)
     except (InfeasibleError, NoSolutionError) as e:
-        notes.append(f"probe: {type(e).__name__}; target stays at the AOR makespan")
-        return None, aor_plan.makespan
-    notes.append(f"probe: makespan {result.objective} ({result.status.value}, bound {result.bound}, "
-                 f"{result.seconds:.2f} s)")
+        notes.append(f"cascade: {type(e).__name__}; the AOR plan stays")
+        return None
+    notes.append(f"cascade ({len(affected)} ops): makespan {result.objective} ({result.status.value}, "
+                 f"bound {result.bound}, {result.seconds:.2f} s)")
     if result.objective < aor_plan.makespan and is_valid(result.schedule):
-        return result.schedule, result.objective
-    return None, aor_plan.makespan
+        return result.schedule
+    return None
 
 
 def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[float, float]:
-    """Seconds for the whole repair and for the probe, scaled to the number of free operations and to
+    """Seconds for the whole repair and for the cascade solve, scaled to the number of free operations and to
     ``effort``, capped by the budget.
 
     Absolute, not shares of the budget: a repair that takes as long as a global re-solve has lost its point,
@@ -130,10 +127,10 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
     """
     n = len(state.free)
     total = min(budget, effort * max(TOTAL_FLOOR, TOTAL_PER_OP * n))
-    # The probe grows with the square root of the effort: its returns fall off fast (measured on 20x15
+    # The cascade solve grows with the square root of the effort: its returns fall off fast (measured on 20x15
     # disruptions: 0.1 s gets within 1.3 % of a 10 s re-solve, 0.2 s within 0.9 %), while counting moves
     # only pays off after about 0.3 s, so a larger box goes mostly to the stabilization.
-    return total, min(total * PROBE_MAX_SHARE, math.sqrt(effort) * max(PROBE_FLOOR, PROBE_PER_OP * n))
+    return total, min(total * CASCADE_MAX_SHARE, math.sqrt(effort) * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
@@ -147,14 +144,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         seed: CP-SAT seed.
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
-        effort: Multiplies the time box (the probe by its square root). 1 meets the time targets of
+        effort: Multiplies the time box (the cascade solve by its square root). 1 meets the time targets of
             ``bench/README.md``; 4 (about 3.5 times the seconds) mostly buys fewer moved operations.
     """
     started = time.monotonic()
-    total, probe_cap = _caps(state, budget, effort)
+    total, cascade_cap = _caps(state, budget, effort)
     deadline = started + total
     inst, base = state.instance, state.baseline
-    planned = base.starts()
     free = state.free
     incumbent = aor(state)
     affected = moved_keys(base, incumbent) | state.interrupted | {
@@ -167,9 +163,38 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
-    probe_plan, target = None, incumbent.makespan
-    if incumbent.makespan > lower_bound(state):
-        probe_plan, target = _probe(state, incumbent, probe_cap, seed, workers, is_valid, notes)
+    growths, succeeded = 0, False
+    open_makespan = incumbent.makespan > lower_bound(state)
+    if open_makespan:
+        cascade = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes)
+        if cascade is not None:
+            incumbent, succeeded = settled(state, cascade, cascade.makespan, free - region, is_valid), True
+    if not succeeded:
+        incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
+                                                         workers=workers, is_valid=is_valid, notes=notes,
+                                                         open_makespan=open_makespan)
+    if succeeded:
+        incumbent = stabilized(state, incumbent, region, deadline - time.monotonic(), seed=seed, workers=workers,
+                               is_valid=is_valid, notes=notes)
+    polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
+    if polished is not incumbent:
+        notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
+                     " operations back at their planned start")
+        incumbent = polished
+    if not succeeded:
+        return _fallback(state, incumbent, deadline - time.monotonic(), seed, workers, is_valid, notes, growths)
+    return RepairOutcome(incumbent, region, growths, False, notes)
+
+
+def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,
+             workers: int, is_valid: Validator, notes: list[str], open_makespan: bool
+             ) -> tuple[Schedule, set[Key], int, bool]:
+    """Growing time windows on the touched machines (plus the cascade): re-sequence inside, everything else
+    pinned, while a step is infeasible or gains more than it costs; each step seeks a shorter makespan first
+    when ``open_makespan``. Returns the incumbent, the neighbourhood, the growth steps and whether any step
+    succeeded."""
+    inst, base, free = state.instance, state.baseline, state.free
+    planned = base.starts()
     weight = max(1, len(free))
 
     def cost(plan: Schedule) -> tuple[int, int, int]:
@@ -182,7 +207,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     horizon_end = max((planned[k] for k in free), default=state.time)
     # Start with a window of about twice the disruption: enough room to absorb it in the best case.
     width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
-    growths, succeeded, misses = 0, False, 0
+    region, growths, succeeded = set(affected), 0, False
     for step in range(MAX_GROWTHS + 1):
         remaining = deadline - time.monotonic()
         if remaining <= 0.01:
@@ -196,33 +221,23 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             growths += 1
         pins = {k: planned[k] for k in free if k not in new_region}
         step_limit = max(STEP_FLOOR, STEP_PER_OP * len(new_region))
-        # The target makespan is a hard limit: a neighbourhood that cannot meet it is too small.
-        # Until a neighbourhood meets the target, the probe's plan is the better guide for the search (CP-SAT
-        # takes a hint that breaks the pins as a starting direction, not as a promise).
-        guide = probe_plan if probe_plan is not None and incumbent.makespan > target else incumbent
+        # The incumbent's makespan is a hard limit: a neighbourhood that cannot meet it is too small.
         request = disrupted_request(
-            state, pins=pins, hint=guide, seed=seed, workers=workers,
-            time_limit=min(step_limit, remaining),
-            makespan_limit=min(target, incumbent.makespan),
-            precedences=_arcs(incumbent, window, free - set(pins)))
+            state, pins=pins, hint=incumbent, seed=seed, workers=workers, time_limit=min(step_limit, remaining),
+            makespan_limit=incumbent.makespan, precedences=_arcs(incumbent, window, free - set(pins)))
         try:
-            found = solve_neighbourhood(request, planned, minimize_makespan=False,
-                                        count_share=WINDOW_COUNT_SHARE)
+            found = solve_neighbourhood(request, planned, minimize_makespan=open_makespan)
         except (InfeasibleError, NoSolutionError) as e:
             found = None
             notes.append(f"window {width}: {type(e).__name__}; growing")
-        if found is None and covers_all and probe_plan is not None:
-            break  # the whole plan is open and still short of the probe: the global plan follows
         if found is None or not is_valid(found):
             if found is not None:
                 notes.append(f"window {width}: candidate rejected by the validator; growing")
             elif not notes[-1].startswith(f"window {width}:"):
-                notes.append(f"window {width}: makespan {target} not met in {step_limit:.2f} s; growing")
+                notes.append(f"window {width}: makespan {incumbent.makespan} not met in {step_limit:.2f} s; "
+                             "growing")
             region = new_region if succeeded else region
-            misses += 1
-            if covers_all or (probe_plan is not None and misses >= MAX_MISSES):
-                # The probe's gain is then usually global (a re-sequencing no small window reaches): the
-                # rest of the time box is better spent stabilizing the global plan.
+            if covers_all:
                 break
             width *= 2
             continue
@@ -234,29 +249,12 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         if cost(found) <= cost(incumbent):
             incumbent = found
         region = new_region
-        if covers_all or (incumbent.makespan <= target and gain <= edit_cost):
+        if covers_all or gain <= edit_cost:
             if not covers_all:
                 notes.append("gain no longer exceeds the edit cost; stop")
             break
         width *= 2
-    fallback = False
-    if probe_plan is not None and incumbent.makespan > probe_plan.makespan:
-        # No neighbourhood met the probe's makespan: take the global plan and settle it towards the plan in
-        # force (linear); the stabilization below then pulls it back further.
-        incumbent = settled(state, probe_plan, probe_plan.makespan, set(), is_valid)
-        region, fallback, succeeded = set(free), True, True
-        notes.append(f"global plan at makespan {incumbent.makespan}")
-    if succeeded:
-        incumbent = stabilized(state, incumbent, region, deadline - time.monotonic(), seed=seed, workers=workers,
-                               is_valid=is_valid, notes=notes)
-    polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
-    if polished is not incumbent:
-        notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
-                     " operations back at their planned start")
-        incumbent = polished
-    if not succeeded:
-        return _fallback(state, incumbent, deadline - time.monotonic(), seed, workers, is_valid, notes, growths)
-    return RepairOutcome(incumbent, region, growths, fallback, notes)
+    return incumbent, region, growths, succeeded
 
 
 def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: int, workers: int,

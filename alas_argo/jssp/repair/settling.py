@@ -65,7 +65,8 @@ def settle(state: ExecutionState, plan: Schedule, target: int, *, held: Set[Key]
     """
     inst, d = state.instance, state.durations
     planned, current = state.baseline.starts(), plan.starts()
-    fixed = {k for k in current if k not in state.free or k in held}
+    free = state.free  # computed per access: once here, not once per operation
+    fixed = {k for k in current if k not in free or k in held}
     target = max(target, plan.makespan)
     succ: dict[Key, list[Key]] = {}
     pred: dict[Key, list[Key]] = {}

@@ -76,7 +76,8 @@ def test_failing_subproblems_fall_back_to_a_global_resolve(la01: tuple[Instance,
     def infeasible(*_a: object, **_k: object) -> None:
         raise InfeasibleError("no room")
 
-    monkeypatch.setattr(lcrp_module, "solve_neighbourhood", infeasible)
+    monkeypatch.setattr(lcrp_module, "solve_neighbourhood", infeasible)  # every window
+    monkeypatch.setattr(lcrp_module, "optimize", infeasible)  # the cascade's makespan solve
     r = repair(inst, plan, d, "lcrp", budget=0.5)
     assert r.fallback and r.valid
     assert r.neighbourhood_growths >= 1
@@ -89,18 +90,35 @@ def test_nothing_to_repair(ft06: Instance) -> None:
     assert r.moved_operations == 0 and r.edit_radius == 0 and r.makespan == plan.makespan
 
 
-def test_probe_sets_the_target_when_the_bound_is_out_of_reach(la01: tuple[Instance, Schedule],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cascade_is_the_first_neighbourhood(la01: tuple[Instance, Schedule],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     inst, plan = la01
     d = generate_disruption(inst, plan, "shock", seed=6)
     st = ExecutionState.at(inst, plan, d)
-    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)  # nothing local can reach it
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)  # AOR is never provably optimal
+    cheap = aor(st)
     out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
-    assert any(n.startswith("probe: makespan") for n in out.notes)
-    assert out.schedule.makespan <= aor(st).makespan
+    assert any(n.startswith("cascade (") for n in out.notes)
+    assert out.schedule.makespan <= cheap.makespan
     assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
-    if out.fallback:  # no neighbourhood met the probe's makespan: the global plan, stabilized
-        assert out.neighbourhood == st.free
-        assert any(n.startswith("global plan at makespan") for n in out.notes)
+    if not any(n.startswith("window") for n in out.notes):  # the cascade gained: nothing outside it moved
+        assert out.neighbourhood == moved_keys(plan, cheap) | st.interrupted | {
+            k for k in st.free if st.durations[k] != inst.duration(*k)}
+        assert out.growths == 0 and not out.fallback
+    planned, now = plan.starts(), out.schedule.starts()
+    assert all(now[k] == planned[k] for k in set(planned) - out.neighbourhood)
+
+
+def test_a_cascade_that_gains_nothing_hands_over_to_the_windows(la01: tuple[Instance, Schedule],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=3)
+    st = ExecutionState.at(inst, plan, d)
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: None)
+    out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
+    assert any(n.startswith("window") for n in out.notes)
+    assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
+    assert out.schedule.makespan <= aor(st).makespan
     planned, now = plan.starts(), out.schedule.starts()
     assert all(now[k] == planned[k] for k in set(planned) - out.neighbourhood)

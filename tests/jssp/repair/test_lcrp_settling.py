@@ -81,8 +81,8 @@ def test_lcrp_stays_inside_its_time_box(la01: tuple[Instance, Schedule]) -> None
     inst, plan = la01
     d = generate_disruption(inst, plan, "mixed", seed=1)
     st = ExecutionState.at(inst, plan, d)
-    total, probe = lcrp_module._caps(st, budget=30.0)
-    assert probe <= total / 2 and total <= max(lcrp_module.TOTAL_FLOOR, lcrp_module.TOTAL_PER_OP * len(st.free))
+    total, cascade = lcrp_module._caps(st, budget=30.0)
+    assert cascade <= total / 2 and total <= max(lcrp_module.TOTAL_FLOOR, lcrp_module.TOTAL_PER_OP * len(st.free))
     started = time.monotonic()
     r = repair(inst, plan, d, "lcrp", budget=30.0, workers=1)
     # A 30 s budget is an upper bound, not a target: the repair ends within its box (plus validation).
@@ -93,16 +93,16 @@ def test_lcrp_stays_inside_its_time_box(la01: tuple[Instance, Schedule]) -> None
 def test_caps_never_exceed_the_budget(la01: tuple[Instance, Schedule]) -> None:
     inst, plan = la01
     st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
-    total, probe = lcrp_module._caps(st, budget=0.02)
-    assert total == 0.02 and probe <= 0.02 * lcrp_module.PROBE_MAX_SHARE
+    total, cascade = lcrp_module._caps(st, budget=0.02)
+    assert total == 0.02 and cascade <= 0.02 * lcrp_module.CASCADE_MAX_SHARE
 
 
 def test_effort_scales_the_time_box_within_the_budget(la01: tuple[Instance, Schedule]) -> None:
     inst, plan = la01
     st = ExecutionState.at(inst, plan, generate_disruption(inst, plan, "breakdown", seed=0))
-    total, probe = lcrp_module._caps(st, budget=30.0)
-    total2, probe2 = lcrp_module._caps(st, budget=30.0, effort=2.0)
-    assert total2 == pytest.approx(2 * total) and probe < probe2 <= 2 * probe
+    total, cascade = lcrp_module._caps(st, budget=30.0)
+    total2, cascade2 = lcrp_module._caps(st, budget=30.0, effort=2.0)
+    assert total2 == pytest.approx(2 * total) and cascade < cascade2 <= 2 * cascade
     assert lcrp_module._caps(st, budget=total * 1.5, effort=2.0)[0] == total * 1.5
 
 
@@ -123,7 +123,7 @@ def test_a_neighbourhood_solve_out_of_time_returns_its_feasible_hint() -> None:
     start = aor(st)
     # 10 ms for a global stability model of a 15x15 instance: often no solution of its own in time.
     request = disrupted_request(st, pins={}, hint=start, time_limit=0.01, workers=1, makespan_limit=start.makespan)
-    found = solve_neighbourhood(request, plan.starts(), minimize_makespan=False, count_share=0.5)
+    found = solve_neighbourhood(request, plan.starts(), minimize_makespan=False)
     assert found is not None
     assert validate(inst, found, disruption=d, baseline=plan).valid
     assert found.makespan <= start.makespan

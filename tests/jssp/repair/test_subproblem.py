@@ -42,30 +42,6 @@ def test_pins_hold_and_the_result_is_valid() -> None:
     assert found.makespan <= start.makespan
 
 
-def test_only_if_shorter_gives_up_at_an_unbeatable_limit() -> None:
-    _, plan, _, st = _case()
-    start = aor(st)
-    # A limit already at the best makespan the phase can reach: nothing shorter exists.
-    best = solve_neighbourhood(disrupted_request(st, pins={}, hint=start, time_limit=1.0, workers=1),
-                               plan.starts(), minimize_makespan=True)
-    assert best is not None
-    request = disrupted_request(st, pins={}, hint=best, time_limit=0.3, workers=1, makespan_limit=best.makespan)
-    found = solve_neighbourhood(request, plan.starts(), minimize_makespan=True, only_if_shorter=True)
-    assert found is None or found.makespan < best.makespan
-
-
-def test_count_phase_never_moves_more() -> None:
-    inst, plan, d, st = _case()
-    start = aor(st)
-    request = disrupted_request(st, pins={}, hint=start, time_limit=0.6, workers=1, makespan_limit=start.makespan)
-    shift_only = solve_neighbourhood(request, plan.starts(), minimize_makespan=False)
-    counted = solve_neighbourhood(request, plan.starts(), minimize_makespan=False, count_share=0.5)
-    assert shift_only is not None and counted is not None
-    assert validate(inst, counted, disruption=d, baseline=plan).valid
-    assert counted.makespan <= start.makespan
-    assert moved_operations(plan, counted) <= moved_operations(plan, start)
-
-
 def test_fewest_moves_keeps_pins_limit_and_never_moves_more_than_its_hint() -> None:
     inst, plan, d, st = _case()
     start = aor(st)
