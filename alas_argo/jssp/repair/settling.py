@@ -17,7 +17,7 @@ from collections.abc import Set
 from itertools import pairwise
 
 from alas_argo.jssp.execution import ExecutionState, Key
-from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.schedule import Operation, Schedule
 
 __all__ = ["latest_fit", "restore", "settle"]
 
@@ -104,9 +104,7 @@ def settle(state: ExecutionState, plan: Schedule, target: int, *, held: Set[Key]
         starts[k] = p if fits else earliest
     if starts == current:
         return plan
-    return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
-                                                                     "end": starts[o.key] + d[o.key]})
-                                                for o in plan.operations])
+    return _retimed(plan, starts, d)
 
 
 def restore(state: ExecutionState, plan: Schedule) -> Schedule:
@@ -141,6 +139,12 @@ def restore(state: ExecutionState, plan: Schedule) -> Schedule:
             starts[k], changed, progress = s, True, True
     if not changed:
         return plan
-    return Schedule.from_operations(inst.name, [o.model_copy(update={"start": starts[o.key],
-                                                                     "end": starts[o.key] + d[o.key]})
-                                                for o in plan.operations])
+    return _retimed(plan, starts, d)
+
+
+def _retimed(plan: Schedule, starts: dict[Key, int], d: dict[Key, int]) -> Schedule:
+    # model_construct: every field comes from a validated operation and an integer start, and pydantic's
+    # model_copy was a third of these passes' time (profiled on 20x15 repairs).
+    return Schedule.from_operations(plan.instance, [
+        Operation.model_construct(job=o.job, step=o.step, machine=o.machine, start=starts[o.key],
+                                  end=starts[o.key] + d[o.key]) for o in plan.operations])
