@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.benchmarks.repair import lcrp_ratios, run_repair_bench, summarize, to_csv, write_outputs
+from alas_argo.benchmarks.repair import run_repair_bench
+from alas_argo.benchmarks.repair_report import lcrp_ratios, summarize, to_csv, write_outputs
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 from alas_argo.jssp.repair import RepairMethod

@@ -1,0 +1,227 @@
+"""The repair benchmark's report: summaries, LCRP's ratios, the CSV and Markdown tables and the Pareto plots.
+
+Pure functions of the rows of :mod:`.repair` (plus the writers), so that an earlier run's ``repair.csv`` can
+be read back (:func:`from_csv`) and its report rendered again without repairing anything.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from alas_argo.benchmarks.repair import COLUMNS, RepairRow, is_lcrp
+from alas_argo.benchmarks.tables import rows_to_csv
+from alas_argo.errors import InputError
+
+__all__ = ["LcrpRatio", "MethodSummary", "SizeRatio", "from_csv", "lcrp_ratios", "size_ratios", "summarize", "to_csv",
+           "to_markdown", "write_outputs"]
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One method over the cases of one scenario."""
+
+    scenario: str
+    method: str
+    cases: int
+    valid_rate: float
+    mean_makespan_ratio: float  #: makespan / baseline makespan
+    mean_moved: float
+    median_seconds: float
+    fallbacks: int
+
+
+@dataclass(frozen=True)
+class LcrpRatio:
+    """LCRP against one other method over the cases both solved validly."""
+
+    scenario: str
+    against: str
+    cases: int
+    makespan_ratio: float  #: mean over cases of lcrp makespan / other makespan
+    moved_ratio: float  #: total operations lcrp moved / total the other moved
+    time_ratio: float  #: total lcrp seconds / total other seconds
+    not_worse: int  #: cases where lcrp's makespan <= the other's
+    lcrp: str = "lcrp"  #: which LCRP variant (see :func:`lcrp_label`)
+
+
+@dataclass(frozen=True)
+class SizeRatio:
+    """One LCRP variant against ``full`` on the instances of one size: the repair targets are per size."""
+
+    lcrp: str
+    size: str
+    cases: int
+    makespan_ratio: float  #: mean over cases of lcrp makespan / full makespan
+    moved_ratio: float  #: total operations lcrp moved / total full moved
+    median_seconds: float  #: lcrp's median repair time
+
+
+def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
+    """Per scenario and method: validity, mean makespan ratio to the baseline, moves, median time."""
+    out = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        for method in dict.fromkeys(r.method for r in rows):
+            sel = [r for r in rows if r.scenario == scenario and r.method == method]
+            ok = [r for r in sel if r.valid]
+            if not sel:
+                continue
+            out.append(MethodSummary(
+                scenario=scenario, method=method, cases=len(sel), valid_rate=len(ok) / len(sel),
+                mean_makespan_ratio=statistics.fmean(r.makespan / r.baseline_makespan for r in ok) if ok else 0.0,
+                mean_moved=statistics.fmean(r.moved_operations for r in ok) if ok else 0.0,
+                median_seconds=statistics.median(r.seconds for r in ok) if ok else 0.0,
+                fallbacks=sum(r.fallback for r in sel)))
+    return out
+
+
+def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
+    """Every LCRP variant against every other method, per scenario and over all scenarios (``all``)."""
+    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
+    methods = list(dict.fromkeys(r.method for r in rows))
+    out = []
+    for variant in filter(is_lcrp, methods):
+        for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
+            for other in (m for m in methods if not is_lcrp(m)):
+                pairs = [(key[(*c, variant)], key[(*c, other)])
+                         for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows
+                                                if scenario in ("all", r.scenario))
+                         if (*c, variant) in key and (*c, other) in key]
+                if not pairs:
+                    continue
+                out.append(LcrpRatio(
+                    scenario=scenario, against=other, cases=len(pairs),
+                    makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
+                    moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
+                                                                                      for _, b in pairs)),
+                    time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
+                    not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant))
+    return out
+
+
+def size_ratios(rows: Sequence[RepairRow], *, against: str = "full") -> list[SizeRatio]:
+    """Every LCRP variant against ``against`` per instance size, over the cases both solved validly."""
+    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
+    out = []
+    for variant in filter(is_lcrp, dict.fromkeys(r.method for r in rows)):
+        for size in dict.fromkeys(r.size for r in rows):
+            pairs = [(key[(*c, variant)], key[(*c, against)])
+                     for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows if r.size == size)
+                     if (*c, variant) in key and (*c, against) in key]
+            if pairs:
+                out.append(SizeRatio(
+                    lcrp=variant, size=size, cases=len(pairs),
+                    makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
+                    moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
+                                                                                      for _, b in pairs)),
+                    median_seconds=statistics.median(a.seconds for a, _ in pairs)))
+    return out
+
+
+def to_csv(rows: Sequence[RepairRow]) -> str:
+    """Every row, one line each."""
+    return rows_to_csv(rows, COLUMNS)
+
+
+def to_markdown(rows: Sequence[RepairRow], *, title: str) -> str:
+    """Summary, LCRP ratios and the full table as Markdown."""
+    lines = [f"# {title}", "", "## Per scenario and method", "",
+             "| scenario | method | cases | valid | makespan / baseline | moved (mean) | median s | fallbacks |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {s.scenario} | {s.method} | {s.cases} | {100 * s.valid_rate:.0f}% | {s.mean_makespan_ratio:.4f} "
+              f"| {s.mean_moved:.1f} | {s.median_seconds:.3f} | {s.fallbacks} |" for s in summarize(rows)]
+    lines += ["", "## LCRP against each method", "",
+              "| lcrp | scenario | against | cases | makespan ratio | moved ratio | time ratio | lcrp not worse |",
+              "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {x.lcrp} | {x.scenario} | {x.against} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
+              f"{x.time_ratio:.3f} | {x.not_worse}/{x.cases} |" for x in lcrp_ratios(rows)]
+    lines += ["", "## LCRP against full by instance size", "",
+              "| lcrp | size | cases | makespan ratio | moved ratio | lcrp median s |", "|---|---|---:|---:|---:|---:|"]
+    lines += [f"| {x.lcrp} | {x.size} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
+              f"{x.median_seconds:.3f} |" for x in size_ratios(rows)]
+    lines += ["", "## All cases", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(v) for v in asdict(r).values()) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _pareto(rows: Sequence[RepairRow], scenario: str, path: Path) -> None:
+    fig = Figure(figsize=(7, 5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for i, method in enumerate(dict.fromkeys(r.method for r in rows)):
+        sel = [r for r in rows if r.scenario == scenario and r.method == method and r.valid]
+        if not sel:
+            continue
+        xs = [r.moved_operations for r in sel]
+        ys = [r.makespan / r.baseline_makespan for r in sel]
+        color = f"C{i}"
+        ax.scatter(xs, ys, s=14, alpha=0.45, color=color)
+        ax.scatter([statistics.fmean(xs)], [statistics.fmean(ys)], s=90, marker="D", color=color,
+                   edgecolor="black", label=method)
+    ax.set_xlabel("moved operations")
+    ax.set_ylabel("makespan / baseline makespan")
+    ax.set_title(f"Repair trade-off, {scenario} (diamonds: means; lower left is better)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+
+
+def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str) -> list[Path]:
+    """Write ``repair.csv``, ``repair.md`` and one ``pareto-<scenario>.png`` per scenario; return the paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("repair.csv", to_csv(rows)), ("repair.md", to_markdown(rows, title=title))):
+        path = directory / name
+        tmp = path.with_name(f".{name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        path = directory / f"pareto-{scenario}.png"
+        _pareto(rows, scenario, path)
+        written.append(path)
+    return written
+
+
+def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
+    """Rows read back from :func:`to_csv` output, to re-render the tables and plots of an earlier run.
+
+    Raises:
+        InputError: The header is not the benchmark's, or a cell does not parse; the message names the line.
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise InputError(f"{source}: not a repair benchmark table (header {reader.fieldnames}, expected "
+                         f"{','.join(COLUMNS)})")
+    rows = []
+    for line, record in enumerate(reader, start=2):
+        try:
+            rows.append(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()}))
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{source}, line {line}: {e}") from None
+    return rows
+
+
+_TYPES = {f.name: f.type for f in fields(RepairRow)}
+
+
+def _cell(kind: object, text: str | None) -> Any:
+    if text is None:
+        raise ValueError("missing cell")
+    if kind == "bool":
+        if text not in ("True", "False"):
+            raise ValueError(f"expected True or False, got {text!r}")
+        return text == "True"
+    if kind == "int":
+        return int(text)
+    if kind == "float":
+        return float(text)
+    return text

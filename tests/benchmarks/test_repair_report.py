@@ -1,0 +1,78 @@
+"""The repair benchmark's report: ratios by instance size, and an earlier run's table read back."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from alas_argo.benchmarks.repair import RepairRow
+from alas_argo.benchmarks.repair_report import from_csv, size_ratios, to_csv
+from alas_argo.cli import main
+from alas_argo.errors import InputError
+
+
+def _row(instance: str, size: str, seed: int, method: str, makespan: int, moved: int, seconds: float,
+         valid: bool = True) -> RepairRow:
+    return RepairRow(instance=instance, size=size, scenario="breakdown", seed=seed, method=method,
+                     baseline_makespan=100, makespan=makespan, moved_operations=moved, total_start_shift=7,
+                     edit_radius=moved, neighbourhood_growths=0, wip_moved=1, fallback=False, seconds=seconds,
+                     valid=valid)
+
+
+ROWS = [
+    _row("a", "20x15", 0, "full", 100, 40, 1.5), _row("a", "20x15", 0, "lcrp", 101, 30, 0.2),
+    _row("a", "20x15", 1, "full", 200, 60, 2.5), _row("a", "20x15", 1, "lcrp", 200, 30, 0.1),
+    _row("a", "20x15", 1, "lcrp@2", 200, 20, 0.4),
+    _row("b", "50x20", 0, "full", 300, 100, 9.0), _row("b", "50x20", 0, "lcrp", 306, 90, 0.9),
+    # An invalid LCRP row does not count: the pair is left out.
+    _row("b", "50x20", 1, "full", 300, 100, 9.0), _row("b", "50x20", 1, "lcrp", 1, 0, 0.5, valid=False),
+]
+
+
+def test_size_ratios_pair_each_variant_with_full_per_size() -> None:
+    got = {(x.lcrp, x.size): x for x in size_ratios(ROWS)}
+    assert set(got) == {("lcrp", "20x15"), ("lcrp", "50x20"), ("lcrp@2", "20x15")}
+    small = got[("lcrp", "20x15")]
+    assert small.cases == 2
+    assert small.makespan_ratio == pytest.approx((1.01 + 1.0) / 2)
+    assert small.moved_ratio == pytest.approx(60 / 100)  # totals, not a mean of per-case ratios
+    assert small.median_seconds == pytest.approx(0.15)
+    big = got[("lcrp", "50x20")]
+    assert (big.cases, big.makespan_ratio, big.moved_ratio) == (1, pytest.approx(1.02), pytest.approx(0.9))
+    assert got[("lcrp@2", "20x15")].moved_ratio == pytest.approx(20 / 60)
+
+
+def test_a_table_reads_back_to_the_same_rows() -> None:
+    rows = [*ROWS, replace(ROWS[0], method="aor", error="no, really: a comma")]
+    assert from_csv(to_csv(rows)) == rows
+
+
+def test_a_malformed_table_names_the_line() -> None:
+    text = to_csv(ROWS)
+    lines = text.splitlines()
+    lines[3] = lines[3].replace(",True,", ",maybe,")
+    with pytest.raises(InputError, match=r"runs\.csv, line 4: expected True or False"):
+        from_csv("\n".join(lines), source="runs.csv")
+    with pytest.raises(InputError, match="not a repair benchmark table"):
+        from_csv("instance,makespan\na,1\n")
+    with pytest.raises(InputError, match="line 2: invalid literal"):
+        from_csv(text.splitlines()[0] + "\n" + ",".join(["x"] * 16) + "\n")
+
+
+def test_cli_renders_an_earlier_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "old.csv"
+    source.write_text(to_csv(ROWS), encoding="utf-8")
+    out = tmp_path / "report"
+    assert main(["bench", "repair", "--from-csv", str(source), "--out", str(out), "--json"]) == 1  # an invalid row
+    doc = json.loads(capsys.readouterr().out)
+    assert {(x["lcrp"], x["size"]) for x in doc["by_size"]} == {("lcrp", "20x15"), ("lcrp", "50x20"),
+                                                                ("lcrp@2", "20x15")}
+    assert (out / "repair.csv").read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+    report = (out / "repair.md").read_text(encoding="utf-8")
+    assert "re-rendered from old.csv" in report and "## LCRP against full by instance size" in report
+    assert (out / "pareto-breakdown.png").stat().st_size > 0
+    assert main(["bench", "repair", "--from-csv", str(tmp_path / "missing.csv"), "--out", str(out)]) == 2
+    assert "--from-csv: no file" in capsys.readouterr().err
