@@ -72,7 +72,9 @@ def get_instance(name: str) -> Instance:
 def load_instance(name_or_path: str | Path) -> Instance:
     """A bundled instance by name, or an instance file (Taillard, OR-Library or JSON) by path."""
     path = Path(name_or_path)
-    if path.suffix or path.exists() or "/" in str(name_or_path):
+    # A bare name is a file only when such a file exists: a directory called ``ta01`` in the working
+    # directory must not hide the bundled instance.
+    if path.suffix or path.is_file() or "/" in str(name_or_path):
         if not path.exists():
             raise InputError("no such file", where=str(path))
         return read_instance_file(path)

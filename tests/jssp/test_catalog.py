@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from alas_argo.errors import InputError
@@ -55,3 +57,13 @@ def test_lookup_forms_and_errors() -> None:
         get_instance("ta99")
     with pytest.raises(InputError, match="no such file"):
         load_instance("missing/ta01.txt")
+
+
+def test_a_directory_named_like_an_instance_does_not_hide_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ta01").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_instance("ta01").name == "ta01"
+    with pytest.raises(InputError, match="cannot read"):
+        load_instance("./ta01")  # an explicit path is read as one
+    (tmp_path / "mine").write_text("2 1\n0 3\n0 4\n")
+    assert load_instance("mine").num_jobs == 2  # a bare name that is a file is read
