@@ -85,45 +85,51 @@ def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
 
 def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
     """Every LCRP variant against every other method, per scenario and over all scenarios (``all``)."""
-    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
     methods = list(dict.fromkeys(r.method for r in rows))
     out = []
     for variant in filter(is_lcrp, methods):
         for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
             for other in (m for m in methods if not is_lcrp(m)):
-                pairs = [(key[(*c, variant)], key[(*c, other)])
-                         for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows
-                                                if scenario in ("all", r.scenario))
-                         if (*c, variant) in key and (*c, other) in key]
-                if not pairs:
-                    continue
-                out.append(LcrpRatio(
-                    scenario=scenario, against=other, cases=len(pairs),
-                    makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
-                    moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
-                                                                                      for _, b in pairs)),
-                    time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
-                    not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant))
+                pairs = _pairs(rows, variant, other, [r for r in rows if scenario in ("all", r.scenario)])
+                if pairs:
+                    out.append(LcrpRatio(
+                        scenario=scenario, against=other, cases=len(pairs), makespan_ratio=_makespan_ratio(pairs),
+                        moved_ratio=_moved_ratio(pairs),
+                        time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
+                        not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant))
     return out
 
 
 def size_ratios(rows: Sequence[RepairRow], *, against: str = "full") -> list[SizeRatio]:
     """Every LCRP variant against ``against`` per instance size, over the cases both solved validly."""
-    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
     out = []
     for variant in filter(is_lcrp, dict.fromkeys(r.method for r in rows)):
         for size in dict.fromkeys(r.size for r in rows):
-            pairs = [(key[(*c, variant)], key[(*c, against)])
-                     for c in dict.fromkeys((r.instance, r.scenario, r.seed) for r in rows if r.size == size)
-                     if (*c, variant) in key and (*c, against) in key]
+            pairs = _pairs(rows, variant, against, [r for r in rows if r.size == size])
             if pairs:
-                out.append(SizeRatio(
-                    lcrp=variant, size=size, cases=len(pairs),
-                    makespan_ratio=statistics.fmean(a.makespan / b.makespan for a, b in pairs),
-                    moved_ratio=sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations
-                                                                                      for _, b in pairs)),
-                    median_seconds=statistics.median(a.seconds for a, _ in pairs)))
+                out.append(SizeRatio(lcrp=variant, size=size, cases=len(pairs), makespan_ratio=_makespan_ratio(pairs),
+                                     moved_ratio=_moved_ratio(pairs),
+                                     median_seconds=statistics.median(a.seconds for a, _ in pairs)))
     return out
+
+
+Pair = tuple[RepairRow, RepairRow]
+
+
+def _pairs(rows: Sequence[RepairRow], variant: str, other: str, selected: Sequence[RepairRow]) -> list[Pair]:
+    """(variant row, other row) for every case of the ``selected`` rows that both solved validly."""
+    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
+    cases = dict.fromkeys((r.instance, r.scenario, r.seed) for r in selected)
+    return [(key[(*c, variant)], key[(*c, other)]) for c in cases if (*c, variant) in key and (*c, other) in key]
+
+
+def _makespan_ratio(pairs: Sequence[Pair]) -> float:
+    return statistics.fmean(a.makespan / b.makespan for a, b in pairs)
+
+
+def _moved_ratio(pairs: Sequence[Pair]) -> float:
+    # Totals, not a mean of per-case ratios: a case where the other method moves nothing would dominate it.
+    return sum(a.moved_operations for a, _ in pairs) / max(1, sum(b.moved_operations for _, b in pairs))
 
 
 def to_csv(rows: Sequence[RepairRow]) -> str:
