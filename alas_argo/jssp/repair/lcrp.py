@@ -127,9 +127,10 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
     """
     n = len(state.free)
     total = min(budget, effort * max(TOTAL_FLOOR, TOTAL_PER_OP * n))
-    # The cascade solve grows with the square root of the effort: its returns fall off fast (measured on 20x15
-    # disruptions: 0.1 s gets within 1.3 % of a 10 s re-solve, 0.2 s within 0.9 %), while counting moves
-    # only pays off after about 0.3 s, so a larger box goes mostly to the stabilization.
+    # The cascade solve grows with the square root of the effort: its returns fall off fast (measured for a
+    # global makespan solve on 20x15 disruptions: 0.1 s gets within 1.3 % of a 10 s re-solve, 0.2 s within
+    # 0.9 %), while the count keeps paying (0.06 s: 0.74 of a makespan-only re-solve's moves, 0.1 s: 0.71,
+    # 0.3 s: 0.67), so a larger box goes mostly to the stabilization.
     return total, min(total * CASCADE_MAX_SHARE, math.sqrt(effort) * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
 
 
@@ -144,8 +145,9 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         seed: CP-SAT seed.
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
-        effort: Multiplies the time box (the cascade solve by its square root). 1 meets the time targets of
-            ``bench/README.md``; 4 (about 3.5 times the seconds) mostly buys fewer moved operations.
+        effort: Multiplies the time box (the cascade solve by its square root). 1 keeps a 20x15 repair near
+            0.2 s; 2 and 4 (about 1.8 and 3.4 times the seconds) mostly buy fewer moved operations
+            (``bench/README.md``).
     """
     started = time.monotonic()
     total, cascade_cap = _caps(state, budget, effort)
