@@ -114,7 +114,8 @@ def _busy_calendars(instance: Instance, durations: Mapping[Key, int], fixed: Map
 def dispatch(instance: Instance, rule: DispatchingRule | str = DispatchingRule.MWKR, *,
              durations: Mapping[Key, int] | None = None, release: int = 0,
              fixed: Mapping[Key, int] | None = None, min_starts: Mapping[Key, int] | None = None,
-             downtimes: Sequence[tuple[int, int, int]] = (), seed: int = 0) -> Schedule:
+             downtimes: Sequence[tuple[int, int, int]] = (), seed: int = 0,
+             priority: Priority | None = None) -> Schedule:
     """Build an active schedule with Giffler-Thompson and a priority rule.
 
     Args:
@@ -126,6 +127,7 @@ def dispatch(instance: Instance, rule: DispatchingRule | str = DispatchingRule.M
         min_starts: (job, step) -> earliest start of that (non-fixed) operation.
         downtimes: (machine, start, end): nothing runs on the machine in [start, end).
         seed: Seed of the RANDOM rule.
+        priority: A priority key of the caller's, used instead of ``rule`` (smaller first, ties by job).
 
     Returns:
         A complete schedule (makespan computed from the operations).
@@ -137,7 +139,8 @@ def dispatch(instance: Instance, rule: DispatchingRule | str = DispatchingRule.M
     durations = durations or {}
     fixed = fixed or {}
     min_starts = min_starts or {}
-    priority = priority_function(rule, seed=seed)
+    if priority is None:
+        priority = priority_function(rule, seed=seed)
     busy = _busy_calendars(instance, durations, fixed, downtimes)
     dur = [[durations.get((j, s), d) for s, (_, d) in enumerate(ops)] for j, ops in enumerate(instance.jobs)]
     work_left = [[sum(row[s:]) for s in range(len(row))] for row in dur]

@@ -106,3 +106,11 @@ def test_activity_check_detects_a_delayed_schedule(ft06: Instance) -> None:
     delayed = Schedule.from_operations(ft06.name, [o.model_copy(update={"start": o.start + 1, "end": o.end + 1})
                                                    for o in schedule.operations])
     assert not _is_active(ft06, delayed)
+
+
+def test_a_callers_priority_replaces_the_rule(ft06: Instance) -> None:
+    # Job index descending: the highest job wins every conflict, whatever the rule would say.
+    by_job = dispatch(ft06, "spt", priority=lambda c: -c.job)
+    assert by_job != dispatch(ft06, "spt")
+    assert validate(ft06, by_job).valid and _is_active(ft06, by_job)
+    assert by_job == dispatch(ft06, "lpt", priority=lambda c: -c.job)

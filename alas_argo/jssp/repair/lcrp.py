@@ -5,8 +5,10 @@ LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_P
 a repair that takes as long as a global re-solve has lost its point.
 
 1. Freeze what has started (the execution state) and take the cheapest edit first: AOR, which shifts only
-   the operations the disruption reaches through job and machine successors (the *cascade*). Its plan is
-   feasible and is the incumbent: LCRP is never worse than AOR (nor than right-shift, which AOR dominates).
+   the operations the disruption reaches through job and machine successors (the *cascade*), or, when it is
+   shorter, the free operations re-dispatched in their planned order (:mod:`.redispatching`, an active
+   schedule that closes the gaps AOR leaves). Its plan is feasible and is the incumbent: LCRP is never worse
+   than AOR (nor than right-shift, which AOR dominates). The operations it moved are the cascade.
 2. The first neighbourhood is the cascade itself: when AOR's makespan is above a cheap lower bound (job
    chains, machine loads after the reveal), CP-SAT re-sequences the cascade's operations for the least
    makespan, hinted with AOR, with every other operation pinned at its planned start, so it provably keeps
@@ -44,6 +46,7 @@ from alas_argo.jssp.cpsat import optimize
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.repair.bounds import lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
+from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
@@ -97,23 +100,23 @@ def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, K
     return arcs
 
 
-def _cascade(state: ExecutionState, aor_plan: Schedule, affected: set[Key], budget: float, seed: int, workers: int,
+def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget: float, seed: int, workers: int,
            is_valid: Validator, notes: list[str]) -> Schedule | None:
     """The first neighbourhood, the cascade: a time-boxed makespan solve in which only the ``affected``
-    operations may move (everything else pinned at its planned start), hinted with AOR; it stops early when
-    it proves optimality. Returns its plan when shorter than AOR's and valid."""
+    operations may move (everything else pinned at its planned start), hinted with the first edit; it stops
+    early when it proves optimality. Returns its plan when shorter than the first edit's and valid."""
     planned = state.baseline.starts()
     pins = {k: planned[k] for k in state.free - affected}
-    request = disrupted_request(state, pins=pins, hint=aor_plan, time_limit=budget, seed=seed, workers=workers,
-                                makespan_limit=aor_plan.makespan)
+    request = disrupted_request(state, pins=pins, hint=first, time_limit=budget, seed=seed, workers=workers,
+                                makespan_limit=first.makespan)
     try:
         result = optimize(request)
     except (InfeasibleError, NoSolutionError) as e:
-        notes.append(f"cascade: {type(e).__name__}; the AOR plan stays")
+        notes.append(f"cascade: {type(e).__name__}; the first edit stays")
         return None
     notes.append(f"cascade ({len(affected)} ops): makespan {result.objective} ({result.status.value}, "
                  f"bound {result.bound}, {result.seconds:.2f} s)")
-    if result.objective < aor_plan.makespan and is_valid(result.schedule):
+    if result.objective < first.makespan and is_valid(result.schedule):
         return result.schedule
     return None
 
@@ -155,10 +158,14 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     inst, base = state.instance, state.baseline
     free = state.free
     incumbent = aor(state)
+    notes = [f"aor: makespan {incumbent.makespan}; time box {total:.2f} s"]
+    active = redispatch(state)
+    if active.makespan < incumbent.makespan and is_valid(active):
+        notes.append(f"re-dispatched in planned order: makespan {active.makespan}")
+        incumbent = active
     affected = moved_keys(base, incumbent) | state.interrupted | {
         k for k in free if state.durations[k] != inst.duration(*k)}
-    notes = [f"aor: makespan {incumbent.makespan}, {len(affected)} affected operations; "
-             f"time box {total:.2f} s"]
+    notes.append(f"{len(affected)} affected operations")
     if not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
         return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0)

@@ -15,6 +15,7 @@ from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair import lower_bound, repair
 from alas_argo.jssp.repair.lcrp import lcrp
 from alas_argo.jssp.repair.metrics import moved_keys
+from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
@@ -96,13 +97,14 @@ def test_the_cascade_is_the_first_neighbourhood(la01: tuple[Instance, Schedule],
     d = generate_disruption(inst, plan, "shock", seed=6)
     st = ExecutionState.at(inst, plan, d)
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)  # AOR is never provably optimal
-    cheap = aor(st)
+    cheap, active = aor(st), redispatch(st)
+    first = active if active.makespan < cheap.makespan else cheap  # the first edit
     out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
     assert any(n.startswith("cascade (") for n in out.notes)
-    assert out.schedule.makespan <= cheap.makespan
+    assert out.schedule.makespan <= first.makespan <= cheap.makespan
     assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
     if not any(n.startswith("window") for n in out.notes):  # the cascade gained: nothing outside it moved
-        assert out.neighbourhood == moved_keys(plan, cheap) | st.interrupted | {
+        assert out.neighbourhood == moved_keys(plan, first) | st.interrupted | {
             k for k in st.free if st.durations[k] != inst.duration(*k)}
         assert out.growths == 0 and not out.fallback
     planned, now = plan.starts(), out.schedule.starts()
