@@ -41,7 +41,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=plan, seed=seed,
                                 workers=workers, time_limit=seconds, makespan_limit=plan.makespan)
     try:
-        found = fewest_moves(request, base.starts())
+        found = fewest_moves(request, planned)
     except (InfeasibleError, NoSolutionError):
         return plan
     if found is None:
