@@ -9,9 +9,9 @@ a repair that takes as long as a global re-solve has lost its point.
    shorter, the free operations re-dispatched in their planned order (:mod:`.redispatching`, an active
    schedule that closes the gaps AOR leaves). Its plan is feasible and is the incumbent: LCRP is never worse
    than AOR (nor than right-shift, which AOR dominates). The operations it moved are the cascade.
-2. The first neighbourhood is the cascade itself: when AOR's makespan is above a cheap lower bound (job
+2. The first neighbourhood is the cascade itself: when the makespan is above a cheap lower bound (job
    chains, machine loads after the reveal), CP-SAT re-sequences the cascade's operations for the least
-   makespan, hinted with AOR, with every other operation pinned at its planned start, so it provably keeps
+   makespan, hinted with the first edit, with every other operation pinned at its planned start, so it keeps
    it (:data:`CASCADE_PER_OP` seconds per free operation; it stops early when it proves optimality).
    Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are nearly all in
    the cascade, so its makespan is usually reachable there, in a smaller model than the whole plan.
@@ -157,23 +157,24 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     deadline = started + total
     inst, base = state.instance, state.baseline
     free = state.free
-    incumbent = aor(state)
+    incumbent, bound = aor(state), lower_bound(state)
     notes = [f"aor: makespan {incumbent.makespan}; time box {total:.2f} s"]
-    active = redispatch(state)
-    if active.makespan < incumbent.makespan and is_valid(active):
+    # Re-dispatching can only help above the bound; each plan is validated once.
+    active = redispatch(state) if incumbent.makespan > bound else None
+    if active is not None and active.makespan < incumbent.makespan and is_valid(active):
         notes.append(f"re-dispatched in planned order: makespan {active.makespan}")
         incumbent = active
+    elif not is_valid(incumbent):
+        notes.append("aor plan rejected by the validator; global fallback")
+        return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0)
     affected = moved_keys(base, incumbent) | state.interrupted | {
         k for k in free if state.durations[k] != inst.duration(*k)}
     notes.append(f"{len(affected)} affected operations")
-    if not is_valid(incumbent):
-        notes.append("aor plan rejected by the validator; global fallback")
-        return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0)
     region = set(affected)
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
     growths, succeeded = 0, False
-    open_makespan = incumbent.makespan > lower_bound(state)
+    open_makespan = incumbent.makespan > bound
     if open_makespan:
         cascade = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes)
         if cascade is not None:
