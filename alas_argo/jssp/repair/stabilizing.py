@@ -49,9 +49,11 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     # Counting leaves the moved operations wherever the search dropped them: settle them back.
     found = settled(state, found, plan.makespan, state.free - region, is_valid)
     before, after = moved_operations(base, plan), moved_operations(base, found)
-    if after < before and found.makespan <= plan.makespan and is_valid(found):
-        notes.append(f"fewest moves in {seconds:.2f} s: {before} -> {after} moved")
-        return found
+    if after < before and found.makespan <= plan.makespan:
+        if is_valid(found):
+            notes.append(f"fewest moves in {seconds:.2f} s: {before} -> {after} moved")
+            return found
+        notes.append("fewest moves: candidate rejected by the validator")
     return plan
 
 

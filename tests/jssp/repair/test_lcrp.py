@@ -62,11 +62,25 @@ def test_rejected_steps_never_come_back(la01: tuple[Instance, Schedule]) -> None
     d = generate_disruption(inst, plan, "breakdown", seed=2)
     st = ExecutionState.at(inst, plan, d)
     cheap = aor(st)
-    # A validator that only accepts the AOR plan: every CP-SAT step is rejected, and so is the fallback.
+    # A validator that only accepts the AOR plan: every CP-SAT step is rejected (here AOR is at the bound, so
+    # the fewest-moves solve is the only one).
     out = lcrp(st, budget=0.5, is_valid=lambda s: s.starts() == cheap.starts())
     assert out.schedule.starts() == cheap.starts()
-    assert out.fallback
     assert any("rejected" in n for n in out.notes)
+
+
+def test_rejected_windows_and_fallback_never_come_back(la01: tuple[Instance, Schedule],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=2)
+    st = ExecutionState.at(inst, plan, d)
+    cheap = aor(st)
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, False))
+    out = lcrp(st, budget=0.5, is_valid=lambda s: s.starts() == cheap.starts())
+    assert out.schedule.starts() == cheap.starts()
+    assert out.fallback  # no window step was accepted
+    assert any(n.startswith("window") and "rejected" in n for n in out.notes)
 
 
 def test_failing_subproblems_fall_back_to_a_global_resolve(la01: tuple[Instance, Schedule],
@@ -112,16 +126,48 @@ def test_the_cascade_is_the_first_neighbourhood(la01: tuple[Instance, Schedule],
     assert all(now[k] == planned[k] for k in set(planned) - out.neighbourhood)
 
 
-def test_a_cascade_that_gains_nothing_hands_over_to_the_windows(la01: tuple[Instance, Schedule],
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cascade_that_runs_out_of_time_hands_over_to_the_windows(la01: tuple[Instance, Schedule],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     inst, plan = la01
     d = generate_disruption(inst, plan, "breakdown", seed=3)
     st = ExecutionState.at(inst, plan, d)
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
-    monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: None)
+    monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, False))  # no gain, nothing proven
     out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
     assert any(n.startswith("window") for n in out.notes)
     assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
     assert out.schedule.makespan <= aor(st).makespan
     planned, now = plan.starts(), out.schedule.starts()
     assert all(now[k] == planned[k] for k in set(planned) - out.neighbourhood)
+
+
+@pytest.mark.parametrize("how", ["proven in the cascade", "at the bound"])
+def test_a_closed_makespan_goes_straight_to_the_fewest_moves(la01: tuple[Instance, Schedule],
+                                                             monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "breakdown", seed=3)
+    st = ExecutionState.at(inst, plan, d)
+    cheap = aor(st)
+    if how == "at the bound":
+        monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: cheap.makespan)
+    else:
+        monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+        monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, True))  # proven: nothing shorter
+    seen: list[set[tuple[int, int]]] = []
+    real = lcrp_module.stabilized
+
+    def spy(state: ExecutionState, current: Schedule, region: set[tuple[int, int]], seconds: float,
+            **kw: object) -> Schedule:
+        seen.append(set(region))
+        return real(state, current, region, seconds, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcrp_module, "stabilized", spy)
+    out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
+    assert not any(n.startswith("window") for n in out.notes)
+    affected = moved_keys(plan, cheap) | st.interrupted
+    assert seen == [affected]  # the stabilization ran once, over the cascade
+    assert out.neighbourhood == affected and out.growths == 0 and not out.fallback
+    assert out.schedule.makespan == cheap.makespan
+    assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
+    assert moved_keys(plan, out.schedule) <= affected
+    assert len(moved_keys(plan, out.schedule)) < len(moved_keys(plan, cheap))
