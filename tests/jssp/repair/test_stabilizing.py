@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown
 from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.repair import stabilizing
 from alas_argo.jssp.repair.metrics import moved_operations
 from alas_argo.jssp.repair.resolving import full
 from alas_argo.jssp.repair.shifting import aor
@@ -49,3 +53,29 @@ def test_settled_never_returns_a_plan_the_validator_rejects() -> None:
     kept = settled(st, plan, plan.makespan, set(), lambda p: validate(st.instance, p, disruption=d,
                                                                        baseline=st.baseline).valid)
     assert moved_operations(st.baseline, kept) <= moved_operations(st.baseline, plan)
+
+
+def test_many_moved_operations_are_counted_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    st, d, plan = _case()
+    base = st.baseline
+    region = set(st.free)
+    freed: list[int] = []
+    real = stabilizing.fewest_moves
+
+    def spy(request: SolveRequest, reference: dict[tuple[int, int], int]) -> Schedule | None:
+        freed.append(st.instance.num_operations - len(request.fixed))
+        return real(request, reference)
+
+    monkeypatch.setattr(stabilizing, "CHUNK", 8)
+    monkeypatch.setattr(stabilizing, "fewest_moves", spy)
+    notes: list[str] = []
+
+    def is_valid(p: Schedule) -> bool:
+        return validate(st.instance, p, disruption=d, baseline=base).valid
+
+    assert moved_operations(base, plan) > 2 * 8
+    out = stabilized(st, plan, region, 1.0, seed=0, workers=1, is_valid=is_valid, notes=notes)
+    assert len(freed) >= 2 and max(freed[:2]) <= 8  # the first pass: chunks, not all of them at once
+    assert is_valid(out) and out.makespan <= plan.makespan
+    assert moved_operations(base, out) < moved_operations(base, plan)
+    assert notes[-1].startswith("fewest moves") and f"({len(freed)} count solves)" in notes[-1]
