@@ -29,8 +29,9 @@ a repair that takes as long as a global re-solve has lost its point.
 4. Fallback: when no neighbourhood step succeeds at all, a full re-solve hinted with the incumbent runs in
    what is left of the box; ``fallback`` is reported and the neighbourhood is every free operation.
 5. Stabilization: what is left of the time box goes to the fewest moved operations at the makespan reached,
-   with only the operations the plan moved free to move (a count-only CP-SAT solve,
-   :func:`.subproblem.fewest_moves`; everything else held). ``effort`` (a time-box multiplier) mostly buys
+   with only the operations the plan moved free to move (count-only CP-SAT solves,
+   :func:`.subproblem.fewest_moves`, over chunks of consecutive planned starts when there are many:
+   :func:`.stabilizing.stabilized`; everything else held). ``effort`` (a time-box multiplier) mostly buys
    this stage: measured in ``bench/README.md``.
 6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
@@ -106,7 +107,8 @@ def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget:
            is_valid: Validator, notes: list[str]) -> tuple[Schedule | None, bool]:
     """The first neighbourhood, the cascade: a time-boxed makespan solve in which only the ``affected``
     operations may move (everything else pinned at its planned start), hinted with the first edit; it stops
-    early when it proves optimality. Returns its plan when shorter than the first edit's and valid."""
+    early when it proves optimality. Returns its plan when shorter than the first edit's and valid (else None),
+    and whether the solve proved that nothing shorter exists in the cascade."""
     planned = state.baseline.starts()
     pins = {k: planned[k] for k in state.free - affected}
     request = disrupted_request(state, pins=pins, hint=first, time_limit=budget, seed=seed, workers=workers,
