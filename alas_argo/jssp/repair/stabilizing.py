@@ -2,8 +2,8 @@
 
 Two tools LCRP finishes with: :func:`settled`, linear passes that re-time a plan in its own machine order
 (:mod:`.settling`), and :func:`stabilized`, count-only CP-SAT solves for the fewest moved operations inside
-a neighbourhood (:func:`.subproblem.fewest_moves`), in chunks when there are many. Both return the plan they were given unless the
-validator accepts something that moves fewer operations at no longer makespan.
+a neighbourhood (:func:`.subproblem.fewest_moves`), in chunks when there are many. Both return the plan they
+were given unless the validator accepts something that moves fewer operations at no longer makespan.
 """
 
 from __future__ import annotations
