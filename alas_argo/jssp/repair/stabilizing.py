@@ -9,7 +9,7 @@ were given unless the validator accepts something that moves fewer operations at
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Set
+from collections.abc import Callable, Mapping, Set
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.execution import ExecutionState, Key
@@ -50,7 +50,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
         starts = current.starts()
         movable = sorted((k for k in region if starts[k] != planned[k]), key=lambda k: (planned[k], k))
         if len(movable) <= CHUNK:
-            current, solves = _fewest(state, current, set(movable), left, seed, workers), solves + 1
+            current, solves = _fewest(state, current, set(movable), left, seed, workers, planned), solves + 1
             break
         before = moved_operations(state.baseline, current)
         cuts = [0, *range(offset, len(movable), CHUNK)] if offset else list(range(0, len(movable), CHUNK))
@@ -59,12 +59,13 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
             left = deadline - time.monotonic()
             if left < MIN_SECONDS:
                 break
-            current, solves = _fewest(state, current, set(chunk), left / (len(chunks) - i), seed, workers), solves + 1
+            current, solves = _fewest(state, current, set(chunk), left / (len(chunks) - i), seed, workers,
+                                      planned), solves + 1
         if moved_operations(state.baseline, current) >= before:
             # A pass that gains nothing: the rest of the time to all of them at once, from where the chunks are.
             left = deadline - time.monotonic()
             if left >= MIN_SECONDS:
-                current, solves = _fewest(state, current, set(movable), left, seed, workers), solves + 1
+                current, solves = _fewest(state, current, set(movable), left, seed, workers, planned), solves + 1
             break
         offset = CHUNK // 2 if offset == 0 else 0
     if current is plan:
@@ -83,18 +84,17 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
 
 
 def _fewest(state: ExecutionState, plan: Schedule, editable: Set[Key], seconds: float, seed: int,
-            workers: int) -> Schedule:
+            workers: int, planned: Mapping[Key, int]) -> Schedule:
     """One count-only solve with only ``editable`` free to move: its plan when it moves no more, else
     ``plan``."""
     starts = plan.starts()
     request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=plan, seed=seed,
                                 workers=workers, time_limit=seconds, makespan_limit=plan.makespan)
     try:
-        found = fewest_moves(request, state.baseline.starts())
+        found = fewest_moves(request, planned)
     except (InfeasibleError, NoSolutionError):
         return plan
-    base = state.baseline
-    if found is None or moved_operations(base, found) > moved_operations(base, plan):
+    if found is None or moved_operations(state.baseline, found) > moved_operations(state.baseline, plan):
         return plan
     return found
 
