@@ -86,11 +86,11 @@ def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
 def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
     """Every LCRP variant against every other method, per scenario and over all scenarios (``all``)."""
     methods = list(dict.fromkeys(r.method for r in rows))
-    out = []
+    index, out = _index(rows), []
     for variant in filter(is_lcrp, methods):
         for scenario in [*dict.fromkeys(r.scenario for r in rows), "all"]:
             for other in (m for m in methods if not is_lcrp(m)):
-                pairs = _pairs(rows, variant, other, [r for r in rows if scenario in ("all", r.scenario)])
+                pairs = _pairs(index, variant, other, [r for r in rows if scenario in ("all", r.scenario)])
                 if pairs:
                     out.append(LcrpRatio(
                         scenario=scenario, against=other, cases=len(pairs), makespan_ratio=_makespan_ratio(pairs),
@@ -102,10 +102,10 @@ def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
 
 def size_ratios(rows: Sequence[RepairRow], *, against: str = "full") -> list[SizeRatio]:
     """Every LCRP variant against ``against`` per instance size, over the cases both solved validly."""
-    out = []
+    index, out = _index(rows), []
     for variant in filter(is_lcrp, dict.fromkeys(r.method for r in rows)):
         for size in dict.fromkeys(r.size for r in rows):
-            pairs = _pairs(rows, variant, against, [r for r in rows if r.size == size])
+            pairs = _pairs(index, variant, against, [r for r in rows if r.size == size])
             if pairs:
                 out.append(SizeRatio(lcrp=variant, size=size, cases=len(pairs), makespan_ratio=_makespan_ratio(pairs),
                                      moved_ratio=_moved_ratio(pairs),
@@ -114,11 +114,16 @@ def size_ratios(rows: Sequence[RepairRow], *, against: str = "full") -> list[Siz
 
 
 Pair = tuple[RepairRow, RepairRow]
+Index = dict[tuple[str, str, int, str], RepairRow]
 
 
-def _pairs(rows: Sequence[RepairRow], variant: str, other: str, selected: Sequence[RepairRow]) -> list[Pair]:
+def _index(rows: Sequence[RepairRow]) -> Index:
+    """The valid rows by (instance, scenario, seed, method)."""
+    return {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
+
+
+def _pairs(key: Index, variant: str, other: str, selected: Sequence[RepairRow]) -> list[Pair]:
     """(variant row, other row) for every case of the ``selected`` rows that both solved validly."""
-    key = {(r.instance, r.scenario, r.seed, r.method): r for r in rows if r.valid}
     cases = dict.fromkeys((r.instance, r.scenario, r.seed) for r in selected)
     return [(key[(*c, variant)], key[(*c, other)]) for c in cases if (*c, variant) in key and (*c, other) in key]
 

@@ -11,6 +11,7 @@ This is the disruption semantics of DESIGN.md section 4 turned into data every r
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -147,6 +148,11 @@ class ExecutionState:
         """Start of every frozen operation (unchanged from the baseline)."""
         starts = self.baseline.starts()
         return {k: starts[k] for k in self.frozen}
+
+    def min_starts(self, pinned: Set[Key]) -> dict[Key, int]:
+        """Earliest starts after the reveal time that operations not in ``pinned`` must respect (interrupted
+        operations restart after their downtime)."""
+        return {k: r for k, r in self.release.items() if k not in pinned and r > self.time}
 
     def wip(self) -> set[Key]:
         """Work in progress: started operations plus the next pending operation of every machine."""

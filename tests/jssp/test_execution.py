@@ -43,6 +43,10 @@ def test_breakdown_interrupts_running_operation(tiny: Instance, plan: Schedule) 
     assert st.status[(1, 0)] is OpStatus.INTERRUPTED
     assert st.release[(1, 0)] == 7  # restarts from scratch after the downtime
     assert (1, 0) in st.free and (1, 0) not in st.frozen
+    # The restart is a minimum start for any solve that leaves the operation free, and none once pinned.
+    assert st.min_starts(st.frozen)[(1, 0)] == 7
+    assert (1, 0) not in st.min_starts({(1, 0)})
+    assert all(r > d.time for r in st.min_starts(set()).values())
     assert st.earliest_fit(0, 5, 2) == 7
     assert st.earliest_fit(0, 1, 2) == 1
     assert st.earliest_fit(0, 5, 0) == 5  # zero-length operations overlap nothing

@@ -24,7 +24,5 @@ def redispatch(state: ExecutionState) -> Schedule:
     def planned_first(c: Candidate) -> float:
         return planned[(c.job, c.step)]
 
-    frozen = state.frozen
     return dispatch(state.instance, durations=state.durations, release=state.time, fixed=state.frozen_starts(),
-                    min_starts={k: r for k, r in state.release.items() if k not in frozen and r > state.time},
-                    downtimes=state.downtimes, priority=planned_first)
+                    min_starts=state.min_starts(state.frozen), downtimes=state.downtimes, priority=planned_first)

@@ -44,7 +44,7 @@ def disrupted_request(
         durations=state.durations,
         fixed=pins,
         release=state.time,
-        min_starts={k: r for k, r in state.release.items() if k not in pins and r > state.time},
+        min_starts=state.min_starts(pins.keys()),
         downtimes=state.downtimes,
         reference=state.baseline.starts() if stability is not StabilityObjective.NONE else None,
         stability=stability,
