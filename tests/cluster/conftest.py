@@ -1,0 +1,182 @@
+"""Fixtures for the tests that run on a real cluster (`scripts/cluster up`, then `scripts/cluster e2e`).
+
+Everything here talks to real programs: the API server through the pinned `kubectl`, Argo through the pinned
+`argo` CLI, MinIO through its NodePort with boto3 (via `alas --store s3`), Prometheus over HTTP. The tests
+are opt-in (ALAS_CLUSTER_TESTS=1, which `scripts/cluster e2e` sets) and skip with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NAMESPACE = os.environ.get("ARGO_NAMESPACE", "alas")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("ALAS_CLUSTER_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="needs a real cluster: scripts/cluster up, then scripts/cluster e2e")
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(skip)
+
+
+def run(cmd: list[str], *, timeout: float = 120, check: bool = True, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, input=stdin)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} not on PATH (source $ALAS_CLUSTER_HOME/env, as scripts/cluster e2e does)")
+    return path
+
+
+@dataclass
+class Kube:
+    """kubectl against the cluster, JSON in and out."""
+
+    namespace: str = NAMESPACE
+
+    def __call__(self, *args: str, timeout: float = 120, check: bool = True,
+                 stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return run([tool("kubectl"), "-n", self.namespace, *args], timeout=timeout, check=check, stdin=stdin)
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self(*args, "-o", "json").stdout)
+
+    def apply(self, manifest: dict[str, Any]) -> None:
+        self("apply", "-f", "-", stdin=json.dumps(manifest))
+
+    def secret(self, name: str, key: str) -> str:
+        data = self.json("get", "secret", name)["data"][key]
+        return base64.b64decode(data).decode()
+
+    def wait_for(self, what: str, predicate: Callable[[], Any], timeout: float = 300, every: float = 2) -> Any:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            last = predicate()
+            if last:
+                return last
+            time.sleep(every)
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+@dataclass
+class Argo:
+    """The argo CLI (it talks to the API server directly through KUBECONFIG)."""
+
+    namespace: str = NAMESPACE
+
+    def __call__(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run([tool("argo"), "-n", self.namespace, *args], timeout=timeout, check=check)
+
+    def submit(self, template: str, params: dict[str, str], *, wait: bool = True,
+               timeout: float = 900) -> dict[str, Any]:
+        args = ["submit", "--from", f"workflowtemplate/{template}", "-o", "json"]
+        for key, value in params.items():
+            args += ["-p", f"{key}={value}"]
+        created = json.loads(self(*args).stdout)
+        name = created["metadata"]["name"]
+        if wait:
+            self("wait", name, timeout=timeout)
+        return self.get(name)
+
+    def get(self, name: str) -> dict[str, Any]:
+        return json.loads(self("get", name, "-o", "json").stdout)
+
+
+@dataclass
+class Store:
+    """The execution log in the cluster's MinIO, reached from this machine through its NodePort."""
+
+    env: dict[str, str]
+
+    def alas(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return run(["alas", *args], env=self.env, check=check, timeout=timeout)
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        shown = json.loads(self.alas("log", "show", run_id, "--store", "s3", "--json").stdout)
+        return list(shown["events"])
+
+
+@pytest.fixture(scope="session")
+def kube() -> Kube:
+    return Kube()
+
+
+@pytest.fixture(scope="session")
+def argo() -> Argo:
+    return Argo()
+
+
+def node_ip(kube: Kube) -> str:
+    node = kube.json("get", "nodes")["items"][0]
+    return next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+
+
+def _service(kube: Kube, component: str) -> dict[str, Any]:
+    services = kube.json("get", "services", "-l", f"app.kubernetes.io/component={component}")["items"]
+    assert services, f"no Service for component {component}"
+    return dict(services[0])
+
+
+def node_port(kube: Kube, component: str, port_name: str | None = None) -> int:
+    ports = _service(kube, component)["spec"]["ports"]
+    port = next(p for p in ports if port_name is None or p.get("name") == port_name)
+    return int(port["nodePort"])
+
+
+@pytest.fixture(scope="session")
+def store(kube: Kube) -> Store:
+    """Environment for `alas ... --store s3` against the chart's MinIO (credentials from its Secret)."""
+    # The ConfigMap the workflow pods read the store from (its name is the release's).
+    configmaps = [c for c in kube.json("get", "configmaps")["items"] if "ALAS_STORE__S3_BUCKET" in c.get("data", {})]
+    assert len(configmaps) == 1, f"expected one store ConfigMap, found {[c['metadata']['name'] for c in configmaps]}"
+    settings = configmaps[0]["data"]
+    secret_name = next(
+        v["valueFrom"]["secretKeyRef"]["name"]
+        for c in kube.json("get", "deployment", "-l", "app.kubernetes.io/component=controller")["items"][0]["spec"][
+            "template"]["spec"]["containers"]
+        for v in c.get("env", []) if v["name"] == "AWS_ACCESS_KEY_ID"
+    )
+    env = dict(os.environ)
+    env.update(settings)
+    env["ALAS_STORE__S3_ENDPOINT"] = f"http://{node_ip(kube)}:{node_port(kube, 'minio', 's3')}"
+    env["AWS_ACCESS_KEY_ID"] = kube.secret(secret_name, "accessKey")
+    env["AWS_SECRET_ACCESS_KEY"] = kube.secret(secret_name, "secretKey")
+    return Store(env)
+
+
+@pytest.fixture(scope="session")
+def prometheus() -> Iterator[Callable[[str], list[dict[str, Any]]]]:
+    base = os.environ.get("ALAS_CLUSTER_PROMETHEUS", "http://127.0.0.1:9090")
+
+    def query(expr: str) -> list[dict[str, Any]]:
+        url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = json.load(response)
+        assert body["status"] == "success", body
+        return list(body["data"]["result"])
+
+    yield query

@@ -1,0 +1,97 @@
+"""The quickstart's `argo submit --from workflowtemplate/alas-plan` on the real engine: one job-agent pod per
+job, never more at once than the template's parallelism, v1 and the repaired v2 committed to MinIO, the log
+intact and the final plan valid."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alas_argo.jssp.catalog import get_instance
+from tests.cluster.conftest import Argo, Kube, Store
+
+pytestmark = pytest.mark.cluster
+
+INSTANCE = "ta01"  # 15 jobs x 15 machines
+
+
+def _time(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def pod_nodes(workflow: dict[str, Any], template: str) -> list[dict[str, Any]]:
+    return [n for n in workflow["status"]["nodes"].values()
+            if n.get("type") == "Pod" and n.get("templateName") == template]
+
+
+def max_concurrent(nodes: list[dict[str, Any]]) -> int:
+    """Most pods alive at once; at equal timestamps (1 s resolution) a finish counts before a start."""
+    events = []
+    for node in nodes:
+        events.append((_time(node["startedAt"]), 1))
+        events.append((_time(node["finishedAt"]), -1))
+    alive = peak = 0
+    for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
+        alive += delta
+        peak = max(peak, alive)
+    return peak
+
+
+def template_parallelism(kube: Kube, name: str, template: str) -> int:
+    spec = kube.json("get", "workflowtemplate", name)["spec"]
+    return int(next(t for t in spec["templates"] if t["name"] == template)["parallelism"])
+
+
+@pytest.fixture(scope="module")
+def planned(argo: Argo) -> dict[str, Any]:
+    run_id = f"e2e-plan-{int(time.time())}"
+    started = time.monotonic()
+    workflow = argo.submit("alas-plan", {"run-id": run_id, "instance": INSTANCE, "planner": "heuristic"})
+    workflow["_seconds"] = time.monotonic() - started
+    workflow["_run_id"] = run_id
+    return workflow
+
+
+def test_the_workflow_succeeds(planned: dict[str, Any]) -> None:
+    assert planned["status"]["phase"] == "Succeeded", planned["status"].get("message")
+    report = Path(__file__).parent / "figures.json"
+    figures = json.loads(report.read_text()) if report.exists() else {}
+    figures["alas_plan"] = {"seconds": round(planned["_seconds"], 1),
+                            "pods": sum(1 for n in planned["status"]["nodes"].values() if n.get("type") == "Pod")}
+    report.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+def test_one_job_agent_pod_per_job_within_the_parallelism_bound(planned: dict[str, Any], kube: Kube) -> None:
+    jobs = len(get_instance(INSTANCE).jobs)
+    agents = pod_nodes(planned, "job-agents-item")
+    succeeded = [n for n in agents if n["phase"] == "Succeeded"]
+    assert len(succeeded) == jobs
+    # Each job's item appears once among the successes (no job planned twice, none left out).
+    assert len({json.dumps(n.get("inputs", {}).get("parameters", [])) for n in succeeded}) == jobs
+    bound = template_parallelism(kube, "alas-plan", "job-agents")
+    assert 1 < max_concurrent(agents) <= bound
+
+
+def test_v1_and_the_repaired_v2_are_committed_and_the_log_verifies(planned: dict[str, Any], store: Store) -> None:
+    run_id = planned["_run_id"]
+    committed = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
+    versions = [e["payload"]["version"] for e in committed]
+    assert versions[:2] == [1, 2], versions
+    verified = store.alas("log", "verify", run_id, "--store", "s3", "--json")
+    assert json.loads(verified.stdout)["intact"] is True
+
+
+def test_the_final_plan_validates(planned: dict[str, Any], store: Store, tmp_path: Path) -> None:
+    run_id = planned["_run_id"]
+    plan = tmp_path / "v2.json"
+    shown = store.alas("log", "show", run_id, "--store", "s3", "--version", "2", "--json")
+    plan.write_text(shown.stdout)
+    disruption = next(e["payload"] for e in store.events(run_id) if e["type"] == "disruption.observed")
+    (tmp_path / "d.json").write_text(json.dumps(disruption.get("disruption", disruption)))
+    verdict = store.alas("validate", "--instance", INSTANCE, "--schedule", str(plan), "--json", check=False)
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
