@@ -1,0 +1,34 @@
+"""`alas-bench` on the real engine: one pod per case, then the aggregation's summary."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from alas_argo.jssp.catalog import suite
+from tests.cluster.conftest import Argo
+
+pytestmark = pytest.mark.cluster
+
+
+def test_the_bench_fans_out_one_pod_per_case_and_aggregates(argo: Argo) -> None:
+    scenarios, seeds = ["none", "breakdown"], [0, 1]
+    workflow = argo.submit("alas-bench", {
+        "run-id": f"e2e-bench-{int(time.time())}", "suite": "smoke", "planner": "heuristic",
+        "scenarios": json.dumps(scenarios), "seeds": json.dumps(seeds)})
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    nodes = workflow["status"]["nodes"].values()
+    cases = [n for n in nodes if n.get("type") == "Pod" and n["phase"] == "Succeeded"
+             and n.get("templateName") == "run-case-item"]
+    expected = len(suite("smoke")) * len(scenarios) * len(seeds)
+    assert len(cases) == expected
+    outputs = workflow["status"].get("outputs", {}).get("parameters", [])
+    summary = json.loads(next(p["value"] for p in outputs if p["name"] == "summary"))
+    assert summary["cases"] == expected and summary["valid"] == expected, summary
+    report = Path(__file__).parent / "figures.json"
+    figures = json.loads(report.read_text()) if report.exists() else {}
+    figures["alas_bench"] = {"cases": expected, "pods": sum(1 for n in nodes if n.get("type") == "Pod")}
+    report.write_text(json.dumps(figures, indent=2) + "\n")

@@ -1,0 +1,61 @@
+"""The operator on the real API server: a PlanRun applied with kubectl becomes an Argo Workflow whose phase the
+PlanRun's status follows to Succeeded; a Disruption for it ends in a committed repair; the operator's log
+shows no Forbidden."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import Kube, Store
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def planrun(kube: Kube) -> dict[str, Any]:
+    name = f"e2e-op-{int(time.time()) % 100000}"
+    kube.apply({"apiVersion": "alas.dev/v1alpha1", "kind": "PlanRun", "metadata": {"name": name},
+                "spec": {"instance": "ft10", "planner": "heuristic", "scenarios": ["none"], "seeds": [0]}})
+
+    def finished() -> dict[str, Any] | None:
+        got = kube.json("get", "planrun", name)
+        return got if got.get("status", {}).get("phase") in ("Succeeded", "Failed", "Error", "Invalid") else None
+
+    return dict(kube.wait_for(f"PlanRun {name} to finish", finished, timeout=600))
+
+
+def test_a_planrun_creates_a_workflow_and_follows_it(planrun: dict[str, Any], kube: Kube) -> None:
+    status = planrun["status"]
+    assert status["phase"] == "Succeeded", status
+    workflow = kube.json("get", "workflow", status["workflow"])
+    assert workflow["status"]["phase"] == "Succeeded"
+    owners = workflow["metadata"].get("ownerReferences", [])
+    assert [o["name"] for o in owners] == [planrun["metadata"]["name"]]
+
+
+def test_a_disruption_ends_in_a_committed_repair(planrun: dict[str, Any], kube: Kube, store: Store) -> None:
+    name = planrun["metadata"]["name"] + "-d"
+    run_id = planrun["status"]["runId"]
+    before = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
+    kube.apply({"apiVersion": "alas.dev/v1alpha1", "kind": "Disruption", "metadata": {"name": name},
+                "spec": {"planRun": planrun["metadata"]["name"], "time": 20,
+                         "events": [{"kind": "machine_breakdown", "machine": 2, "start": 20, "duration": 15}]}})
+
+    def done() -> dict[str, Any] | None:
+        got = kube.json("get", "disruption", name)
+        return got if got.get("status", {}).get("phase") in ("Succeeded", "Failed", "Invalid") else None
+
+    disruption = kube.wait_for(f"Disruption {name}", done, timeout=300)
+    assert disruption["status"]["phase"] == "Succeeded", disruption["status"]
+    after = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
+    assert len(after) == len(before) + 1
+    assert after[-1]["payload"]["version"] == disruption["status"]["planVersion"]
+
+
+def test_no_forbidden_in_the_operators_log(planrun: dict[str, Any], kube: Kube) -> None:
+    logs = kube("logs", "-l", "app.kubernetes.io/component=operator", "--tail=-1").stdout
+    assert logs.strip(), "the operator logged nothing"
+    assert "Forbidden" not in logs and "forbidden" not in logs, logs[-2000:]
