@@ -51,6 +51,9 @@ write_containerd_config() {
 version = 2
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
+  # Root here may not lower a process's oom_score_adj (pod sandboxes ask for -998: runc fails with
+  # "failed to update /proc/self/oom_score_adj: Permission denied"); keep containers at containerd's level.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

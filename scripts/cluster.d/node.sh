@@ -147,6 +147,7 @@ control_plane_up() {
     --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --kubelet-preferred-address-types=InternalIP,Hostname \
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction --allow-privileged=true
   wait_for kube-apiserver 120 kubectl_ get --raw /readyz
   start_daemon kube-controller-manager "$(k8sbin kube-controller-manager)" \
