@@ -75,8 +75,11 @@ build_argo() {
   local v=$ARGO_VERSION out="$CACHE/bin/argo-$ARGO_VERSION"
   [ -e "$out/.done" ] && return 0
   log "building Argo Workflows $v (workflow-controller, argoexec, argo)"
-  local dir; dir=$(module_dir github.com/argoproj/argo-workflows/v3 "$v")
-  [ -n "$dir" ] || die "could not download Argo Workflows $v"
+  local dir; dir=$(writable_module argo github.com/argoproj/argo-workflows/v3 "$v")
+  # Module zips leave out symbolic links, and upstream's signal_linux.go is one (to signal_darwin.go, the
+  # Unix implementation): put the link back, or the executor does not compile for Linux.
+  local os_specific="$dir/workflow/executor/os-specific"
+  [ -e "$os_specific/signal_linux.go" ] || ln -s signal_darwin.go "$os_specific/signal_linux.go"
   local p=github.com/argoproj/argo-workflows/v3
   # The same version stamps as upstream's Makefile: the controller derives its default executor image
   # (quay.io/argoproj/argoexec:<version>) from them.

@@ -206,7 +206,7 @@ kind: ConfigMap
 metadata: {name: coredns, namespace: kube-system}
 data:
   Corefile: |
-    .:53 {
+    .:1053 {
         errors
         health
         ready
@@ -237,12 +237,15 @@ spec:
         imagePullPolicy: Never
         args: [-conf, /etc/coredns/Corefile]
         ports:
-        - {containerPort: 53, name: dns, protocol: UDP}
-        - {containerPort: 53, name: dns-tcp, protocol: TCP}
+        # An unprivileged port: the image's binary carries no file capability to bind :53 as non-root;
+        # the Service maps 53 to it.
+        - {containerPort: 1053, name: dns, protocol: UDP}
+        - {containerPort: 1053, name: dns-tcp, protocol: TCP}
         securityContext:
           allowPrivilegeEscalation: false
-          capabilities: {add: [NET_BIND_SERVICE], drop: [ALL]}
+          capabilities: {drop: [ALL]}
           readOnlyRootFilesystem: true
+          runAsNonRoot: true
         readinessProbe: {httpGet: {path: /ready, port: 8181}}
         livenessProbe: {httpGet: {path: /health, port: 8080}}
         volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
@@ -255,8 +258,8 @@ spec:
   clusterIP: $DNS_SVC_IP
   selector: {k8s-app: kube-dns}
   ports:
-  - {name: dns, port: 53, protocol: UDP}
-  - {name: dns-tcp, port: 53, protocol: TCP}
+  - {name: dns, port: 53, targetPort: 1053, protocol: UDP}
+  - {name: dns-tcp, port: 53, targetPort: 1053, protocol: TCP}
   - {name: metrics, port: 9153, protocol: TCP}
 EOF
   kubectl_ -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
