@@ -36,7 +36,7 @@ from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.store import Store, open_store
 from alas_argo.settings import Settings, StoreKind, load_settings
 
-__all__ = ["bench_appends", "bench_plan_bytes", "bench_replay", "register_bench", "run_log_bench"]
+__all__ = ["bench_appends", "bench_plan_bytes", "bench_replay", "loopback_s3", "register_bench", "run_log_bench"]
 
 BENCH_INSTANCE = "ta61"  # 50 jobs x 20 machines
 
@@ -131,7 +131,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _loopback_s3() -> Iterator[dict[str, Any]]:
+def loopback_s3() -> Iterator[dict[str, Any]]:
     """moto's S3 server in a child process on a free loopback port, with one bucket."""
     import boto3
 
@@ -163,7 +163,7 @@ def run_log_bench(settings: Settings, *, appends: int = 200, versions: int = 100
     """All three figures on the store of ``settings`` (starting a loopback S3 server when needed)."""
     with contextlib.ExitStack() as stack:
         if settings.store.kind is StoreKind.S3 and not settings.store.s3_endpoint:
-            settings = load_settings(store=stack.enter_context(_loopback_s3()))
+            settings = load_settings(store=stack.enter_context(loopback_s3()))
         store = open_store(settings)
         out: dict[str, Any] = {"store": store.location, "append": bench_appends(store, appends),
                                "plan_bytes": bench_plan_bytes(store, plan_versions)}

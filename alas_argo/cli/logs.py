@@ -171,5 +171,7 @@ def register(commands: Commands) -> None:
     _common(p)
     p.add_argument("--skip-repairs", action="store_true", help="re-run validations only (repairs are slow)")
     from alas_argo.benchmarks.log import register_bench
+    from alas_argo.benchmarks.open_cost import register_open_bench
 
     register_bench(commands)
+    register_open_bench(commands)

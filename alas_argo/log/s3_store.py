@@ -95,6 +95,21 @@ class S3Store(Store):
         self._client = _client(
             endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
             aws_secret_access_key=secret_key, config=config)
+        self._sent = 0
+        self._sent_lock = threading.Lock()
+        # Every HTTP request this client puts on the wire (retries included): the cost figure of
+        # `alas bench open`, counted where botocore sends, so no request can be missed or double-counted.
+        self._client.meta.events.register("before-send.s3", self._count_request)
+
+    def _count_request(self, **_: Any) -> None:
+        with self._sent_lock:
+            self._sent += 1
+
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests this store's client has sent so far (each retry counts)."""
+        with self._sent_lock:
+            return self._sent
 
     @classmethod
     def from_settings(cls, settings: StoreSettings, **kwargs: Any) -> S3Store:
