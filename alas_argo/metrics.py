@@ -33,6 +33,7 @@ __all__ = [
     "count_http_request",
     "count_operator_action",
     "count_plan_committed",
+    "count_plan_retracted",
     "count_policy_event",
     "count_run_outcome",
     "exposition",
@@ -74,6 +75,9 @@ class RunOutcome(StrEnum):
 
 PLANS_COMMITTED = Counter(
     "alas_plans_committed_total", "Plan versions committed to the execution log.", ["source"],
+    registry=REGISTRY)
+PLANS_RETRACTED = Counter(
+    "alas_plans_retracted_total", "Plan versions withdrawn by a compensation (plan.retracted events appended).",
     registry=REGISTRY)
 VALIDATIONS = Counter(
     "alas_validations_total", "Validator verdicts on candidate plans.", ["verdict"], registry=REGISTRY)
@@ -148,6 +152,11 @@ def label_value(label: str, value: str) -> str:
 def count_plan_committed(source: str = "plan") -> None:
     """Count one committed plan version; ``source`` is e.g. ``plan``, ``repair`` or ``replan``."""
     PLANS_COMMITTED.labels(source=label_value("source", source)).inc()
+
+
+def count_plan_retracted() -> None:
+    """Count one retracted plan version (the log counts each ``plan.retracted`` it appends, once)."""
+    PLANS_RETRACTED.inc()
 
 
 def observe_validation(valid: bool, codes: Iterable[str] = ()) -> None:

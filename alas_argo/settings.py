@@ -49,6 +49,9 @@ class StoreSettings(BaseModel):
     connect_timeout: float = Field(3.0, gt=0, description="Seconds to wait for a connection to the store.")
     read_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a store response.")
     max_retries: int = Field(4, ge=0, description="Retries of transient store errors, with backoff.")
+    log_key: SecretStr | None = Field(None, min_length=16, description=(
+        "Key of the execution log's keyed seals (HMAC-SHA256; at least 16 characters, from a Secret): "
+        "with it, verify detects re-sealed events, rewritten heads and edited idempotency records."))
 
 
 class SolverSettings(BaseModel):

@@ -36,17 +36,21 @@ def _spec(ctx: StepContext) -> dict[str, Any]:
 
 
 def _instance(ctx: StepContext) -> Instance:
-    """The run's instance: recorded by its blueprint step in the run.started event."""
-    for e in ctx.log.events():
-        if e.type is EventType.RUN_STARTED and "instance" in e.payload:
-            return Instance.model_validate(e.payload["instance"])
+    """The run's instance: recorded by its blueprint step in the run's first run.started event (found by the
+    log's index in one read; a run whose first run.started lacks it is searched in full)."""
+    started = ctx.log.first(EventType.RUN_STARTED)
+    if started is not None and "instance" not in started.payload:
+        started = next((e for e in ctx.log.events() if e.type is EventType.RUN_STARTED and "instance" in e.payload),
+                       None)
+    if started is not None:
+        return Instance.model_validate(started.payload["instance"])
     raise InputError("the run has no blueprint (no run.started event with an instance)", where=f"run {ctx.log.run_id}")
 
 
 def blueprint(ctx: StepContext) -> StepOutput:
     """Load the instance, record it in the log, and list the jobs the agents fan out over."""
     inst = load_instance(ctx.run_input("instance"))
-    if not any(e.type is EventType.RUN_STARTED for e in ctx.log.events()):
+    if ctx.log.first(EventType.RUN_STARTED) is None:
         ctx.log.append(EventType.RUN_STARTED, node_id=ctx.input.node, payload={
             "instance": inst.to_json(), "planner": ctx.run_input("planner", "heuristic"), "scope": ctx.input.scope})
     jobs = list(range(inst.num_jobs))
@@ -76,13 +80,11 @@ def supervise(ctx: StepContext) -> StepOutput:
 
 
 def _commit(ctx: StepContext, plan: Schedule, reason: str, meta: dict[str, Any]) -> int:
-    # A pod killed between commit and output record must not commit twice when retried.
-    for e in ctx.log.events():
-        m = e.payload.get("meta") or {}
-        if e.type is EventType.PLAN_COMMITTED and m.get("scope") == ctx.input.scope and m.get("node") == ctx.input.node:
-            return int(e.payload["version"])
+    # A pod killed between commit and output record must not commit twice when retried: the commit's key
+    # ("/" cannot occur in a run id, so it never meets the pipeline's "<run>:<node>" keys) makes it once-only.
     return ctx.log.commit_plan(plan.to_json(), node_id=ctx.input.node, reason=reason,
-                               meta={**meta, "scope": ctx.input.scope, "node": ctx.input.node})
+                               meta={**meta, "scope": ctx.input.scope, "node": ctx.input.node},
+                               idempotency_key=f"step/{ctx.input.scope}/{ctx.input.node}")
 
 
 def _patch(inst: Instance, plan: Schedule, disruption: Disruption | None, baseline: Schedule | None) -> Schedule:
@@ -159,19 +161,13 @@ def disrupt(ctx: StepContext) -> StepOutput:
 
 
 def retract(ctx: StepContext, committed: dict[str, Any]) -> dict[str, Any]:
-    """Compensation of a commit: the version before it becomes current again (the log is never edited)."""
+    """Compensation of a commit: a ``plan.retracted`` transition, after which the latest version that is not
+    retracted is in force again, or none (the log is never edited; retracting twice changes nothing)."""
     version = committed.get("version")
     if not isinstance(version, int):
         return {"retracted": None}
-    for e in ctx.log.events():
-        if e.type is EventType.PLAN_COMMITTED and (e.payload.get("meta") or {}).get("retracts") == version:
-            return {"retracted": version, "restored": e.payload["version"], "again": True}
-    earlier = [v for v in ctx.log.versions() if v < version]
-    if not earlier:
-        return {"retracted": version, "restored": None}
-    restored = ctx.log.commit_plan(ctx.log.plan(earlier[-1]), node_id=ctx.input.node,
-                                   reason=f"compensation of v{version}", meta={"retracts": version})
-    return {"retracted": version, "restored": restored}
+    ctx.log.retract(version, node_id=ctx.input.node, reason=f"compensation of v{version} ({ctx.input.scope})")
+    return {"retracted": version, "restored": ctx.log.current_version()}
 
 
 COMPENSATORS = {"retract": retract}

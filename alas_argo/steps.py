@@ -187,11 +187,16 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
         log.append(EventType.NODE_FAILED, node_id=inp.node, payload={
             "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})
         raise
-    won = log.idempotency_put(key, {"doc": out.doc, "params": out.params})
+    record = log.idempotency_claim(key, {"doc": out.doc, "params": out.params})
+    won = record["result"]
     if idem is not None:
         log.idempotency_put(idem, won)
-    log.append(EventType.NODE_SUCCEEDED, node_id=inp.node, payload={"key": key, "scope": inp.scope,
-                                                                     "item": inp.item})
+    # Naming the record's hash ties the output record into the hash chain: verify then detects a record
+    # that was deleted or replaced, with or without a key.
+    done = {"key": key, "scope": inp.scope, "item": inp.item}
+    if isinstance(record.get("hash"), str):
+        done["record_hash"] = record["hash"]
+    log.append(EventType.NODE_SUCCEEDED, node_id=inp.node, payload=done)
     return StepOutput(won["doc"], {**won["params"], "key": key})
 
 

@@ -104,10 +104,13 @@ def test_compensate_reverses_committed_steps_once(tmp_path: Path) -> None:
     failed = inp.model_copy(update={"status": "Failed", "scope": "wf"})
     out = run_step(failed.model_copy(update={"node": "compensate-1"}), store)
     assert [c["node"] for c in out.doc["compensated"]] == ["commit-b", "commit-a"]  # reverse commit order
-    assert out.doc["compensated"][0] == {"node": "commit-b", "retracted": 2, "restored": 3}
+    # Each retraction is a logged transition: v2 withdrawn puts v1 back in force, v1 withdrawn leaves none.
+    assert out.doc["compensated"] == [{"node": "commit-b", "retracted": 2, "restored": 1},
+                                      {"node": "commit-a", "retracted": 1, "restored": None}]
     again = run_step(failed.model_copy(update={"node": "compensate-2"}), store)
     assert again.doc == {"compensated": []}
-    assert log.versions() == [1, 2, 3]
+    assert log.versions() == [1, 2] and log.retracted() == [1, 2] and log.current_plan() is None
+    assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [2, 1]
     finished = [e.payload["node"] for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert finished == ["commit-b", "commit-a"]
 

@@ -75,10 +75,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             f"{event.timestamp} (node {event.node_id or '-'}, reason {p.get('reason')!r}, "
             f"parent v{p.get('parent_version')}), {p.get('bytes')} bytes stored")
         return 0
-    events, current = log.events(), log.current_plan()
+    events, current = log.events(), log.current_version()
+    versions, retracted = log.versions(), log.retracted()
     if args.json:
-        print_json({"run_id": log.run_id, "events": [e.model_dump(mode="json") for e in events],
-                    "versions": log.versions(), "current_version": current[0] if current else None})
+        print_json({"run_id": log.run_id, "events": [e.to_json() for e in events],
+                    "versions": versions, "current_version": current, "retracted": retracted})
         return 0
     table = Table(title=f"run {log.run_id}")
     for col in ("seq", "time", "type", "node", "try", "payload"):
@@ -88,7 +89,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                       _short(e.payload))
     console = _console()
     console.print(table)
-    console.print(f"versions: {log.versions()}  current: {'v' + str(current[0]) if current else 'none'}")
+    withdrawn = f"  retracted: {', '.join(f'v{v}' for v in retracted)}" if retracted else ""
+    console.print(f"versions: {versions}  current: {'v' + str(current) if current else 'none'}{withdrawn}")
     return 0
 
 

@@ -125,15 +125,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _run_status(self, run_id: str) -> None:
         try:
-            current = ExecutionLog(self.server.service.store, check_run_id(run_id)).current_plan()
+            log = ExecutionLog(self.server.service.store, check_run_id(run_id))
+            current, retracted = log.current_plan(), log.retracted()
         except AlasError as e:
             self._fail(e)
             return
         if current is None:
-            self._error(404, f"run {run_id} has no committed plan", where=f"run {run_id}")
+            why = f" (retracted: {', '.join(f'v{v}' for v in retracted)})" if retracted else ""
+            self._error(404, f"run {run_id} has no committed plan in force{why}", where=f"run {run_id}")
             return
         version, plan = current
-        self._send(200, {"run_id": run_id, "version": version, "makespan": plan.get("makespan")})
+        self._send(200, {"run_id": run_id, "version": version, "makespan": plan.get("makespan"),
+                         "retracted": retracted})
 
     # -- POST --------------------------------------------------------------------------------------------
 

@@ -6,15 +6,21 @@ repairs started from the same version (in this process or in another replica) ca
 re-reads the new current plan and repairs that one. Within one process a per-run lock also keeps
 concurrent requests for one run from doing the same work twice.
 
-Idempotency: the Idempotency-Key and a fingerprint of the request go into the commit's metadata and into
-the log's idempotency record. A repeated key returns the recorded answer (even if the record was not yet
-written when the committing request died: the commit's metadata is searched too); a key reused for a
-different request is refused.
+Idempotency: the Idempotency-Key is the commit's idempotency key in the log (``controller/<key>``), so the
+log's guard lets one commit per key land, however many replicas race; a fingerprint of the request goes
+into the commit's metadata and into the log's idempotency record. A repeated key returns the recorded answer
+(even if the record was not yet written when the committing request died: the commit is found by its key
+in the log's head); a key reused for a different request is refused.
+
+Every acknowledged disruption is in force afterwards: an answer names the commit that carries its own
+disruption (never another request's commit that happens to hold the same plan), and that commit's
+disruption is the one in force at its base carried forward, so later commits carry it too.
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +32,10 @@ from alas_argo.jssp.disruption import Disruption, carry_forward
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairResult, repair
 from alas_argo.jssp.schedule import Schedule
-from alas_argo.log import Event, EventType, ExecutionLog, Store
+from alas_argo.log import EventType, ExecutionLog, Store
 
-__all__ = ["RepairService", "RunNotFound", "carry_forward"]  # carry_forward: re-exported from jssp.disruption
+# carry_forward: re-exported from jssp.disruption
+__all__ = ["RepairService", "RunNotFound", "carry_forward", "commit_key"]
 
 Repairer = Callable[..., RepairResult]
 
@@ -37,30 +44,43 @@ class RunNotFound(InputError):
     """The run does not exist or has no committed plan to repair (HTTP 404)."""
 
 
-def _instance(events: list[Event], plan: dict[str, Any]) -> Instance:
-    """The run's instance: the latest full document recorded in the log, else the bundled one named by
-    the events or the plan (a custom instance is recorded in full once; later events name it)."""
-    refs: list[dict[str, Any]] = [e.payload["instance"] for e in reversed(events)
-                                  if isinstance(e.payload.get("instance"), dict)]
-    for ref in refs:
-        if "jobs" in ref:
+#: Event types whose payload may carry the run's instance (DESIGN.md section 6, replay's payload contract).
+_INSTANCE_EVENTS = (EventType.RUN_STARTED, EventType.VALIDATION_PASSED, EventType.VALIDATION_FAILED,
+                    EventType.REPAIR_FINISHED)
+
+
+def commit_key(key: str) -> str:
+    """The log's commit idempotency key of a request's Idempotency-Key (``/`` cannot occur in a run id, so
+    it never meets the pipeline's ``<run>:<node>`` keys)."""
+    return f"controller/{key}"
+
+
+def _instance(log: ExecutionLog, plan: dict[str, Any]) -> Instance:
+    """The run's instance: a full document recorded by the first event of a type that carries one (found
+    by the log's index, one read each), else the bundled instance those events or the plan name (a custom
+    instance is recorded in full once; later events name it)."""
+    names: list[str] = []
+    for etype in _INSTANCE_EVENTS:
+        event = log.first(etype)
+        ref = event.payload.get("instance") if event is not None else None
+        if isinstance(ref, dict) and "jobs" in ref:
             return Instance.model_validate(ref)
-    name = str(refs[0].get("name")) if refs and refs[0].get("name") else str(plan.get("instance", ""))
-    return get_instance(name)
+        if isinstance(ref, dict) and ref.get("name"):
+            names.append(str(ref["name"]))
+    return get_instance(names[0] if names else str(plan.get("instance", "")))
 
 
-def _disruption_in_force(events: list[Event]) -> Disruption | None:
-    """The cumulative disruption the current plan was repaired for (None for an undisrupted plan)."""
-    commits = [i for i, e in enumerate(events) if e.type is EventType.PLAN_COMMITTED]
-    if not commits:
-        return None
-    latest = events[commits[-1]]
-    meta = latest.payload.get("meta") or {}
+def _disruption_in_force(log: ExecutionLog, version: int) -> Disruption | None:
+    """The cumulative disruption plan ``version`` was repaired for (None for an undisrupted plan): the one its
+    commit recorded, else the latest disruption observed before its commit."""
+    commit = log.plan_event(version)
+    meta = commit.payload.get("meta") or {}
     if "disruption" in meta:
         return Disruption.model_validate(meta["disruption"])
-    for event in reversed(events[: commits[-1]]):
-        if event.type is EventType.DISRUPTION_OBSERVED and "disruption" in event.payload:
-            return Disruption.model_validate(event.payload["disruption"])
+    ref = log.version_ref(version)
+    observed = log.event(ref.observed) if ref is not None and ref.observed is not None else None
+    if observed is not None and "disruption" in observed.payload:
+        return Disruption.model_validate(observed.payload["disruption"])
     return None
 
 
@@ -94,13 +114,9 @@ class RepairService:
     def _replay(self, log: ExecutionLog, key: str, fingerprint: str) -> RepairResponse | None:
         record = log.idempotency_get(key)
         if record is None:  # the committing request may have died before writing the record
-            for event in reversed(log.events()):
-                if event.type is not EventType.PLAN_COMMITTED:
-                    continue
-                meta = event.payload.get("meta") or {}
-                if meta.get("idempotency_key") == key and isinstance(meta.get("response"), dict):
-                    record = {**meta["response"], "version": int(event.payload["version"])}
-                    break
+            version = log.head().commit_keys.get(commit_key(key))
+            if version is not None:
+                record = _recorded_response(log, version)
         if record is None:
             return None
         if record.get("fingerprint") != fingerprint:
@@ -136,12 +152,14 @@ class RepairService:
                      fingerprint: str) -> RepairResponse:
         current = log.current_plan()
         if current is None:
-            raise RunNotFound(f"run {log.run_id} has no committed plan to repair", where=f"run {log.run_id}")
+            retracted = log.retracted()
+            why = f" (retracted: {', '.join(f'v{v}' for v in retracted)})" if retracted else ""
+            raise RunNotFound(f"run {log.run_id} has no committed plan in force to repair{why}",
+                              where=f"run {log.run_id}")
         base, plan_doc = current
-        events = log.events()
-        instance = _instance(events, plan_doc)
+        instance = _instance(log, plan_doc)
         baseline = Schedule.model_validate(plan_doc)
-        disruption = carry_forward(_disruption_in_force(events), request.disruption())
+        disruption = carry_forward(_disruption_in_force(log, base), request.disruption())
         log.append(EventType.DISRUPTION_OBSERVED, node_id="controller",
                    payload={"disruption": disruption.to_json(), "source": "controller", "base_version": base})
         log.append(EventType.REPAIR_STARTED, node_id="controller",
@@ -158,16 +176,29 @@ class RepairService:
             "instance": {"name": instance.name}, "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
             "effort": request.effort, "plan": result.schedule.to_json(), "metrics": result.metrics()})
+        attempt = uuid.uuid4().hex  # tells this request's commit from a concurrent one with the same key
+        # The key makes the commit once-only across replicas (the guard checks it against the complete
+        # chain); expect_current makes it a compare-and-swap, so every acknowledged disruption is carried.
         version = log.commit_plan(
             result.schedule.to_json(), node_id="controller", reason="repair", parent_version=base,
-            expect_current=base,
+            expect_current=base, idempotency_key=commit_key(key),
             meta={"disruption": disruption.to_json(), "idempotency_key": key, "source": "controller",
-                  "response": {**response, "fingerprint": fingerprint}})
-        record = {**response, "version": version, "fingerprint": fingerprint}
-        winner = log.idempotency_put(key, record)
-        metrics.count_plan_committed("repair")
-        gap = (result.makespan - result.baseline_makespan) / max(1, result.baseline_makespan)
-        metrics.observe_repair(result.method, result.seconds, result.moved_operations, result.edit_radius, gap,
-                               fallback=result.fallback)
+                  "attempt": attempt, "response": {**response, "fingerprint": fingerprint}})
+        recorded = _recorded_response(log, version)
+        if recorded.get("fingerprint") != fingerprint:  # a different request with this key won the race
+            raise InputError("Idempotency-Key was already used for a different request", where="Idempotency-Key")
+        ours = (log.plan_event(version).payload.get("meta") or {}).get("attempt") == attempt
+        winner = log.idempotency_put(key, recorded)
+        if ours:
+            metrics.count_plan_committed("repair")
+            gap = (result.makespan - result.baseline_makespan) / max(1, result.baseline_makespan)
+            metrics.observe_repair(result.method, result.seconds, result.moved_operations, result.edit_radius,
+                                   gap, fallback=result.fallback)
         body = {k: v for k, v in winner.items() if k != "fingerprint"}
-        return RepairResponse.model_validate(body)
+        return RepairResponse.model_validate({**body, "idempotent_replay": not ours})
+
+
+def _recorded_response(log: ExecutionLog, version: int) -> dict[str, Any]:
+    """The answer the commit of ``version`` recorded (its fingerprint included), with its version."""
+    meta = log.plan_event(version).payload.get("meta") or {}
+    return {**meta.get("response", {}), "version": version}

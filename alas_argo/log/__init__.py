@@ -1,10 +1,12 @@
 """The versioned execution log: a store interface with filesystem and S3 backends, hash-chained events,
-immutable plan versions, idempotency records, verification and replay (DESIGN.md section 6)."""
+immutable plan versions and their retractions, idempotency records, the head that anchors a run and opens
+it in a bounded number of requests, keyed seals, verification and replay (DESIGN.md section 6)."""
 
 from alas_argo.log.event import GENESIS_HASH, Event, canonical_json
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog, check_run_id, event_key, plan_key
 from alas_argo.log.fs_store import FsStore
+from alas_argo.log.head import LogHead
 from alas_argo.log.plans import PlanDiff, decode_plan, diff_plans, encode_plan, plan_hash
 from alas_argo.log.redaction import is_redacted, redact_payload
 from alas_argo.log.runs import RunSummary, list_runs
@@ -17,6 +19,7 @@ __all__ = [
     "EventType",
     "ExecutionLog",
     "FsStore",
+    "LogHead",
     "PlanDiff",
     "Problem",
     "RecordNotFound",

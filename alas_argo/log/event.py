@@ -1,8 +1,11 @@
 """One record of the execution log, its canonical bytes and its place in the hash chain.
 
 An event's ``hash`` is the SHA-256 of the canonical JSON (sorted keys, no whitespace, UTF-8) of every other
-field, ``prev_hash`` included; so editing any stored byte of any event, or removing one, breaks the chain
-at a place :func:`alas_argo.log.verification.verify_log` can name.
+field but ``mac``, ``prev_hash`` included; so editing any stored byte of any event, or removing one, breaks
+the chain at a place :func:`alas_argo.log.verification.verify_log` can name. When the store has a key, the
+event also carries ``mac``, a keyed seal of its hash (:mod:`alas_argo.log.sealing`), so that an edited and
+re-hashed event is detected too. Events without a key are stored without the field, byte for byte as before
+the field existed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from alas_argo.errors import ContractError, IntegrityError
 from alas_argo.log.events import EventType
+from alas_argo.log.sealing import SealKind, seal, seal_matches
 
 __all__ = ["GENESIS_HASH", "Event", "canonical_json", "event_hash", "seal_event"]
 
@@ -54,15 +58,30 @@ class Event(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict, description="Type-specific data (redacted).")
     redact: list[str] = Field(default_factory=list, description="Dotted payload paths that were redacted.")
     prev_hash: str = Field(description="`hash` of the previous event, or GENESIS_HASH for seq 0.")
-    hash: str = Field(description="sha256 over the canonical JSON of all other fields.")
+    hash: str = Field(description="sha256 over the canonical JSON of all other fields but `mac`.")
+    mac: str | None = Field(None, description="Keyed seal of `hash` (HMAC-SHA256), when the store has a key.")
 
     def body(self) -> dict[str, Any]:
-        """Every field but ``hash``, as JSON: what the hash covers."""
-        return self.model_dump(mode="json", exclude={"hash"})
+        """Every field but ``hash`` and ``mac``, as JSON: what the hash covers."""
+        return self.model_dump(mode="json", exclude={"hash", "mac"})
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as JSON (``mac`` only when there is one, as in the stored form)."""
+        return self.model_dump(mode="json", exclude={"mac"} if self.mac is None else None)
 
     def to_bytes(self) -> bytes:
         """The stored form (canonical JSON, so the stored bytes re-hash to the same value)."""
-        return canonical_json(self.model_dump(mode="json"))
+        return canonical_json(self.to_json())
+
+    def sealed_with(self, key: bytes | None) -> Event:
+        """This event with its keyed seal (unchanged without a key)."""
+        if key is None:
+            return self
+        return self.model_copy(update={"mac": seal(key, SealKind.EVENT, self.hash.encode())})
+
+    def seal_ok(self, key: bytes) -> bool:
+        """Whether ``mac`` is this event's seal under ``key``."""
+        return seal_matches(key, SealKind.EVENT, self.hash.encode(), self.mac)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, where: str) -> Event:
@@ -91,5 +110,5 @@ def seal_event(**fields: Any) -> Event:
     hash computed now equals the hash recomputed from the stored bytes later.
     """
     fields["payload"] = json.loads(canonical_json(fields.get("payload") or {}))
-    draft = Event.model_validate({**fields, "hash": ""})
+    draft = Event.model_validate({**fields, "hash": "", "mac": None})
     return draft.model_copy(update={"hash": event_hash(draft.body())})

@@ -30,6 +30,7 @@ class EventType(StrEnum):
     REPAIR_FINISHED = "repair.finished"
     PLAN_PROPOSED = "plan.proposed"
     PLAN_COMMITTED = "plan.committed"
+    PLAN_RETRACTED = "plan.retracted"
     DISRUPTION_OBSERVED = "disruption.observed"
     COMPENSATION_STARTED = "compensation.started"
     COMPENSATION_FINISHED = "compensation.finished"

@@ -1,22 +1,28 @@
 """The versioned execution log of one run: append-only events in a hash chain, immutable plan versions,
-idempotency records (DESIGN.md section 6).
+retractions, idempotency records, and the head that anchors them (DESIGN.md section 6).
 
 Layout under the store: see :mod:`alas_argo.log.layout`.
 
+Opening a run reads its head (:mod:`alas_argo.log.head`): the state folded up to some event, checked
+against that event, then the few events after it; so it costs a bounded number of requests however long
+the log is. Runs written before heads existed have none and are folded from their first event.
+
 Concurrency without a lock service: a writer appends at the sequence number after the last event it
-knows, with a create-only-if-absent put; if another writer took that number it re-reads the new events
-and tries the next one (bounded). Plan version numbers come from the chain too: a committer writes the
-plan object at the next free number, then appends a ``plan.committed`` event whose guard re-checks,
-against the complete chain prefix, that no other event already claimed that number. Within one process a
+knows, with a create-only-if-absent put; if another writer took that number it reads the new events and
+tries the next one (bounded). Plan version numbers come from the chain too: a committer writes the plan
+object at the next free number, then appends a ``plan.committed`` event whose guard re-checks, against
+the state of the complete chain prefix, that no other event claimed that number (whatever plan it holds),
+that the idempotency key was not used, and the compare-and-swap condition. Within one process a
 re-entrant lock serialises writers sharing one ExecutionLog (the runtime's thread pool does).
 
-The current plan is the one named by the latest ``plan.committed`` event; concurrent committers may make
-chain order and version order differ, and chain order wins.
+The plan in force ("current") is the latest committed version, in chain order, that was not retracted; a
+retraction (``plan.retracted``) is how a compensation undoes a commit without editing anything.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 import time
@@ -24,11 +30,13 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from alas_argo.errors import ConflictError, ContractError, InputError, IntegrityError, StoreUnavailable
-from alas_argo.log.event import GENESIS_HASH, Event, canonical_json, seal_event
+from alas_argo import metrics
+from alas_argo.errors import ConflictError, ContractError, InputError, IntegrityError, StoreError, StoreUnavailable
+from alas_argo.log.event import Event, canonical_json, seal_event
 from alas_argo.log.events import EventType
+from alas_argo.log.head import LogHead, VersionRef
 from alas_argo.log.idempotency import IdempotencyRecords
-from alas_argo.log.layout import check_run_id, event_key, plan_key
+from alas_argo.log.layout import check_run_id, event_key, head_key, plan_key
 from alas_argo.log.plans import PlanDiff, decode_plan, diff_plans, encode_plan, plan_hash
 from alas_argo.log.redaction import PROCESS_REDACTION_KEY, redact_payload
 from alas_argo.log.store import RecordNotFound, Store
@@ -37,17 +45,18 @@ from alas_argo.log.verification import VerifyReport, verify_log
 # check_run_id, event_key and plan_key live in layout; re-exported here because callers import them from here.
 __all__ = ["ExecutionLog", "check_run_id", "event_key", "plan_key"]
 
+_log = logging.getLogger(__name__)
+
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _by_key(events: list[Event], key: str) -> Event | None:
-    """The ``plan.committed`` event carrying idempotency key ``key``, if any."""
-    for e in events:
-        if e.type is EventType.PLAN_COMMITTED and e.payload.get("idempotency_key") == key:
-            return e
-    return None
+def _check_current(head: LogHead, expect: int | None, run_id: str) -> None:
+    """Compare-and-swap condition of a commit: ConflictError unless ``expect`` (0: none) is in force."""
+    if expect is not None and (head.current or 0) != expect:
+        now = f"plan v{head.current} is current" if head.current else "no plan is current"
+        raise ConflictError(f"{now}, not v{expect}", where=f"run {run_id}")
 
 
 class _VersionTaken(Exception):
@@ -64,67 +73,161 @@ class ExecutionLog:
         clock: Source of event timestamps (injected by tests).
         redaction_key: HMAC key of redaction markers (default: random per process).
         max_append_attempts: Lost races tolerated per append before giving up with StoreUnavailable.
+        seal_key: Key of the keyed seals on events, head and records (default: the store's ``seal_key``).
     """
 
     def __init__(self, store: Store, run_id: str, *, correlation_id: str | None = None,
                  clock: Callable[[], datetime] = _utc_now, redaction_key: bytes = PROCESS_REDACTION_KEY,
-                 max_append_attempts: int = 200) -> None:
+                 max_append_attempts: int = 200, seal_key: bytes | None = None) -> None:
         self.store = store
         self.run_id = check_run_id(run_id)
         self.correlation_id = correlation_id or run_id
         self._clock = clock
         self._redaction_key = redaction_key
         self.max_append_attempts = max_append_attempts
-        self._events: list[Event] = []
-        self._loaded = False
+        self.seal_key = seal_key if seal_key is not None else store.seal_key
+        self._head: LogHead | None = None  # the state of the chain prefix this instance knows
+        self._events: list[Event] = []  # events 0..n-1, read only when someone asks for all of them
+        self._seen: dict[int, Event] = {}  # events read or written one by one (events never change)
         self._lock = threading.RLock()
-        self._idempotency = IdempotencyRecords(store, self.run_id, clock)
+        self._idempotency = IdempotencyRecords(store, self.run_id, clock, self.seal_key)
         #: Appends this instance lost to another writer and retried (a contention measure).
         self.lost_races = 0
 
-    # -- events ------------------------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------------------------
 
-    def _refresh(self) -> None:
-        """Read the events appended (by anyone) since the last read."""
-        while True:
-            key = event_key(self.run_id, len(self._events))
-            try:
-                data = self.store.get(key=key)
-            except RecordNotFound:
-                break
-            self._events.append(Event.from_bytes(data, where=f"{self.store.location}/{key}"))
-        self._loaded = True
+    def _read(self, seq: int) -> Event | None:
+        key = event_key(self.run_id, seq)
+        try:
+            data = self.store.get(key=key)
+        except RecordNotFound:
+            return None
+        return Event.from_bytes(data, where=f"{self.store.location}/{key}")
+
+    def _event_at(self, seq: int) -> Event:
+        event = self._events[seq] if seq < len(self._events) else self._seen.get(seq) or self._read(seq)
+        if event is not None:
+            self._seen[seq] = event
+        else:
+            where = f"{self.store.location}/{event_key(self.run_id, seq)}"
+            raise IntegrityError(f"event {seq} is missing", where=where)
+        return event
+
+    def _open(self) -> LogHead:
+        """The stored head, checked against the event it names; an empty state when there is no head (a run
+        written before heads existed, or a new one), so that the whole chain is folded."""
+        where = f"{self.store.location}/{head_key(self.run_id)}"
+        try:
+            head = LogHead.from_bytes(self.store.get(key=head_key(self.run_id)), where=where)
+        except RecordNotFound:
+            return LogHead.empty(self.run_id)
+        if head.run_id != self.run_id:
+            raise IntegrityError(f"the head belongs to run {head.run_id!r}", where=where)
+        if self.seal_key is not None and not head.seal_ok(self.seal_key):
+            if head.mac is not None:
+                raise IntegrityError("the head's seal does not verify under the configured key (rewritten, or "
+                                     "another key); run `alas log verify`", where=where)
+            # Written by a process without the key: trust the chain, not the head.
+            _log.warning("%s has no seal; folding run %s from its first event", where, self.run_id)
+            return LogHead.empty(self.run_id)
+        if head.events:
+            last = self._read(head.events - 1)
+            if last is None or last.hash != head.hash:
+                # Never append on top of a chain that lost its tail: the next head would erase the evidence.
+                found = "is missing" if last is None else "has another hash"
+                raise IntegrityError(f"the head names event {head.events - 1}, which {found}: the chain was "
+                                     "truncated or rewritten; run `alas log verify`", where=where)
+        return head
+
+    def _state(self) -> LogHead:
+        """The state of the complete chain as of now: the head (opened once), then every later event."""
+        with self._lock:
+            if self._head is None:
+                self._head = self._open()
+            head = self._head
+            while (event := self._read(head.events)) is not None:
+                head.advance(event)
+                if len(self._events) == event.seq:
+                    self._events.append(event)
+            return head
+
+    def head(self) -> LogHead:
+        """A copy of the state of the complete chain as of now (current version, versions, ...)."""
+        with self._lock:
+            return self._state().model_copy(deep=True)
 
     def events(self) -> list[Event]:
-        """Every event of the run, in sequence order (re-read from the store)."""
+        """Every event of the run, in sequence order (re-read from the store: a full read)."""
         with self._lock:
-            self._refresh()
+            while (event := self._read(len(self._events))) is not None:
+                self._events.append(event)
+            if self._head is None:
+                self._head = LogHead.fold(self.run_id, self._events)
+            for event in self._events[self._head.events:]:
+                self._head.advance(event)
             return list(self._events)
 
+    def event(self, seq: int) -> Event:
+        """Event ``seq``; InputError when the run has no such event."""
+        event = self._read(seq) if seq >= 0 else None
+        if event is None:
+            raise InputError(f"run {self.run_id} has no event {seq}", where=self.store.location)
+        return event
+
+    def _known(self) -> LogHead:
+        """The state as this instance knows it (opened once; not re-read): enough for facts that never change
+        once true, such as where a version or the first event of a type is."""
+        with self._lock:
+            return self._head if self._head is not None else self._state()
+
+    def first(self, type: EventType) -> Event | None:
+        """The run's first event of ``type``, or None (one read, whatever the log's length)."""
+        seq = self._known().first.get(type.value)
+        if seq is None:
+            seq = self._state().first.get(type.value)
+        return None if seq is None else self._event_at(seq)
+
+    def latest(self, type: EventType) -> Event | None:
+        """The run's latest event of ``type``, or None (one read, whatever the log's length)."""
+        seq = self._state().last.get(type.value)
+        return None if seq is None else self._event_at(seq)
+
     def exists(self) -> bool:
-        """Whether the run has at least one event."""
-        return bool(self.store.list(prefix=f"runs/{self.run_id}/"))
+        """Whether the run has a head or at least one event."""
+        return self.store.exists(key=head_key(self.run_id)) or self.store.exists(key=event_key(self.run_id, 0))
+
+    # -- appending ---------------------------------------------------------------------------------------
+
+    def _write_head(self, head: LogHead) -> None:
+        try:
+            self.store.put(key=head_key(self.run_id), data=head.to_bytes(self.seal_key))
+        except StoreError as e:
+            # The event is in; a missing head update only costs the next reader a few more reads. Raising
+            # would make the caller retry an append that succeeded.
+            _log.warning("head of run %s not updated: %s", self.run_id, e)
 
     def _append(self, fields: dict[str, Any],
-                guard: Callable[[list[Event]], Event | None] | None = None) -> Event:
+                guard: Callable[[LogHead], Event | None] | None = None) -> Event:
         with self._lock:
-            if not self._loaded:
-                self._refresh()
+            head = self._head if self._head is not None else self._state()
             for attempt in range(self.max_append_attempts):
-                # The guard sees the complete prefix whenever the put below succeeds: the put can only
-                # win if no event exists at this seq, i.e. the cache held every earlier event.
-                if guard is not None and (existing := guard(self._events)) is not None:
+                # The guard sees the state of the complete prefix whenever the put below succeeds: the put
+                # can only win if no event exists at this seq, i.e. the state folded every earlier event.
+                if guard is not None and (existing := guard(head)) is not None:
                     return existing
-                seq = len(self._events)
-                prev = self._events[-1].hash if self._events else GENESIS_HASH
+                seq = head.events
                 stamp = self._clock().astimezone(UTC).isoformat(timespec="microseconds")
                 event = seal_event(seq=seq, timestamp=stamp.replace("+00:00", "Z"), run_id=self.run_id,
-                                   prev_hash=prev, **fields)
+                                   prev_hash=head.hash, **fields).sealed_with(self.seal_key)
                 if self.store.put_if_absent(key=event_key(self.run_id, seq), data=event.to_bytes()):
-                    self._events.append(event)
+                    head.advance(event)
+                    if len(self._events) == seq:
+                        self._events.append(event)
+                    self._seen[seq] = event
+                    self._write_head(head)
                     return event
                 self.lost_races += 1
-                self._refresh()
+                head = self._state()
                 # Jitter breaks the lockstep of writers that keep colliding on the same number.
                 time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
         raise StoreUnavailable(f"gave up appending after {self.max_append_attempts} lost races",
@@ -158,9 +261,6 @@ class ExecutionLog:
 
     # -- plan versions -----------------------------------------------------------------------------------
 
-    def _committed(self) -> list[Event]:
-        return [e for e in self._events if e.type is EventType.PLAN_COMMITTED]
-
     def commit_plan(self, schedule_doc: Mapping[str, Any], *, node_id: str | None = None,
                     reason: str = "commit", parent_version: int | None = None,
                     meta: Mapping[str, Any] | None = None, attempt: int | None = None,
@@ -169,12 +269,14 @@ class ExecutionLog:
 
         The plan object is written first and the ``plan.committed`` event second, so an event never names
         a plan that is not there; a crash in between leaves an unreferenced object that the next commit
-        skips (or re-uses when the bytes are identical) and that verify reports as a warning.
+        skips (or re-uses when the bytes are identical) and that verify reports as a warning. A version
+        number is never shared: a commit that finds its number claimed by another commit takes the next,
+        even when both hold the same plan (two requests that happen to give equal plans are two commits).
 
         Args:
-            expect_current: Compare-and-swap: commit only if this is still the current version when the
+            expect_current: Compare-and-swap: commit only if this is still the version in force when the
                 ``plan.committed`` event lands (checked against the complete chain prefix by the same
-                create-only-if-absent put), else raise :class:`ConflictError`; ``0`` means "no plan yet".
+                create-only-if-absent put), else raise :class:`ConflictError`; ``0`` means "no plan in force".
                 A writer that derived its plan from version v passes v, so no concurrent update is lost.
             idempotency_key: Exactly-once commit: when a ``plan.committed`` event with this key is already
                 in the chain, its version is returned and nothing is written. Checked by the same guard,
@@ -184,35 +286,25 @@ class ExecutionLog:
         doc = json.loads(canonical_json(dict(schedule_doc)))
         data, digest = encode_plan(doc), plan_hash(doc)
         with self._lock:
-            self._refresh()
-            if idempotency_key is not None and (done := _by_key(self._events, idempotency_key)) is not None:
-                return int(done.payload["version"])
-            committed = self._committed()
-            version = 1 + max((int(e.payload["version"]) for e in committed), default=0)
-            current = int(committed[-1].payload["version"]) if committed else 0
-            if expect_current is not None and current != expect_current:
-                # Fail before writing the plan object: a writer that is already stale leaves no orphan.
-                raise ConflictError(f"plan v{current} is current, not v{expect_current}", where=f"run {self.run_id}")
+            version = 0
             for _ in range(self.max_append_attempts):
+                head = self._state()
+                if idempotency_key is not None and (done := head.commit_keys.get(idempotency_key)) is not None:
+                    return done
+                # Fail before writing the plan object: a writer that is already stale leaves no orphan.
+                _check_current(head, expect_current, self.run_id)
+                version = max(version + 1, head.max_version + 1)
                 key = plan_key(self.run_id, version)
                 if not self.store.put_if_absent(key=key, data=data) and self.store.get(key=key) != data:
-                    version += 1
-                    continue
+                    continue  # another committer's object (or a crashed commit's) holds this number
 
-                def guard(events: list[Event], v: int = version) -> Event | None:
-                    if idempotency_key is not None and (done := _by_key(events, idempotency_key)) is not None:
-                        return done
-                    for e in events:
-                        if e.type is EventType.PLAN_COMMITTED and e.payload.get("version") == v:
-                            if e.payload.get("plan_hash") == digest:
-                                return e  # an identical commit of this very object already landed
-                            raise _VersionTaken
-                    if expect_current is not None:
-                        commits = [e for e in events if e.type is EventType.PLAN_COMMITTED]
-                        current = int(commits[-1].payload["version"]) if commits else 0
-                        if current != expect_current:
-                            raise ConflictError(f"plan v{current} is current, not v{expect_current}",
-                                                where=f"run {self.run_id}")
+                def guard(h: LogHead, v: int = version) -> Event | None:
+                    if idempotency_key is not None and (done := h.commit_keys.get(idempotency_key)) is not None:
+                        ref = h.ref(done)
+                        return self._event_at(ref.seq) if ref is not None else None
+                    if h.ref(v) is not None:
+                        raise _VersionTaken
+                    _check_current(h, expect_current, self.run_id)
                     return None
 
                 payload = {"version": version, "key": key, "plan_hash": digest, "bytes": len(data),
@@ -225,26 +317,61 @@ class ExecutionLog:
                                           "node_id": node_id, "attempt": attempt,
                                           "correlation_id": self.correlation_id, "redact": []}, guard=guard)
                 except _VersionTaken:
-                    version += 1
                     continue
                 return int(event.payload["version"])
         raise StoreUnavailable("gave up committing a plan: every version number was taken",
                                where=f"{self.store.location}/runs/{self.run_id}")
 
-    def versions(self) -> list[int]:
-        """Committed version numbers, ascending."""
+    def retract(self, version: int, *, node_id: str | None = None, reason: str = "retract",
+                attempt: int | None = None) -> Event:
+        """Withdraw ``version``: append ``plan.retracted``, after which the version in force is the latest
+        committed one that is not retracted (or none). Nothing is deleted; retracting twice is a no-op that
+        returns the first retraction.
+
+        Raises:
+            InputError: The run has no such version.
+        """
+        appended = [False]  # the guard's last decision: True when the append that followed was ours
         with self._lock:
-            self._refresh()
-            return sorted({int(e.payload["version"]) for e in self._committed()})
+            def guard(h: LogHead) -> Event | None:
+                appended[0] = False
+                if version in h.retracted:
+                    return self._event_at(h.retracted[version])
+                if h.ref(version) is None:
+                    raise InputError(f"run {self.run_id} has no plan version {version} to retract",
+                                     where=self.store.location)
+                appended[0] = True
+                return None
+
+            event = self._append({"type": EventType.PLAN_RETRACTED, "payload": {"version": version, "reason": reason},
+                                  "node_id": node_id, "attempt": attempt, "correlation_id": self.correlation_id,
+                                  "redact": []}, guard=guard)
+        if appended[0]:
+            metrics.count_plan_retracted()
+        return event
+
+    def versions(self) -> list[int]:
+        """Committed version numbers, ascending (retracted ones included: they stay readable)."""
+        return sorted(r.version for r in self._state().versions)
+
+    def retracted(self) -> list[int]:
+        """Retracted version numbers, ascending."""
+        return sorted(self._state().retracted)
+
+    def current_version(self) -> int | None:
+        """The version in force, or None (nothing committed, or everything retracted)."""
+        return self._state().current
+
+    def version_ref(self, version: int) -> VersionRef | None:
+        """Where ``version`` is recorded and stored (and the disruption observed before it), or None."""
+        return self._known().ref(version) or self._state().ref(version)
 
     def plan_event(self, version: int) -> Event:
         """The ``plan.committed`` event of ``version``; InputError when there is none."""
-        with self._lock:
-            self._refresh()
-            for e in self._committed():
-                if e.payload.get("version") == version:
-                    return e
-        raise InputError(f"run {self.run_id} has no plan version {version}", where=self.store.location)
+        ref = self.version_ref(version)
+        if ref is None:
+            raise InputError(f"run {self.run_id} has no plan version {version}", where=self.store.location)
+        return self._event_at(ref.seq)
 
     def plan(self, version: int) -> dict[str, Any]:
         """The plan document of ``version``, checked against the hash its commit recorded.
@@ -252,29 +379,29 @@ class ExecutionLog:
         Raises:
             InputError: No such version. IntegrityError: the stored object is missing or altered.
         """
-        event = self.plan_event(version)
-        key = str(event.payload["key"])
-        where = f"{self.store.location}/{key}"
+        ref = self.version_ref(version)
+        if ref is None:
+            raise InputError(f"run {self.run_id} has no plan version {version}", where=self.store.location)
+        return self._load_plan(ref)
+
+    def _load_plan(self, ref: VersionRef) -> dict[str, Any]:
+        version, where = ref.version, f"{self.store.location}/{ref.key}"
         try:
-            data = self.store.get(key=key)
+            data = self.store.get(key=ref.key)
         except RecordNotFound:
-            raise IntegrityError(f"plan v{version} is referenced by event {event.seq} but missing",
+            raise IntegrityError(f"plan v{version} is referenced by event {ref.seq} but missing",
                                  where=where) from None
         doc = decode_plan(data, where=where)
-        if plan_hash(doc) != event.payload.get("plan_hash"):
-            raise IntegrityError(f"plan v{version} does not match the hash recorded by event {event.seq}",
+        if plan_hash(doc) != ref.plan_hash:
+            raise IntegrityError(f"plan v{version} does not match the hash recorded by event {ref.seq}",
                                  where=where)
         return doc
 
     def current_plan(self) -> tuple[int, dict[str, Any]] | None:
-        """(version, document) of the latest committed plan, or None before the first commit."""
-        with self._lock:
-            self._refresh()
-            committed = self._committed()
-        if not committed:
-            return None
-        version = int(committed[-1].payload["version"])
-        return version, self.plan(version)
+        """(version, document) of the plan in force, or None (nothing committed, or all retracted)."""
+        head = self._state()
+        ref = None if head.current is None else head.ref(head.current)
+        return None if ref is None else (ref.version, self._load_plan(ref))
 
     def diff(self, a: int, b: int) -> PlanDiff:
         """Operations moved and makespan change from version ``a`` to version ``b``."""
@@ -295,6 +422,11 @@ class ExecutionLog:
         """Record ``result`` under ``key`` unless a result is there already; return the winning result."""
         return self._idempotency.put(key, result)
 
+    def idempotency_claim(self, key: str, result: Mapping[str, Any]) -> dict[str, Any]:
+        """Like :meth:`idempotency_put`, but return the whole winning record (its ``hash`` included), for an
+        event that should name the record it relies on."""
+        return self._idempotency.claim(key, result)
+
     # -- the runtime's Journal protocol --------------------------------------------------------------------
 
     def record(self, type: EventType | str, *, node_id: str | None = None, attempt: int | None = None,
@@ -313,5 +445,5 @@ class ExecutionLog:
     # -- integrity ---------------------------------------------------------------------------------------
 
     def verify(self) -> VerifyReport:
-        """Check the hash chain, sequence gaps and every referenced plan (see verification.verify_log)."""
-        return verify_log(self.store, self.run_id)
+        """Check the chain, the head, the seals, plan objects and idempotency records (verification.verify_log)."""
+        return verify_log(self.store, self.run_id, key=self.seal_key)

@@ -2,6 +2,7 @@
 
 ::
 
+    runs/<run_id>/head.json                        the state after the latest event (LogHead), overwritten
     runs/<run_id>/events/<seq:08d>.json           one sealed Event each, created only if absent
     runs/<run_id>/plans/v<version:04d>.json        compressed plan documents, immutable
     runs/<run_id>/idempotency/<sha256(key)>.json   first writer wins
@@ -14,7 +15,7 @@ import re
 
 from alas_argo.errors import InputError
 
-__all__ = ["check_run_id", "event_key", "idempotency_key", "plan_key"]
+__all__ = ["check_run_id", "event_key", "head_key", "idempotency_key", "plan_key"]
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -30,6 +31,11 @@ def check_run_id(run_id: str) -> str:
 def event_key(run_id: str, seq: int) -> str:
     """Store key of event ``seq`` of a run."""
     return f"runs/{run_id}/events/{seq:08d}.json"
+
+
+def head_key(run_id: str) -> str:
+    """Store key of a run's head (see :mod:`alas_argo.log.head`)."""
+    return f"runs/{run_id}/head.json"
 
 
 def plan_key(run_id: str, version: int) -> str:

@@ -67,6 +67,9 @@ class ReplayReport(BaseModel):
     steps: list[StepParity] = Field(description="One entry per re-run step, in log order.")
     skipped: int = Field(0, description="Recorded repairs not re-run (repairs=False).")
     seconds: float = Field(description="Wall-clock time of the whole replay, reading included.")
+    current_version: int | None = Field(None, description="The plan version in force at the end of the log.")
+    retracted: list[int] = Field(default_factory=list, description="Versions a compensation retracted: their "
+                                                                   "steps are replayed, their plans are not in force.")
 
     @property
     def parity(self) -> bool:
@@ -79,7 +82,10 @@ class ReplayReport(BaseModel):
         parts = [f"{sum(s.parity for s in v)}/{len(v)} {k}s identical" for k, v in kinds.items()]
         skipped = f", {self.skipped} repairs skipped" if self.skipped else ""
         verdict = "parity" if self.parity else "DRIFT"
-        return f"run {self.run_id}: {verdict}: {', '.join(parts)}{skipped} ({self.seconds:.2f} s)"
+        state = f"current v{self.current_version}" if self.current_version else "no plan in force"
+        if self.retracted:
+            state += ", retracted " + ", ".join(f"v{v}" for v in self.retracted)
+        return f"run {self.run_id}: {verdict}: {', '.join(parts)}{skipped}; {state} ({self.seconds:.2f} s)"
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON."""
@@ -187,7 +193,9 @@ def replay_log(log: ExecutionLog, *, repairs: bool = True,
     """
     started = time.perf_counter()
     inputs, steps, skipped = _Inputs(log), [], 0
-    for event in log.events():
+    events = log.events()
+    head = log.head()
+    for event in events:
         if event.type in _VALIDATIONS:
             kind, run = "validation", _validation
         elif event.type is EventType.REPAIR_FINISHED:
@@ -204,10 +212,14 @@ def replay_log(log: ExecutionLog, *, repairs: bool = True,
             same, detail, drift = False, f"cannot rebuild inputs: payload lacks {e.args[0]}", {}
         except AlasError as e:
             same, detail, drift = False, f"re-run failed: {e}", {"error": type(e).__name__}
+        result_version = event.payload.get("result_version", event.payload.get("plan_version"))
+        if isinstance(result_version, int) and result_version in head.retracted:
+            detail += f" (v{result_version} since retracted by event {head.retracted[result_version]})"
         step = StepParity(seq=event.seq, kind=kind, node_id=event.node_id, parity=same, detail=detail,
                           drift=drift, seconds=round(time.perf_counter() - t0, 4))
         steps.append(step)
         if on_step is not None:
             on_step(step)
     return ReplayReport(run_id=log.run_id, steps=steps, skipped=skipped,
-                        seconds=round(time.perf_counter() - started, 4))
+                        seconds=round(time.perf_counter() - started, 4), current_version=head.current,
+                        retracted=sorted(head.retracted))

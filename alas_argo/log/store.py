@@ -47,6 +47,9 @@ class Store(ABC):
 
     #: Human-readable location, used in error messages ("fs:.alas", "s3://bucket/prefix").
     location: str = "store"
+    #: Key of the log's keyed seals (``store.log_key`` in the settings); None seals nothing. It travels with
+    #: the store because every log opened on the store must seal and check under the same key.
+    seal_key: bytes | None = None
 
     @abstractmethod
     def put_if_absent(self, *, key: str, data: bytes) -> bool:
@@ -91,12 +94,17 @@ def open_store(settings: Settings | StoreSettings) -> Store:
     The S3 backend imports boto3 lazily, so the embedded default works without the ``cluster`` extra.
     """
     store = settings.store if isinstance(settings, Settings) else settings
+    backend: Store
     if store.kind is StoreKind.FS:
         from alas_argo.log.fs_store import FsStore
 
-        return FsStore(store.root)
-    if store.kind is StoreKind.S3:
+        backend = FsStore(store.root)
+    elif store.kind is StoreKind.S3:
         from alas_argo.log.s3_store import S3Store
 
-        return S3Store.from_settings(store)
-    raise InputError(f"unknown store kind {store.kind!r}", where="settings.store.kind")  # pragma: no cover
+        backend = S3Store.from_settings(store)
+    else:  # pragma: no cover
+        raise InputError(f"unknown store kind {store.kind!r}", where="settings.store.kind")
+    if store.log_key is not None:
+        backend.seal_key = store.log_key.get_secret_value().encode()
+    return backend

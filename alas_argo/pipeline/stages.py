@@ -208,23 +208,17 @@ class Stages:
         return _plan_out(plan, version=version, **carried)
 
     def retract(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Compensation of a commit: the version before it becomes current again (the log is never edited).
+        """Compensation of a commit: a ``plan.retracted`` transition, after which the latest version that is
+        not retracted is in force again, or none (the log is never edited).
 
-        Idempotent: a second call finds its earlier restore and does nothing.
+        Idempotent: a second call finds its earlier retraction and changes nothing.
         """
         output = ctx.failure.output if ctx.failure is not None else None
         version = int(output["version"]) if isinstance(output, dict) and "version" in output else None
         if version is None:
             return {"retracted": None}
-        for event in self.log.events():
-            if event.type == EventType.PLAN_COMMITTED and (event.payload.get("meta") or {}).get("retracts") == version:
-                return {"retracted": version, "restored": event.payload.get("version"), "again": True}
-        earlier = [v for v in self.log.versions() if v < version]
-        if not earlier:
-            return {"retracted": version, "restored": None}
-        restored = self.log.commit_plan(self.log.plan(earlier[-1]), node_id=ctx.node_id,
-                                        reason=f"compensation of v{version}", meta={"retracts": version})
-        return {"retracted": version, "restored": restored}
+        self.log.retract(version, node_id=ctx.node_id, reason=f"compensation of v{version}")
+        return {"retracted": version, "restored": self.log.current_version()}
 
     # -- disruptions and repair ----------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ EXPECTED = {
         "workflow_manifest", "workflow_name", "workflow_summary"},
     "alas_argo.metrics": {
         "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_http_request", "count_operator_action",
-        "count_plan_committed", "count_policy_event",
+        "count_plan_committed", "count_plan_retracted", "count_policy_event",
         "count_run_outcome", "exposition", "label_value", "observe_llm_exchange", "observe_log_append",
         "observe_repair",
         "observe_validation", "serve"},

@@ -167,7 +167,7 @@ def test_repair_commits_a_valid_new_version(controller: str, run_id: str, s3_sto
     assert verdict.valid, verdict
     assert doc["makespan"] == repaired.makespan
     assert call(controller, "GET", f"/runs/{run_id}")[1] == {"run_id": run_id, "version": 2,
-                                                             "makespan": repaired.makespan}
+                                                             "makespan": repaired.makespan, "retracted": []}
     report = log.verify()
     assert report.ok and report.warnings == [], report
 

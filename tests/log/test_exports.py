@@ -7,13 +7,13 @@ import importlib
 import alas_argo.log as log
 
 EXPECTED = {
-    "GENESIS_HASH", "Event", "EventType", "ExecutionLog", "FsStore", "PlanDiff", "Problem", "RecordNotFound",
+    "GENESIS_HASH", "Event", "EventType", "ExecutionLog", "FsStore", "LogHead", "PlanDiff", "Problem", "RecordNotFound",
     "RunSummary", "Store", "VerifyReport", "canonical_json", "check_run_id", "decode_plan", "diff_plans",
     "encode_plan", "event_key", "is_redacted", "list_runs", "open_store", "plan_hash", "plan_key",
     "redact_payload", "verify_log",
 }
-MODULES = ["event", "events", "execution_log", "fs_store", "idempotency", "layout", "plans", "redaction", "replay",
-           "runs", "s3_store", "store", "verification"]
+MODULES = ["event", "events", "execution_log", "fs_store", "head", "idempotency", "layout", "plans", "redaction",
+           "replay", "runs", "s3_store", "sealing", "store", "verification"]
 
 
 def test_package_exports() -> None:

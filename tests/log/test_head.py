@@ -1,0 +1,106 @@
+"""The head: opening a run costs the same number of store requests however long its log is, the head is
+the fold of the chain, a trailing head is read past, and a head that names a missing event stops writers.
+Requests are counted as the store sees them: HTTP requests on the wire for S3, operations for the filesystem.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.benchmarks.open_cost import KINDS, build_run, measure_open
+from alas_argo.errors import IntegrityError
+from alas_argo.log.event import Event
+from alas_argo.log.events import EventType
+from alas_argo.log.execution_log import ExecutionLog
+from alas_argo.log.fs_store import FsStore
+from alas_argo.log.head import LogHead
+from alas_argo.log.layout import event_key, head_key
+from alas_argo.log.s3_store import S3Store
+from alas_argo.log.store import Store
+from tests.log.test_verification import _delete
+
+PLAN = {"instance": "t", "makespan": 3, "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]}
+
+
+def _fresh(store: Store) -> Store:
+    """Another client on the same store, as a new pod has (nothing cached, its own request counter)."""
+    if isinstance(store, S3Store):
+        return S3Store(bucket=store.bucket, endpoint=store.endpoint, prefix=store.prefix,
+                       access_key="testing", secret_key="testing", backoff=0.01, max_retries=2)
+    assert isinstance(store, FsStore)
+    return FsStore(store.root)
+
+
+def test_requests_to_open_a_run_do_not_grow_with_its_log(store: Store) -> None:
+    counts = {}
+    for size in (10, 300):
+        key = build_run(store, f"open-{size}", size)
+        assert len(ExecutionLog(store, f"open-{size}").events()) >= size
+        counts[size] = measure_open(lambda: _fresh(store), f"open-{size}", key)
+    # The same requests for a run 30 times longer: the head, the event it names, one miss past it, and then
+    # exactly what the access itself reads and writes.
+    assert counts[10] == counts[300], counts
+    assert set(counts[10]) == set(KINDS)
+    assert counts[10]["open"] <= 7 and counts[10]["job_agent"] <= 15 and counts[10]["controller"] <= 30, counts
+
+
+def test_the_head_is_the_fold_of_the_chain(store: Store) -> None:
+    log = ExecutionLog(store, "h")
+    log.append(EventType.RUN_STARTED, payload={"instance": {"name": "t"}})
+    log.commit_plan(PLAN, idempotency_key="k1")
+    log.append(EventType.DISRUPTION_OBSERVED, payload={"disruption": {"time": 1, "events": []}})
+    log.commit_plan({**PLAN, "makespan": 4})
+    log.retract(2)
+    stored = LogHead.from_bytes(store.get(key=head_key("h")), where="head")
+    assert stored.state() == LogHead.fold("h", log.events()).state()
+    assert (stored.events, stored.current, stored.commit_keys, list(stored.retracted)) == (5, 1, {"k1": 1}, [2])
+    assert stored.ref(2) is not None and stored.ref(2).observed == 2  # the disruption it was made under
+    assert stored.first[EventType.RUN_STARTED.value] == 0 and stored.last[EventType.PLAN_COMMITTED.value] == 3
+
+
+def test_a_trailing_head_is_read_past(store: Store) -> None:
+    log = ExecutionLog(store, "t")
+    log.commit_plan(PLAN)
+    old_head = store.get(key=head_key("t"))
+    log.commit_plan({**PLAN, "makespan": 5})
+    log.append(EventType.NODE_SUCCEEDED)
+    store.put(key=head_key("t"), data=old_head)  # a slower writer's head landed last
+    reader = ExecutionLog(_fresh(store), "t")
+    assert reader.current_version() == 2 and reader.versions() == [1, 2]
+    reader.append(EventType.NODE_SUCCEEDED)  # appends after the real end, and moves the head there
+    assert LogHead.from_bytes(store.get(key=head_key("t")), where="head").events == 4
+    report = ExecutionLog(store, "t").verify()
+    assert report.ok and report.anchored == 4, report
+
+
+def test_a_run_without_a_head_opens_verifies_with_a_warning_and_gets_one(store: Store) -> None:
+    log = ExecutionLog(store, "old")
+    log.commit_plan(PLAN)
+    log.append(EventType.NODE_SUCCEEDED)
+    _delete(store, head_key("old"))  # as written before heads existed
+    report = ExecutionLog(store, "old").verify()
+    assert report.ok and report.anchored is None
+    assert any("no head object" in w for w in report.warnings)
+    reader = ExecutionLog(_fresh(store), "old")
+    assert reader.exists() and reader.current_plan() is not None and reader.current_plan()[0] == 1
+    reader.append(EventType.NODE_SUCCEEDED)
+    assert ExecutionLog(store, "old").verify().anchored == 3
+
+
+def test_a_head_naming_a_missing_event_stops_writers(store: Store) -> None:
+    log = ExecutionLog(store, "cut")
+    log.commit_plan(PLAN)
+    for _ in range(3):
+        log.append(EventType.NODE_SUCCEEDED)
+    _delete(store, event_key("cut", 3))  # the tail is removed behind the log's back
+    writer = ExecutionLog(_fresh(store), "cut")
+    with pytest.raises(IntegrityError, match="names event 3, which is missing"):
+        writer.append(EventType.NODE_SUCCEEDED)
+    assert not _fresh(store).exists(key=event_key("cut", 3))  # nothing written on top of the hole
+
+
+def test_events_without_a_key_are_stored_as_before() -> None:
+    """The optional seal changes no byte of an unsealed event: old readers and old hashes still agree."""
+    event = Event.model_validate({"seq": 0, "timestamp": "2024-01-01T00:00:00.000000Z", "run_id": "r",
+                                  "type": "run.started", "prev_hash": "x", "hash": "y"})
+    assert b"mac" not in event.to_bytes() and "mac" not in event.body()
