@@ -124,12 +124,10 @@ class ExecutionLog:
         if head.run_id != self.run_id:
             raise IntegrityError(f"the head belongs to run {head.run_id!r}", where=where)
         if self.seal_key is not None and not head.seal_ok(self.seal_key):
-            if head.mac is not None:
-                raise IntegrityError("the head's seal does not verify under the configured key (rewritten, or "
-                                     "another key); run `alas log verify`", where=where)
-            # Written by a process without the key: trust the chain, not the head.
-            _log.warning("%s has no seal; folding run %s from its first event", where, self.run_id)
-            return LogHead.empty(self.run_id)
+            # Never seal a new head over one that does not verify: that would vouch for whatever is there.
+            why = "has no seal (written without the key, or rewritten)" if head.mac is None else \
+                "has a seal that does not verify under the configured key (rewritten, or another key)"
+            raise IntegrityError(f"the head {why}; run `alas log verify`", where=where)
         if head.events:
             last = self._read(head.events - 1)
             if last is None or last.hash != head.hash:

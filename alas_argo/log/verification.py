@@ -170,9 +170,9 @@ def _check_event(c: _Check, event: Event, seq: int, key: str, versions: dict[int
         c.bad("bad_retraction", seq, key, f"retracts v{event.payload.get('version')}, which was not committed before")
 
 
-def _check_chain(c: _Check, head: LogHead | None) -> tuple[list[Event], LogHead | None, int]:
-    """Walk every event record; return the readable events, the fold at the head's length (None when the
-    chain does not reach it intact) and the number of event records."""
+def _check_chain(c: _Check, head: LogHead | None) -> tuple[dict[int, Event], LogHead | None, int]:
+    """Walk every event record; return the readable events by position, the fold at the head's length (None
+    when the chain does not reach it intact) and the number of event records."""
     prefix = f"runs/{c.run_id}/events/"
     by_seq: dict[int, str] = {}
     for key in c.store.list(prefix=prefix):
@@ -184,7 +184,7 @@ def _check_chain(c: _Check, head: LogHead | None) -> tuple[list[Event], LogHead 
     prev: str | None = GENESIS_HASH
     expected = 0
     versions: dict[int, str] = {}
-    events: list[Event] = []
+    events: dict[int, Event] = {}
     fold: LogHead | None = LogHead.empty(c.run_id)
     at_head = LogHead.empty(c.run_id) if head is not None and head.events == 0 else None
     for seq in sorted(by_seq):
@@ -203,40 +203,40 @@ def _check_chain(c: _Check, head: LogHead | None) -> tuple[list[Event], LogHead 
         if prev is not None and event.prev_hash != prev:
             c.bad("broken_chain", seq, key, "prev_hash does not match the previous event")
         prev = event.hash
-        events.append(event)
+        events[seq] = event
         if fold is not None:
             fold.advance(event)
             if head is not None and fold.events == head.events:
                 at_head = fold.model_copy(deep=True)
-    if c.key is None and any(e.mac is not None for e in events):
+    if c.key is None and any(e.mac is not None for e in events.values()):
         c.warnings.append("events carry keyed seals; set ALAS_STORE__LOG_KEY to check them (re-sealing is only "
                           "detected with the key)")
     return events, at_head, len(by_seq)
 
 
-def _check_anchor(c: _Check, head: LogHead, events: list[Event], at_head: LogHead | None) -> None:
+def _check_anchor(c: _Check, head: LogHead, events: dict[int, Event], at_head: LogHead | None) -> None:
     key = head_key(c.run_id)
-    last = {e.seq: e for e in events}.get(head.events - 1) if head.events else None
+    last = events.get(head.events - 1) if head.events else None
     if head.events and last is None:
-        have = max((e.seq for e in events), default=-1) + 1
+        have = max(events, default=-1) + 1
         c.bad("truncated", head.events - 1, key, f"the head anchors {head.events} events but event "
               f"{head.events - 1} is gone (the store holds {have}): the tail was removed")
         return
     if last is not None and last.hash != head.hash:
-        c.bad("head_mismatch", last.seq, key, f"event {last.seq} is not the one the head anchored (replaced, or "
+        c.bad("head_mismatch", head.events - 1, key, f"event {last.seq} is not the one the head anchored (replaced, or "
               "the chain was re-hashed)")
         return
     if at_head is not None and at_head.state() != head.state():
         diff = next(k for k, v in head.state().items() if at_head.state().get(k) != v)
         c.bad("head_mismatch", None, key, f"the head's {diff} disagrees with the chain (the head was edited)")
-    newest = max((e.seq for e in events), default=-1)
+    newest = max(events, default=-1)
     if newest >= head.events:
         c.warnings.append(f"events {head.events}..{newest} come after the head (a writer stopped between its "
                           "append and the head update, or two writers finished at once): their removal would "
                           "not be detected")
 
 
-def _check_records(c: _Check, events: list[Event]) -> int:
+def _check_records(c: _Check, events: dict[int, Event]) -> int:
     prefix = f"runs/{c.run_id}/idempotency/"
     hashes: dict[str, str] = {}
     keys = c.store.list(prefix=prefix)
@@ -262,7 +262,7 @@ def _check_records(c: _Check, events: list[Event]) -> int:
             code = "record_unsealed" if record.get("mac") is None else "record_bad_seal"
             c.bad(code, None, key, f"the record for {record['key']!r} has no valid seal (re-hashed or unsealed)")
         hashes[key] = str(record.get("hash"))
-    for event in events:
+    for event in events.values():
         p = event.payload
         if not (isinstance(p.get("record_hash"), str) and isinstance(p.get("key"), str)):
             continue
@@ -290,7 +290,7 @@ def verify_log(store: Store, run_id: str, *, key: bytes | None = None) -> Verify
     if head is not None and head.run_id == run_id:
         _check_anchor(c, head, events, at_head)
     records = _check_records(c, events)
-    fold = LogHead.fold(run_id, events)
+    fold = LogHead.fold(run_id, [events[s] for s in sorted(events)])
     referenced = {r.key for r in fold.versions}
     c.warnings += [f"plan object {k} is not referenced by any event (an interrupted commit)"
                    for k in store.list(prefix=f"runs/{run_id}/plans/")

@@ -81,6 +81,10 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
     comp = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert [(e.payload["node"], e.payload["result"]) for e in comp] == [
         ("commit-plan", {"retracted": 1, "restored": None})]  # nothing earlier to make current again
+    # The retraction is a logged transition: no plan is in force for any reader any more.
+    assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [1]
+    assert log.current_plan() is None and log.retracted() == [1]
+    assert ExecutionLog(s3_env, "walk-saga").verify().current_version is None
 
     # The exit handler re-run (a retried pod): nothing is compensated twice.
     doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
