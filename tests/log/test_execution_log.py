@@ -167,3 +167,31 @@ def test_idempotent_commits_race_to_one_version(store: Store) -> None:
     committed = [e for e in logs[0].events() if e.type == "plan.committed"]
     assert len(committed) == 1 and committed[0].payload["idempotency_key"] == "k"
     assert logs[0].verify().ok
+
+
+def test_equal_plans_never_share_a_version(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two writers derive the same plan from v1 for different reasons (two disruptions that change nothing)
+    and race: the loser must get a conflict, never be told that the winner's commit is its own (issue 15,
+    point 5: the loser's disruption was acknowledged and lost)."""
+    from alas_argo.errors import ConflictError
+
+    base, same = schedule([0]), schedule([3])
+    first, second = ExecutionLog(store, "equal"), ExecutionLog(store, "equal")
+    assert first.commit_plan(base) == 1 and second.current_plan() is not None
+    put_if_absent, fired = store.put_if_absent, []
+
+    def interleaved(*, key: str, data: bytes) -> bool:
+        created = put_if_absent(key=key, data=data)
+        if key == plan_key("equal", 2) and not fired:  # the second writer has passed its early check...
+            fired.append(key)
+            fired.append(first.commit_plan(same, expect_current=1, meta={"why": "a"}))  # ...and first lands
+        return created
+
+    monkeypatch.setattr(store, "put_if_absent", interleaved)
+    with pytest.raises(ConflictError, match="v2 is current, not v1"):
+        second.commit_plan(same, expect_current=1, meta={"why": "b"})
+    assert fired[1] == 2
+    # Without compare-and-swap, equal plans are two commits: two versions.
+    assert second.commit_plan(same, meta={"why": "c"}) == 3
+    whys = [e.payload["meta"].get("why") for e in second.events() if e.type is EventType.PLAN_COMMITTED]
+    assert whys == [None, "a", "c"] and second.verify().ok
