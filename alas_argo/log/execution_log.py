@@ -157,12 +157,13 @@ class ExecutionLog:
     def events(self) -> list[Event]:
         """Every event of the run, in sequence order (re-read from the store: a full read)."""
         with self._lock:
+            # The head is opened (and checked) first: a state folded from a chain that lost its tail must
+            # never become the next head.
+            head = self._state()
             while (event := self._read(len(self._events))) is not None:
                 self._events.append(event)
-            if self._head is None:
-                self._head = LogHead.fold(self.run_id, self._events)
-            for event in self._events[self._head.events:]:
-                self._head.advance(event)
+            for event in self._events[head.events:]:
+                head.advance(event)
             return list(self._events)
 
     def event(self, seq: int) -> Event:

@@ -32,3 +32,11 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "log", "--root", str(tmp_path), "--appends", "10", "--no-replay", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["append"]["appends"] == 10 and "replay" not in doc and doc["store"].startswith("fs:")
+
+
+def test_open_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "open", "--root", str(tmp_path), "--events", "10,40", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["unit"] == "store operations" and doc["rows"][0]["events"] >= 10 and doc["rows"][1]["events"] >= 40
+    first, second = ({k: r[k] for k in ("open", "job_agent", "controller")} for r in doc["rows"])
+    assert first == second and all(v > 0 for v in first.values())  # counted on real runs, flat in their length

@@ -5,7 +5,10 @@ Requests are counted as the store sees them: HTTP requests on the wire for S3, o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from pydantic import ValidationError
 
 from alas_argo.benchmarks.open_cost import KINDS, build_run, measure_open
 from alas_argo.errors import IntegrityError
@@ -16,7 +19,8 @@ from alas_argo.log.fs_store import FsStore
 from alas_argo.log.head import LogHead
 from alas_argo.log.layout import event_key, head_key
 from alas_argo.log.s3_store import S3Store
-from alas_argo.log.store import Store
+from alas_argo.log.store import Store, open_store
+from alas_argo.settings import load_settings
 from tests.log.test_verification import _delete
 
 PLAN = {"instance": "t", "makespan": 3, "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]}
@@ -104,3 +108,27 @@ def test_events_without_a_key_are_stored_as_before() -> None:
     event = Event.model_validate({"seq": 0, "timestamp": "2024-01-01T00:00:00.000000Z", "run_id": "r",
                                   "type": "run.started", "prev_hash": "x", "hash": "y"})
     assert b"mac" not in event.to_bytes() and "mac" not in event.body()
+
+
+def test_reading_every_event_first_does_not_launder_a_truncation(store: Store) -> None:
+    log = ExecutionLog(store, "launder")
+    log.commit_plan(PLAN)
+    log.append(EventType.NODE_SUCCEEDED)
+    _delete(store, event_key("launder", 1))
+    reader = ExecutionLog(_fresh(store), "launder")
+    with pytest.raises(IntegrityError, match="names event 1"):
+        reader.events()  # what `alas log show` and the compensate step do before anything else
+    assert [p.code for p in ExecutionLog(store, "launder").verify().problems] == ["truncated"]
+
+
+def test_the_seal_key_comes_from_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALAS_STORE__LOG_KEY", "k" * 16)
+    store = open_store(load_settings(store={"kind": "fs", "root": str(tmp_path)}))
+    assert store.seal_key == b"k" * 16
+    log = ExecutionLog(store, "keyed")
+    event = log.append(EventType.RUN_STARTED)
+    assert event.mac is not None and event.seal_ok(b"k" * 16)
+    assert log.verify().keyed and log.verify().ok
+    monkeypatch.setenv("ALAS_STORE__LOG_KEY", "short")
+    with pytest.raises(ValidationError, match="at least 16"):
+        load_settings()
