@@ -3,9 +3,10 @@ retractions, idempotency records, and the head that anchors them (DESIGN.md sect
 
 Layout under the store: see :mod:`alas_argo.log.layout`.
 
-Opening a run reads its head (:mod:`alas_argo.log.head`): the state folded up to some event, checked
-against that event, then the few events after it; so it costs a bounded number of requests however long
-the log is. Runs written before heads existed have none and are folded from their first event.
+Opening a run reads its head (:mod:`alas_argo.log.head`, through :mod:`alas_argo.log.cursor`): the state
+folded up to some event, checked against that event, then the few events after it; so it costs a bounded
+number of requests however long the log is. Runs written before heads existed have none and are folded from
+their first event. After each append the writer stores the new head.
 
 Concurrency without a lock service: a writer appends at the sequence number after the last event it
 knows, with a create-only-if-absent put; if another writer took that number it reads the new events and
@@ -32,6 +33,7 @@ from typing import Any
 
 from alas_argo import metrics
 from alas_argo.errors import ConflictError, ContractError, InputError, IntegrityError, StoreError, StoreUnavailable
+from alas_argo.log.cursor import ChainCursor
 from alas_argo.log.event import Event, canonical_json, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.head import LogHead, VersionRef
@@ -86,9 +88,7 @@ class ExecutionLog:
         self._redaction_key = redaction_key
         self.max_append_attempts = max_append_attempts
         self.seal_key = seal_key if seal_key is not None else store.seal_key
-        self._head: LogHead | None = None  # the state of the chain prefix this instance knows
-        self._events: list[Event] = []  # events 0..n-1, read only when someone asks for all of them
-        self._seen: dict[int, Event] = {}  # events read or written one by one (events never change)
+        self._cursor = ChainCursor(store, self.run_id, self.seal_key)
         self._lock = threading.RLock()
         self._idempotency = IdempotencyRecords(store, self.run_id, clock, self.seal_key)
         #: Appends this instance lost to another writer and retried (a contention measure).
@@ -96,58 +96,18 @@ class ExecutionLog:
 
     # -- reading -----------------------------------------------------------------------------------------
 
-    def _read(self, seq: int) -> Event | None:
-        key = event_key(self.run_id, seq)
-        try:
-            data = self.store.get(key=key)
-        except RecordNotFound:
-            return None
-        return Event.from_bytes(data, where=f"{self.store.location}/{key}")
+    def _state(self) -> LogHead:
+        """The state of the complete chain as of now (see :class:`ChainCursor`)."""
+        with self._lock:
+            return self._cursor.state()
+
+    def _known(self) -> LogHead:
+        with self._lock:
+            return self._cursor.known()
 
     def _event_at(self, seq: int) -> Event:
-        event = self._events[seq] if seq < len(self._events) else self._seen.get(seq) or self._read(seq)
-        if event is not None:
-            self._seen[seq] = event
-        else:
-            where = f"{self.store.location}/{event_key(self.run_id, seq)}"
-            raise IntegrityError(f"event {seq} is missing", where=where)
-        return event
-
-    def _open(self) -> LogHead:
-        """The stored head, checked against the event it names; an empty state when there is no head (a run
-        written before heads existed, or a new one), so that the whole chain is folded."""
-        where = f"{self.store.location}/{head_key(self.run_id)}"
-        try:
-            head = LogHead.from_bytes(self.store.get(key=head_key(self.run_id)), where=where)
-        except RecordNotFound:
-            return LogHead.empty(self.run_id)
-        if head.run_id != self.run_id:
-            raise IntegrityError(f"the head belongs to run {head.run_id!r}", where=where)
-        if self.seal_key is not None and not head.seal_ok(self.seal_key):
-            # Never seal a new head over one that does not verify: that would vouch for whatever is there.
-            why = "has no seal (written without the key, or rewritten)" if head.mac is None else \
-                "has a seal that does not verify under the configured key (rewritten, or another key)"
-            raise IntegrityError(f"the head {why}; run `alas log verify`", where=where)
-        if head.events:
-            last = self._read(head.events - 1)
-            if last is None or last.hash != head.hash:
-                # Never append on top of a chain that lost its tail: the next head would erase the evidence.
-                found = "is missing" if last is None else "has another hash"
-                raise IntegrityError(f"the head names event {head.events - 1}, which {found}: the chain was "
-                                     "truncated or rewritten; run `alas log verify`", where=where)
-        return head
-
-    def _state(self) -> LogHead:
-        """The state of the complete chain as of now: the head (opened once), then every later event."""
         with self._lock:
-            if self._head is None:
-                self._head = self._open()
-            head = self._head
-            while (event := self._read(head.events)) is not None:
-                head.advance(event)
-                if len(self._events) == event.seq:
-                    self._events.append(event)
-            return head
+            return self._cursor.event_at(seq)
 
     def head(self) -> LogHead:
         """A copy of the state of the complete chain as of now (current version, versions, ...)."""
@@ -157,27 +117,14 @@ class ExecutionLog:
     def events(self) -> list[Event]:
         """Every event of the run, in sequence order (re-read from the store: a full read)."""
         with self._lock:
-            # The head is opened (and checked) first: a state folded from a chain that lost its tail must
-            # never become the next head.
-            head = self._state()
-            while (event := self._read(len(self._events))) is not None:
-                self._events.append(event)
-            for event in self._events[head.events:]:
-                head.advance(event)
-            return list(self._events)
+            return self._cursor.events()
 
     def event(self, seq: int) -> Event:
         """Event ``seq``; InputError when the run has no such event."""
-        event = self._read(seq) if seq >= 0 else None
+        event = self._cursor.read(seq) if seq >= 0 else None
         if event is None:
             raise InputError(f"run {self.run_id} has no event {seq}", where=self.store.location)
         return event
-
-    def _known(self) -> LogHead:
-        """The state as this instance knows it (opened once; not re-read): enough for facts that never change
-        once true, such as where a version or the first event of a type is."""
-        with self._lock:
-            return self._head if self._head is not None else self._state()
 
     def first(self, type: EventType) -> Event | None:
         """The run's first event of ``type``, or None (one read, whatever the log's length)."""
@@ -208,7 +155,7 @@ class ExecutionLog:
     def _append(self, fields: dict[str, Any],
                 guard: Callable[[LogHead], Event | None] | None = None) -> Event:
         with self._lock:
-            head = self._head if self._head is not None else self._state()
+            head = self._known()
             for attempt in range(self.max_append_attempts):
                 # The guard sees the state of the complete prefix whenever the put below succeeds: the put
                 # can only win if no event exists at this seq, i.e. the state folded every earlier event.
@@ -219,10 +166,7 @@ class ExecutionLog:
                 event = seal_event(seq=seq, timestamp=stamp.replace("+00:00", "Z"), run_id=self.run_id,
                                    prev_hash=head.hash, **fields).sealed_with(self.seal_key)
                 if self.store.put_if_absent(key=event_key(self.run_id, seq), data=event.to_bytes()):
-                    head.advance(event)
-                    if len(self._events) == seq:
-                        self._events.append(event)
-                    self._seen[seq] = event
+                    self._cursor.appended(event)
                     self._write_head(head)
                     return event
                 self.lost_races += 1

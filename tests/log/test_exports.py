@@ -12,8 +12,8 @@ EXPECTED = {
     "encode_plan", "event_key", "is_redacted", "list_runs", "open_store", "plan_hash", "plan_key",
     "redact_payload", "verify_log",
 }
-MODULES = ["event", "events", "execution_log", "fs_store", "head", "idempotency", "layout", "plans", "redaction",
-           "replay", "runs", "s3_store", "sealing", "store", "verification"]
+MODULES = ["cursor", "event", "events", "execution_log", "fs_store", "head", "idempotency", "layout", "plans",
+           "redaction", "replay", "runs", "s3_store", "sealing", "store", "verification"]
 
 
 def test_package_exports() -> None:
