@@ -11,7 +11,8 @@ and ``pkg/apis/apiextensions/validation/validation.go``):
   other;
 - value validations (``allOf``, ``anyOf``, ``oneOf``, ``not``) carry no ``type``, ``default``, ``title``,
   ``description``, ``nullable``, ``additionalProperties`` or ``x-kubernetes-*`` (save the int-or-string
-  ``anyOf`` pattern), and every property or ``items`` they name exists in the structural part;
+  ``anyOf`` pattern), and every property or ``items`` that those of the root name exists in the
+  structural part (``complete.go`` checks the root's value validations only, and so does this lint);
 - keywords the API server refuses: ``$ref``, ``id``, ``definitions``, ``dependencies``,
   ``patternProperties``, ``additionalItems``, ``uniqueItems: true``, ``type: null``, an array of
   ``items``, an unknown type, ``x-kubernetes-preserve-unknown-fields: false``, ``nullable`` at the root, a
@@ -146,10 +147,12 @@ class _Linter:
             self.structural(s["items"], f"{path}.items", "item")
         if isinstance(s.get("additionalProperties"), dict):
             self.structural(s["additionalProperties"], f"{path}.additionalProperties", "field")
-        self.junctors(s, s, path, path)
+        self.junctors(s, s, path, path, complete=level == "root")
 
-    def junctors(self, v: dict[str, Any], s: dict[str, Any] | None, vpath: str, spath: str) -> None:
-        """The value validations of ``v``, against the structural node ``s`` they constrain."""
+    def junctors(self, v: dict[str, Any], s: dict[str, Any] | None, vpath: str, spath: str, *,
+                 complete: bool) -> None:
+        """The value validations of ``v``, against the structural node ``s`` they constrain (checked for
+        completeness when ``complete``)."""
         nested: list[tuple[dict[str, Any], str]] = []
         for junctor in _JUNCTORS:
             items = v.get(junctor) or []
@@ -161,9 +164,10 @@ class _Linter:
         if isinstance(v.get("not"), dict):
             nested.append((v["not"], f"{vpath}.not"))
         for n, npath in nested:
-            self.value_validation(n, s, npath, spath)
+            self.value_validation(n, s, npath, spath, complete=complete)
 
-    def value_validation(self, v: dict[str, Any], s: dict[str, Any] | None, vpath: str, spath: str) -> None:
+    def value_validation(self, v: dict[str, Any], s: dict[str, Any] | None, vpath: str, spath: str, *,
+                         complete: bool) -> None:
         self.keywords(v, vpath)
         for key in _NOT_IN_JUNCTORS:
             if key in v:
@@ -171,19 +175,21 @@ class _Linter:
         if "metadata" in (v.get("properties") or {}):
             self.problem(f"{vpath}.properties[metadata]", "must not be specified in a nested context")
         if s is None:
-            self.problem(spath, f"is required because it is defined in {vpath}")
-            return
+            if complete:
+                self.problem(spath, f"is required because it is defined in {vpath}")
+            s = {}
         for name, sub in (v.get("properties") or {}).items():
             target = (s.get("properties") or {}).get(name)
-            if target is None:
+            if target is None and complete:
                 self.problem(f"{spath}.properties[{name}]",
                              f"is required because it is defined in {vpath}.properties[{name}]")
-            else:
-                self.value_validation(sub, target, f"{vpath}.properties[{name}]", f"{spath}.properties[{name}]")
+            self.value_validation(sub, target, f"{vpath}.properties[{name}]", f"{spath}.properties[{name}]",
+                                  complete=complete and target is not None)
         if isinstance(v.get("items"), dict):
             items = s.get("items") if isinstance(s.get("items"), dict) else None
-            self.value_validation(v["items"], items, f"{vpath}.items", f"{spath}.items")
-        self.junctors(v, s, vpath, spath)
+            self.value_validation(v["items"], items, f"{vpath}.items", f"{spath}.items",
+                                  complete=complete and items is not None)
+        self.junctors(v, s, vpath, spath, complete=complete)
 
 
 def lint_crd(crd: dict[str, Any]) -> list[StructuralProblem]:
