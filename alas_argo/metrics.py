@@ -32,6 +32,7 @@ __all__ = [
     "RunOutcome",
     "count_http_request",
     "count_operator_action",
+    "count_operator_failure",
     "count_plan_committed",
     "count_plan_retracted",
     "count_policy_event",
@@ -40,6 +41,7 @@ __all__ = [
     "label_value",
     "observe_llm_exchange",
     "observe_log_append",
+    "observe_operator_pass",
     "observe_repair",
     "observe_validation",
     "serve",
@@ -124,6 +126,15 @@ HTTP_REQUESTS = Counter(
     ["route", "code"], registry=REGISTRY)
 OPERATOR_ACTIONS = Counter(
     "alas_operator_actions_total", "Actions the operator applied, by kind.", ["action"], registry=REGISTRY)
+OPERATOR_ACTION_FAILURES = Counter(
+    "alas_operator_action_failures_total", "Actions the operator tried and could not apply (retried next pass).",
+    ["action"], registry=REGISTRY)
+OPERATOR_PASSES = Counter(
+    "alas_operator_reconcile_passes_total", "Reconcile passes of the operator, by outcome (ok, failed).",
+    ["outcome"], registry=REGISTRY)
+OPERATOR_LAST_PASS = Gauge(
+    "alas_operator_last_pass_timestamp_seconds", "When the operator last finished a reconcile pass (Unix time).",
+    registry=REGISTRY)
 UP = Gauge("alas_exporter_up", "1 while this process's exporter is serving.", registry=REGISTRY)
 
 #: Routes of the controller, the only values of the ``route`` label.
@@ -226,6 +237,17 @@ def count_http_request(route: str, code: int) -> None:
 def count_operator_action(action: str) -> None:
     """Count one applied operator action (``CreateWorkflow``, ``PatchStatus``, ``PostDisruption``)."""
     OPERATOR_ACTIONS.labels(action=label_value("action", action.lower())).inc()
+
+
+def count_operator_failure(action: str) -> None:
+    """Count one operator action that failed (the next pass tries it again)."""
+    OPERATOR_ACTION_FAILURES.labels(action=label_value("action", action.lower())).inc()
+
+
+def observe_operator_pass(ok: bool, finished_at: float) -> None:
+    """Record one finished reconcile pass: its outcome and when it ended (seconds since the epoch)."""
+    OPERATOR_PASSES.labels(outcome="ok" if ok else "failed").inc()
+    OPERATOR_LAST_PASS.set(finished_at)
 
 
 def exposition() -> bytes:

@@ -19,7 +19,7 @@ from alas_argo.jssp.disruption import Disruption, check_disruption, generate_dis
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
-from alas_argo.log import EventType
+from alas_argo.log import Event, EventType
 from alas_argo.steps import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -173,29 +173,49 @@ def retract(ctx: StepContext, committed: dict[str, Any]) -> dict[str, Any]:
 COMPENSATORS = {"retract": retract}
 
 
+def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dict[str, Any]) -> dict[str, Any] | None:
+    """Undo what saga step ``node`` committed in this workflow (``ctx.input.scope``), at most once: None when
+    it committed nothing here or was compensated already (by the exit handler or a compensation step)."""
+    scope = ctx.input.scope
+    if any(e.type is EventType.COMPENSATION_FINISHED and e.payload.get("node") == node
+           and e.payload.get("scope") == scope for e in events):
+        return None
+    done = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id == node
+            and e.payload.get("scope") == scope]
+    if not done:
+        return None
+    handler = COMPENSATORS.get(str(comp.get("role")))
+    if handler is None:
+        raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
+    ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"node": node, "scope": scope})
+    result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"])
+    ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
+                   payload={"node": node, "scope": scope, "result": result})
+    return {"node": node, **result}
+
+
 def compensate(ctx: StepContext) -> StepOutput:
     """Exit handler: compensate this workflow's committed saga steps in reverse order, each at most once."""
     if ctx.input.status == "Succeeded":
         return StepOutput({"compensated": []})
     events = ctx.log.events()
-    done = {e.payload.get("node") for e in events if e.type is EventType.COMPENSATION_FINISHED
-            and e.payload.get("scope") == ctx.input.scope}
     committed = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id in ctx.input.compensations
                  and e.payload.get("scope") == ctx.input.scope]
     out = []
-    for e in reversed(committed):
-        node, comp = str(e.node_id), ctx.input.compensations[str(e.node_id)]
-        if node in done:
-            continue
-        handler = COMPENSATORS.get(str(comp.get("role")))
-        if handler is None:
-            raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
-        ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"node": node,
-                                                                                    "scope": ctx.input.scope})
-        result = handler(ctx, ctx.read(str(e.payload["key"]))["doc"])
-        ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
-                       payload={"node": node, "scope": ctx.input.scope, "result": result})
-        out.append({"node": node, **result})
+    for node in dict.fromkeys(str(e.node_id) for e in reversed(committed)):
+        result = _compensate_node(ctx, events, node, ctx.input.compensations[node])
+        if result is not None:
+            out.append(result)
+    return StepOutput({"compensated": out})
+
+
+def compensation_step(ctx: StepContext) -> StepOutput:
+    """A compensation node run as its own step (``alas step retract --compensates commit-plan``): undo what
+    the nodes it compensates committed in this workflow, latest first, each at most once (the exit handler
+    and this step share the log's compensation records)."""
+    events = ctx.log.events()
+    comp = {"node": ctx.input.node, "role": ctx.input.kind}
+    out = [r for node in reversed(ctx.input.compensates) if (r := _compensate_node(ctx, events, node, comp))]
     return StepOutput({"compensated": out})
 
 
@@ -264,4 +284,6 @@ HANDLERS: dict[str, Handler] = {
     "blueprint": blueprint, "job-agent": job_agent, "supervise": supervise, "controller": controller,
     "disrupt": disrupt, "compensate": compensate, "bench-plan": bench_plan, "bench-case": bench_case,
     "aggregate": aggregate,
+    # Every compensation role is a step kind too: the compiler renders a template per compensation node.
+    **{role: compensation_step for role in COMPENSATORS},
 }

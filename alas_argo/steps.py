@@ -45,6 +45,8 @@ class StepInput(BaseModel):
     choices: dict[str, Any] | None = Field(None, description="A choice node's branches and default.")
     branches: list[str] = Field(default_factory=list, description="A parallel node's branches.")
     compensations: dict[str, Any] = Field(default_factory=dict, description="Node -> its compensation.")
+    compensates: list[str] = Field(default_factory=list,
+                                   description="Saga steps a compensation node undoes (compensation steps).")
     status: str | None = Field(None, description="Workflow status (exit handler).")
     idempotency_key: str | None = Field(None, description="Rendered idempotency key of the node.")
     output_contract: dict[str, Any] | None = Field(None, description="JSON Schema the output must satisfy.")

@@ -44,8 +44,8 @@ POLICIES = {
                          timeout=1200, loop_guard=LoopGuard(max_iters=4, deadline=1200)),
 }
 
-#: The baseline commit happens once per run, whichever workflow object gets there (Argo memoize + the
-#: log's idempotency records), so resubmitting a plan run never commits a second baseline.
+#: The baseline commit happens once per run, whichever workflow object gets there (the step checks the key
+#: against the log's idempotency records), so resubmitting a plan run never commits a second baseline.
 COMMIT_ONCE = POLICIES["controller"].model_copy(update={"idempotency": Idempotency(key="{run}-{node}")})
 
 _VALID = Loop(until=Condition(path="output.valid", op="truthy"))

@@ -43,7 +43,6 @@ def _metrics_serve(args: argparse.Namespace) -> int:
 
 
 def _operator(args: argparse.Namespace) -> int:
-    from alas_argo import metrics
     from alas_argo.operator import Operator, OperatorConfig, connect
     from alas_argo.settings import load_settings
 
@@ -51,14 +50,24 @@ def _operator(args: argparse.Namespace) -> int:
     settings = load_settings()
     token = settings.controller.token.get_secret_value() if settings.controller.token else None
     config = OperatorConfig(plan_template=args.plan_template, bench_template=args.bench_template,
-                            service_account=args.service_account, controller_url=args.controller_url)
+                            service_account=args.service_account, controller_url=args.controller_url,
+                            pod_gc=args.pod_gc, ttl_after_success=args.ttl_after_success,
+                            ttl_after_failure=args.ttl_after_failure)
     operator = Operator(connect(), args.namespace, config, token=token)
     if args.once:
         for action in operator.reconcile_once():
             sys.stdout.write(f"{type(action).__name__}\n")
         return 0
     if args.metrics_port:
-        metrics.serve("0.0.0.0", args.metrics_port)  # all interfaces: scraped from inside the cluster
+        from alas_argo.operator.health import serve_probes
+
+        # All interfaces: scraped, and probed by the kubelet, from outside the pod.
+        max_age = args.liveness_max_age or max(300.0, 10 * args.interval)
+        try:
+            serve_probes(lambda: operator.liveness(max_age), "0.0.0.0", args.metrics_port)
+        except OSError as e:
+            raise InputError(f"cannot listen on port {args.metrics_port}: {e.strerror}", where="--metrics-port") \
+                from None
     stop = threading.Event()
     _stop_on_signals(stop)
     operator.run_forever(args.interval, stop)
@@ -77,10 +86,18 @@ def _controller(args: argparse.Namespace) -> int:
     if token is None and not args.no_auth:
         raise InputError("no bearer token: set ALAS_CONTROLLER__TOKEN (the chart takes it from a Secret), "
                          "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
+    if args.create_bucket and settings.store.kind != "s3":
+        raise InputError("--create-bucket needs the s3 store (ALAS_STORE__KIND=s3)", where="--create-bucket")
     service = RepairService(open_store(settings), workers=settings.solver.workers,
                             max_concurrent=args.max_concurrent)
     stop = threading.Event()
     _stop_on_signals(stop)
+    if args.create_bucket:
+        from alas_argo.controller import create_bucket_when_reachable
+
+        # In the background: /healthz answers at once, /readyz once the bucket exists.
+        threading.Thread(target=create_bucket_when_reachable, args=(settings.store, stop), name="create-bucket",
+                         daemon=True).start()
     try:
         server = serve(service, settings.controller.host, settings.controller.port, token=token,
                        max_body_bytes=settings.controller.max_body_bytes)
@@ -111,6 +128,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--root", default=None, help="directory of the fs store (default .alas)")
     p.add_argument("--max-concurrent", type=int, default=2, help="repairs running at once (default 2)")
     p.add_argument("--no-auth", action="store_true", help="accept requests without a token (local tests only)")
+    p.add_argument("--create-bucket", action="store_true",
+                   help="create the S3 bucket if it is missing (in the background, retrying until the store "
+                   "answers); /readyz turns ready once it exists")
 
     p = commands.add("serve", _metrics_serve, group="metrics",
                      help="serve the Prometheus metrics of this process on /metrics until stopped")
@@ -132,4 +152,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--plan-template", default="alas-plan", help="WorkflowTemplate of an instance PlanRun")
     p.add_argument("--bench-template", default="alas-bench", help="WorkflowTemplate of a suite PlanRun")
     p.add_argument("--service-account", default="alas-workflow", help="ServiceAccount of workflow pods")
-    p.add_argument("--metrics-port", type=int, default=0, help="serve /metrics on this port (0: off)")
+    p.add_argument("--metrics-port", type=int, default=0,
+                   help="serve /metrics and /healthz (liveness) on this port (0: off)")
+    p.add_argument("--liveness-max-age", type=float, default=None,
+                   help="/healthz fails when no reconcile pass finished for this many seconds "
+                   "(default: max(300, 10 x interval))")
+    p.add_argument("--pod-gc", choices=["OnPodCompletion", "OnPodSuccess", "OnWorkflowCompletion",
+                                        "OnWorkflowSuccess"], help="podGC strategy of submitted Workflows")
+    p.add_argument("--ttl-after-success", type=int, help="seconds a succeeded Workflow is kept")
+    p.add_argument("--ttl-after-failure", type=int, help="seconds a failed Workflow is kept")

@@ -54,6 +54,7 @@ def _step(args: argparse.Namespace) -> int:
         loop_deadline=float(args.loop_deadline.rstrip("s")) if args.loop_deadline else None,
         choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
         compensations=_json(args.compensations, "compensations", {}), status=args.status,
+        compensates=[c for c in (args.compensates or "").split(",") if c],
         idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None))
     settings = load_settings(store={"kind": args.store, "root": args.root})
     out = run_step(inp, open_store(settings))
@@ -68,7 +69,7 @@ def register(commands: Commands) -> None:
                      "record the output in the log, and write Argo output parameters to --outputs. Exit codes: "
                      "0 ok, 75 transient (retry), 2 or 1 permanent.")
     p.add_argument("kind", help="step kind: blueprint, job-agent, supervise, controller, disrupt, compensate, "
-                   "bench-plan, bench-case, aggregate, choose, gather")
+                   "retract, bench-plan, bench-case, aggregate, choose, gather")
     p.add_argument("--node", help="IR node id (default: the kind)")
     p.add_argument("--run-id", required=True, help="run whose log the step reads and writes")
     p.add_argument("--scope", help="workflow object name (default: the run id)")
@@ -85,6 +86,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--loop-deadline", help="loop guard: seconds (e.g. 600s)")
     p.add_argument("--compensations", help="node -> compensation (JSON; compensate step)")
     p.add_argument("--status", help="workflow status (compensate step)")
+    p.add_argument("--compensates", help="saga steps this compensation undoes, comma-separated (retract step)")
     p.add_argument("--idempotency-key", help="the node's rendered idempotency key")
     p.add_argument("--output-contract", help="JSON Schema the output must satisfy")
     p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")

@@ -4,9 +4,11 @@ WorkflowTemplate document, checked against Hera's generated Argo models.
 Shape of the output (DESIGN.md §7): one DAG template ``main`` with one task per scheduled node; every node
 is a template running the one image as ``alas step <role> ...``; a map node is a DAG template whose single
 task fans out with ``withParam`` under ``parallelism``; joins become ``depends`` expressions; policies
-become ``retryStrategy``, ``activeDeadlineSeconds``/``timeout`` and ``memoize``; compensations run in the
-``onExit`` handler when ``{{workflow.status}} != Succeeded``. Steps exchange log keys only: a plan never
-travels in a parameter, so the object stays small whatever the instance size.
+become ``retryStrategy``, ``activeDeadlineSeconds``/``timeout`` and the step's ``--idempotency-key`` (checked
+against the log; Argo ``memoize`` only on request, see :class:`ArgoOptions`); compensations run in the
+``onExit`` handler when ``{{workflow.status}} != Succeeded``. Every pod runs as the image's non-root user
+under Pod Security "restricted", and ``podGC`` / ``ttlStrategy`` clean up pods and workflows. Steps exchange
+log keys only: a plan never travels in a parameter, so the object stays small whatever the instance size.
 """
 
 from __future__ import annotations

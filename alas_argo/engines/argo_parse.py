@@ -2,7 +2,8 @@
 back into the IR.
 
 :func:`read_native` reads only what Argo itself says (DAG ``depends``, ``withParam`` sources, template
-``parallelism``, ``retryStrategy``, deadlines, ``memoize``, step arguments, the exit handler);
+``parallelism``, ``retryStrategy``, deadlines, ``memoize`` or the step's idempotency key, step arguments, the
+exit handler);
 :func:`from_argo` then applies the annotations the compiler left for what Argo only approximates.
 """
 
@@ -164,9 +165,10 @@ def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], 
         policy["timeout"] = float(leaf["activeDeadlineSeconds"])
     elif "timeout" in leaf:
         policy["timeout"] = nm.parse_duration(leaf["timeout"])
-    if "memoize" in leaf:
+    key = leaf["memoize"]["key"] if "memoize" in leaf else _flag(args, "--idempotency-key")
+    if key is not None:
         run = _flag(args, "--run-id") or "{{workflow.name}}"
-        policy["idempotency"] = {"key": nm.key_from_argo(leaf["memoize"]["key"], node_id=node_id, run=run)}
+        policy["idempotency"] = {"key": nm.key_from_argo(key, node_id=node_id, run=run)}
     if "max-iters" in params:
         guard: dict[str, Any] = {"maxIters": int(params["max-iters"])}
         if "loop-deadline" in params:

@@ -12,17 +12,22 @@ from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
 from alas_argo.ir import BackoffKind, Join, Node, NodeKind, OnFailure, Policy, Via, Workflow
 
-__all__ = ["ArgoOptions", "Compiler"]
+__all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "pod_security"]
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 _SECURITY = {"runAsNonRoot": True, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
              "capabilities": {"drop": ["ALL"]}}
+_EXECUTOR = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
 class ArgoOptions:
     """Cluster-side choices that are not part of the IR.
+
+    The defaults are the names a Helm release called ``alas`` creates (charts/alas); the chart rewrites them
+    per release (``templates/workflowtemplates.yaml``), so a rendered template also works on its own with
+    ``argo template create``.
 
     Args:
         image: The image every template runs.
@@ -31,19 +36,42 @@ class ArgoOptions:
         service_account: ServiceAccount the pods run as.
         store_config: ConfigMap with the ``ALAS_STORE__*`` settings.
         store_secret: Secret with the S3 keys (``accessKey``, ``secretKey``), as the chart creates it.
-        memo_cache: ConfigMap Argo keeps memoized results in.
+        memo_cache: ConfigMap for Argo ``memoize`` on idempotent nodes, or None (the default) to rely on the
+            log's idempotency records alone: Argo's controller needs create/update on ConfigMaps for memoize,
+            which a stock install does not grant.
         run_id: Expression of the log run id (``{{workflow.name}}``, or a workflow parameter).
+        run_as_user: UID (and GID) of every pod (the image's non-root user).
+        pod_gc: Argo ``podGC.strategy`` (pods of succeeded steps go at once: fan-outs do not pile up).
+        ttl_after_success: Seconds a succeeded workflow is kept (``ttlStrategy``).
+        ttl_after_failure: Seconds a failed workflow is kept, for inspection.
     """
 
     def __init__(self, *, image: str, namespace: str | None = None, kind: str = "Workflow",
                  service_account: str = "alas-workflow", store_config: str = "alas-store",
-                 store_secret: str = "alas-s3-credentials", memo_cache: str = "alas-memo",
-                 run_id: str = "{{workflow.name}}") -> None:
+                 store_secret: str = "alas-s3-credentials", memo_cache: str | None = None,
+                 run_id: str = "{{workflow.name}}", run_as_user: int = 10001, pod_gc: str = "OnPodSuccess",
+                 ttl_after_success: int = 86_400, ttl_after_failure: int = 604_800) -> None:
         if kind not in ("Workflow", "WorkflowTemplate"):
             raise ValueError(f"kind must be Workflow or WorkflowTemplate, not {kind!r}")
         self.image, self.namespace, self.kind = image, namespace, kind
         self.service_account, self.store_config, self.store_secret = service_account, store_config, store_secret
         self.memo_cache, self.run_id = memo_cache, run_id
+        self.run_as_user, self.pod_gc = run_as_user, pod_gc
+        self.ttl_after_success, self.ttl_after_failure = ttl_after_success, ttl_after_failure
+
+
+def pod_security(run_as_user: int) -> dict[str, Any]:
+    """The pod-level securityContext of every workflow pod (Pod Security "restricted")."""
+    return {"runAsNonRoot": True, "runAsUser": run_as_user, "runAsGroup": run_as_user, "fsGroup": run_as_user,
+            "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+#: Argo adds its own ``init`` and ``wait`` containers to every pod, with the securityContext of the
+#: controller's ``executor`` setting, which a stock install leaves empty; Pod Security "restricted" would
+#: then refuse the pod. The workflow-level podSpecPatch gives them what "restricted" asks of a container
+#: (the pod-level context above covers runAsNonRoot and seccomp).
+EXECUTOR_PATCH = dumps({"initContainers": [{"name": "init", "securityContext": _EXECUTOR}],
+                        "containers": [{"name": "wait", "securityContext": _EXECUTOR}]})
 
 
 def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
@@ -139,6 +167,9 @@ class Compiler:
             guard = self.wf.policy_for(n).loop_guard
             if guard is not None and guard.deadline is not None:
                 args += ["--loop-deadline", "{{inputs.parameters.loop-deadline}}"]
+        if n.id in self.comp_ids:
+            # Run on its own, a compensation template undoes what this workflow committed in these nodes.
+            args += ["--compensates", ",".join(x.id for x in self.wf.nodes if self.wf.compensation_of(x) == n.id)]
         policy = self.wf.policy_for(n)
         if policy.idempotency is not None:
             args += ["--idempotency-key", self.memo_key(n, policy)]
@@ -195,7 +226,7 @@ class Compiler:
                 t["activeDeadlineSeconds"] = int(policy.timeout)
             else:
                 t["timeout"] = nm.format_duration(policy.timeout)
-        if policy.idempotency is not None:
+        if policy.idempotency is not None and self.o.memo_cache is not None:
             # Argo requires a maxAge; the log's idempotency records (checked by the step) never expire.
             t["memoize"] = {"key": self.memo_key(n, policy), "maxAge": "720h",
                             "cache": {"configMap": {"name": self.o.memo_cache}}}
@@ -286,8 +317,13 @@ class Compiler:
             meta["name"] = wf.name
         if self.o.namespace:
             meta["namespace"] = self.o.namespace
-        spec: dict[str, Any] = {"entrypoint": nm.MAIN, "serviceAccountName": self.o.service_account,
-                                "volumes": [{"name": "scratch", "emptyDir": {}}], "templates": templates}
+        spec: dict[str, Any] = {
+            "entrypoint": nm.MAIN, "serviceAccountName": self.o.service_account,
+            "securityContext": pod_security(self.o.run_as_user), "podSpecPatch": EXECUTOR_PATCH,
+            "podGC": {"strategy": self.o.pod_gc},
+            "ttlStrategy": {"secondsAfterSuccess": self.o.ttl_after_success,
+                            "secondsAfterFailure": self.o.ttl_after_failure},
+            "volumes": [{"name": "scratch", "emptyDir": {}}], "templates": templates}
         if self.inputs:
             spec["arguments"] = {"parameters": [{"name": k, "value": str(v)} for k, v in self.inputs.items()]}
         if exit_templates:

@@ -133,7 +133,9 @@ MATRIX: tuple[Feature, ...] = (
     Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"`, continueOn.failed; "
             "error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
-    Feature("idempotency", "policy.idempotency key", (N, "template memoize{key, cache}"),
+    Feature("idempotency", "policy.idempotency key",
+            (A, "key passed to the step (`--idempotency-key`), checked against the log's idempotency records "
+                "(Argo memoize needs ConfigMap create/update a stock install does not grant)"),
             (A, "key passed in the Task Parameters, checked against the log"),
             lambda wf, n: (p := _policy(wf, n)) is not None and p.idempotency is not None),
     Feature("compensation", "compensation (saga rollback)", (N, "onExit handler: `alas step compensate` "

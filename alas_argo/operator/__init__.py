@@ -14,6 +14,7 @@ from alas_argo.operator.actions import (
     PostDisruption,
     PostOutcome,
 )
+from alas_argo.operator.health import ProbeServer, serve_probes
 from alas_argo.operator.manifests import PLANRUN_LABEL, run_id, workflow_manifest, workflow_name
 from alas_argo.operator.reconciling import (
     argo_phase,
@@ -55,6 +56,7 @@ __all__ = [
     "Planner",
     "PostDisruption",
     "PostOutcome",
+    "ProbeServer",
     "Resource",
     "argo_phase",
     "connect",
@@ -63,6 +65,7 @@ __all__ = [
     "reconcile_disruption",
     "reconcile_planrun",
     "run_id",
+    "serve_probes",
     "status_after_post",
     "workflow_manifest",
     "workflow_name",

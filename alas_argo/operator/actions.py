@@ -22,6 +22,12 @@ class OperatorConfig(BaseModel):
     plan_template: str = Field("alas-plan", description="WorkflowTemplate of a single-instance PlanRun.")
     bench_template: str = Field("alas-bench", description="WorkflowTemplate of a suite fan-out PlanRun.")
     service_account: str = Field("alas-workflow", description="ServiceAccount the workflow pods run as.")
+    pod_gc: str | None = Field(None, description="Argo podGC strategy of submitted Workflows (None: the "
+                                                 "template's).")
+    ttl_after_success: int | None = Field(None, ge=0, description="Seconds a succeeded Workflow is kept (None: "
+                                                                   "the template's ttlStrategy).")
+    ttl_after_failure: int | None = Field(None, ge=0, description="Seconds a failed Workflow is kept (None: the "
+                                                                   "template's ttlStrategy).")
     controller_url: str = Field("http://alas-controller:8080", description="Base URL of the repair controller.")
     retry_base_seconds: float = Field(5.0, gt=0, description="First delay after a transient repair failure.")
     retry_max_seconds: float = Field(300.0, gt=0, description="Cap of the exponential retry delay.")

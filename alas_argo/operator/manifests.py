@@ -70,6 +70,13 @@ def workflow_manifest(resource: Resource, spec: PlanRunSpec, config: OperatorCon
     }
     if spec.fan_out:
         workflow_spec["parallelism"] = spec.parallelism
+    # Set here too, so Workflows stay cleaned up whichever templates they reference.
+    if config.pod_gc is not None:
+        workflow_spec["podGC"] = {"strategy": config.pod_gc}
+    ttl = {key: value for key, value in (("secondsAfterSuccess", config.ttl_after_success),
+                                         ("secondsAfterFailure", config.ttl_after_failure)) if value is not None}
+    if ttl:
+        workflow_spec["ttlStrategy"] = ttl
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Workflow",

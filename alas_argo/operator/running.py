@@ -93,6 +93,9 @@ class Operator:
         self.api, self.namespace = api, namespace
         self.config = config or OperatorConfig()
         self.token, self.poster, self.clock = token, poster, clock
+        self.started_at = clock()
+        #: When the last reconcile pass of :meth:`run_forever` finished (None before the first).
+        self.last_pass_at: float | None = None
 
     def _list(self, group: str, version: str, plural: str, **kwargs: Any) -> list[dict[str, Any]]:
         return list(self.api.list_namespaced_custom_object(group, version, self.namespace, plural,
@@ -122,6 +125,7 @@ class Operator:
             except Exception as e:  # one broken object must not stop the others; next pass retries
                 log.warning("reconcile %s/%s: %s failed: %s", resource.namespace, resource.name,
                             type(action).__name__, e)
+                metrics.count_operator_failure(type(action).__name__)
                 break
             applied.append(action)
             metrics.count_operator_action(type(action).__name__)
@@ -151,11 +155,24 @@ class Operator:
         """Reconcile every ``interval`` seconds until ``stop`` is set."""
         stop = stop or threading.Event()
         while not stop.is_set():
+            ok = True
             try:
                 self.reconcile_once()
             except Exception as e:  # the API server may be briefly away; keep the loop alive
+                ok = False
                 log.warning("reconcile pass failed: %s", e)
+            self.last_pass_at = self.clock()
+            metrics.observe_operator_pass(ok, self.last_pass_at)
             stop.wait(interval)
+
+    def liveness(self, max_age: float) -> tuple[bool, str]:
+        """Whether the loop finished a pass (or started) within ``max_age`` seconds, and a one-line reason."""
+        last = self.last_pass_at if self.last_pass_at is not None else self.started_at
+        age = self.clock() - last
+        what = "last reconcile pass" if self.last_pass_at is not None else "start, no pass yet,"
+        if age <= max_age:
+            return True, f"ok: {what} {age:.0f}s ago"
+        return False, f"stuck: {what} {age:.0f}s ago (more than {max_age:g}s)"
 
 
 def connect() -> CustomObjects:

@@ -1,8 +1,7 @@
-"""The Helm chart: values schema, real `helm lint` (Helm embedded in helm-sdkpy, where it installs), the
+"""The Helm chart: values schema, `helm lint` (Helm embedded in helm-sdkpy, where it installs), the
 plain-YAML parts, and the pieces that must stay in sync with the rest of the repository.
 
-There is no `helm template` here (helm-sdkpy exposes lint, install and upgrade, not template), so the
-rendered manifests are not validated object by object; see charts/alas/README.md ("What is tested").
+The rendered chart, object by object, is tested with the Helm CLI in test_rendered.py.
 """
 
 from __future__ import annotations
@@ -133,7 +132,7 @@ def test_helm_lint_default_chart() -> None:
 
 @pytest.mark.parametrize("changes", [
     {"minio.enabled": False, "s3.endpoint": "https://s3.example.com", "s3.createBucket": False},
-    {"controller.enabled": False, "operator.enabled": False},
+    {"controller.enabled": False, "operator.enabled": False, "s3.createBucket": False},
     {"networkPolicy.enabled": False, "dashboards.enabled": False, "workflowTemplates.enabled": False},
     {"networkPolicy.metricsNamespaces": [], "imagePullSecrets": [{"name": "regcred"}],
      "dashboards.namespace": "monitoring", "dashboards.labels": {"team": "planning"}},
@@ -175,9 +174,9 @@ def test_helm_lint_catches_a_template_error(tmp_path: Path) -> None:
     assert lint(chart)["Errors"]
 
 
-def test_workflow_templates_are_included_verbatim(tmp_path: Path) -> None:
-    """A rendered WorkflowTemplate with Argo expressions goes through the chart without being re-templated
-    (were it templated, `{{inputs.parameters.instance}}` would be a Helm parse error)."""
+def test_workflow_templates_pass_argo_expressions_through(tmp_path: Path) -> None:
+    """A rendered WorkflowTemplate with Argo expressions goes through the chart as data (were it templated,
+    `{{inputs.parameters.instance}}` would be a Helm parse error)."""
     chart = chart_copy(tmp_path)
     (chart / "workflows" / "alas-plan.yaml").write_text(yaml.safe_dump({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate", "metadata": {"name": "alas-plan"},
@@ -212,7 +211,7 @@ def test_dashboards_in_the_chart_are_the_generated_ones() -> None:
 
 def test_rules_file_feeds_the_prometheus_rule() -> None:
     rules = yaml.safe_load((CHART / "files" / "alas.rules.yaml").read_text())
-    assert {g["name"] for g in rules["groups"]} == {"alas.recording", "alas.alerts"}
+    assert {g["name"] for g in rules["groups"]} == {"alas.recording", "alas.recording.pipeline", "alas.alerts"}
     template = (CHART / "templates" / "monitoring.yaml").read_text()
     assert template.startswith('{{- if and .Values.monitoring.enabled (.Capabilities.APIVersions.Has '
                                '"monitoring.coreos.com/v1") }}')
@@ -240,7 +239,7 @@ def test_security_context_helpers_make_a_valid_hardened_pod() -> None:
     kubernetes_validate.validate(pod, "1.30", strict=True)
 
 
-@pytest.mark.parametrize("template", ["controller.yaml", "operator.yaml", "minio.yaml", "bucket-job.yaml"])
+@pytest.mark.parametrize("template", ["controller.yaml", "operator.yaml", "minio.yaml"])
 def test_every_workload_is_hardened_and_bounded(template: str) -> None:
     text = (CHART / "templates" / template).read_text()
     assert 'include "alas.containerSecurityContext"' in text
@@ -256,7 +255,8 @@ def test_dashboard_configmaps_carry_the_sidecar_label() -> None:
 
 def test_controller_runs_the_documented_command() -> None:
     text = (CHART / "templates" / "controller.yaml").read_text()
-    assert 'args: ["controller", "--host", "0.0.0.0", "--port", "{{ .Values.controller.port }}"]' in text
+    for line in ("- controller", "- --host=0.0.0.0", "- --port={{ .Values.controller.port }}", "- --create-bucket"):
+        assert line in text, line
     assert "path: /healthz" in text and "path: /readyz" in text
 
 
@@ -267,20 +267,3 @@ def test_readme_has_the_quickstart_and_an_honest_verification_section() -> None:
         assert step in readme, step
     section = readme.split("## Verified on a cluster", 1)[1].split("\n## ", 1)[0]
     assert "Nothing yet" in section
-
-
-def test_store_configmap_serves_every_workflow_reference() -> None:
-    """The rendered WorkflowTemplates read their store settings from a fixed-name ConfigMap (they cannot
-    use Helm values); the chart must ship it with every variable the steps read."""
-    template = (CHART / "templates" / "store-configmap.yaml").read_text()
-    assert re.search(r"^\s+name: alas-store$", template, re.M)
-    for var in ("ALAS_STORE__KIND", "ALAS_STORE__S3_ENDPOINT", "ALAS_STORE__S3_BUCKET", "ALAS_STORE__S3_PREFIX",
-                "ALAS_STORE__S3_REGION"):
-        assert f"{var}:" in template
-    referenced = set()
-    for path in (CHART / "workflows").glob("*.yaml"):
-        for doc in yaml.safe_load_all(path.read_text()):
-            for t in doc["spec"]["templates"]:
-                for env_from in (t.get("container") or {}).get("envFrom", []):
-                    referenced.add(env_from["configMapRef"]["name"])
-    assert referenced == {"alas-store"}

@@ -9,22 +9,25 @@ import pytest
 
 EXPECTED = {
     "alas_argo.controller": {"ControllerServer", "DisruptionRequest", "RepairResponse", "RepairService",
-                             "RunNotFound", "carry_forward", "parse_request", "serve"},
+                             "RunNotFound", "carry_forward", "create_bucket", "create_bucket_when_reachable",
+                             "parse_request", "serve"},
     "alas_argo.operator": {
         "API_VERSION", "DISRUPTION_PLURAL", "GROUP", "PLANRUN_LABEL", "PLANRUN_PLURAL", "VERSION", "Action",
         "CreateWorkflow", "DisruptionSpec", "Operator", "OperatorConfig", "PatchStatus", "Phase", "PlanRunSpec",
-        "Planner", "PostDisruption", "PostOutcome", "Resource", "argo_phase", "connect", "parse_spec",
-        "post_disruption", "reconcile_disruption", "reconcile_planrun", "run_id", "status_after_post",
+        "Planner", "PostDisruption", "PostOutcome", "ProbeServer", "Resource", "argo_phase", "connect", "parse_spec",
+        "post_disruption", "reconcile_disruption", "reconcile_planrun", "run_id", "serve_probes", "status_after_post",
         "workflow_manifest", "workflow_name", "workflow_summary"},
     "alas_argo.metrics": {
         "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_http_request", "count_operator_action",
+        "count_operator_failure", "observe_operator_pass",
         "count_plan_committed", "count_plan_retracted", "count_policy_event",
         "count_run_outcome", "exposition", "label_value", "observe_llm_exchange", "observe_log_append",
         "observe_repair",
         "observe_validation", "serve"},
 }
-MODULES = ["alas_argo.controller.contracts", "alas_argo.controller.http_server",
-           "alas_argo.controller.repair_service", "alas_argo.operator.actions", "alas_argo.operator.manifests",
+MODULES = ["alas_argo.controller.bucket", "alas_argo.controller.contracts", "alas_argo.controller.http_server",
+           "alas_argo.controller.repair_service", "alas_argo.operator.actions", "alas_argo.operator.health",
+           "alas_argo.operator.manifests",
            "alas_argo.operator.reconciling", "alas_argo.operator.resources", "alas_argo.operator.running",
            "alas_argo.cli.serving"]
 

@@ -4,13 +4,11 @@ clean, ASL passes statelint, and (when the reference schemas are present) Argo's
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from pathlib import Path
 from typing import Any
 
 import hera.workflows.models as m
-import jsonschema
 import pytest
 import yaml
 from statelint.config import Config
@@ -20,12 +18,12 @@ from alas_argo.engines.argo import to_argo
 from alas_argo.engines.asl import to_asl
 from alas_argo.engines.lint import lint_argo
 from alas_argo.engines.rendering import repo_root
+from tests.argo_schemas import SKIP_REASON, argo_schema_dir, argo_validator
 from tests.engines.samples import kitchen_sink
 
 ROOT = repo_root()
 ARGO = sorted((ROOT / "workflows" / "argo").glob("*.yaml"))
 ASL = sorted((ROOT / "workflows" / "asl").glob("*.json"))
-SCHEMAS = ROOT.parent / "shared" / "schemas" / "argo"
 
 
 def _manifests() -> list[tuple[str, dict[str, Any]]]:
@@ -86,43 +84,19 @@ def test_statelint_accepts_the_kitchen_sink_and_rejects_a_broken_machine() -> No
     assert Linter.validate(json.dumps(doc), Config([], False, False))
 
 
-def _int_or_string(schema: Any) -> Any:
-    """The CRD's x-kubernetes-int-or-string as JSON Schema, and additionalProperties: false where typed."""
-    if isinstance(schema, dict):
-        out = {k: _int_or_string(v) for k, v in schema.items()}
-        if out.pop("x-kubernetes-int-or-string", False):
-            out.pop("type", None)
-            out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
-        if "properties" in out and "additionalProperties" not in out \
-                and not out.get("x-kubernetes-preserve-unknown-fields"):
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_int_or_string(v) for v in schema]
-    return schema
-
-
-@functools.cache
-def _validator(file: str) -> jsonschema.Draft7Validator:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabytes of YAML
-    crd = yaml.load((SCHEMAS / file).read_text(), Loader=loader)
-    return jsonschema.Draft7Validator(_int_or_string(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
-
-
-@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference CRD schemas (../shared/schemas/argo) not present")
+@pytest.mark.skipif(argo_schema_dir() is None, reason=SKIP_REASON)
 @pytest.mark.parametrize(("name", "doc"), MANIFESTS, ids=[n for n, _ in MANIFESTS])
 def test_argo_crd_schema_accepts_the_manifest(name: str, doc: dict[str, Any]) -> None:
-    file = "argoproj.io_workflowtemplates.yaml" if doc["kind"] == "WorkflowTemplate" else "argoproj.io_workflows.yaml"
-    errors = sorted(_validator(file).iter_errors(doc), key=lambda e: list(e.path))
+    errors = sorted(argo_validator(doc["kind"]).iter_errors(doc), key=lambda e: list(e.path))
     assert not errors, [f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5]]
 
 
-@pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference CRD schemas (../shared/schemas/argo) not present")
+@pytest.mark.skipif(argo_schema_dir() is None, reason=SKIP_REASON)
 def test_argo_crd_schema_rejects_a_typo() -> None:
     doc = copy.deepcopy(dict(MANIFESTS)["alas-plan.yaml"])
     leaf = next(t for t in doc["spec"]["templates"] if t["name"] == "blueprint")
     leaf["retryStrategy"]["limt"] = leaf["retryStrategy"].pop("limit")
-    assert list(_validator("argoproj.io_workflowtemplates.yaml").iter_errors(doc))
+    assert list(argo_validator("WorkflowTemplate").iter_errors(doc))
 
 
 def test_lint_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,5 +116,5 @@ def test_prometheus_scrapes_the_exporter_and_returns_the_metric(prometheus: str)
 def test_the_server_loads_the_project_rules(prometheus: str) -> None:
     groups = get_json(f"{prometheus}/api/v1/rules")["data"]["groups"]
     names = {rule["name"] for group in groups for rule in group["rules"]}
-    assert {"alas:repairs:rate5m", "AlasRepairLatencySLOBreach", "AlasCompensationStorm"} <= names
+    assert {"alas:repairs:rate5m", "AlasRepairLatencySLOBreach", "AlasOperatorStalled"} <= names
     assert all(rule["health"] != "err" for group in groups for rule in group["rules"])

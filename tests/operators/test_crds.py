@@ -32,9 +32,26 @@ def spec_schema(kind: str) -> dict[str, Any]:
     return dict(crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"])
 
 
+def strict(schema: Any) -> Any:
+    """The schema as the API server applies it under strict field validation (kubectl's default since
+    1.27): a field no ``properties`` names is refused, unless the node preserves unknown fields. (Without
+    strict validation the server prunes such fields instead; either way they never reach the operator.)"""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    out["properties"] = {k: strict(v) for k, v in (schema.get("properties") or {}).items()}
+    if isinstance(schema.get("items"), dict):
+        out["items"] = strict(schema["items"])
+    if not out["properties"]:
+        del out["properties"]
+    elif not out.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False  # only the structural part: allOf/oneOf/... name no new fields
+    return out
+
+
 def schema_accepts(kind: str, spec: dict[str, Any]) -> bool:
     # Kubernetes structural schemas are OpenAPI 3.0 (boolean exclusiveMinimum): Draft 4 semantics.
-    return jsonschema.Draft4Validator(spec_schema(kind)).is_valid(spec)
+    return jsonschema.Draft4Validator(strict(spec_schema(kind))).is_valid(spec)
 
 
 def model_accepts(kind: str, spec: dict[str, Any]) -> bool:

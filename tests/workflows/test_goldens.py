@@ -38,3 +38,17 @@ def test_a_stale_golden_is_detected(tmp_path: Path, capsys: pytest.CaptureFixtur
     golden.write_text(golden.read_text().replace("parallelism: 8", "parallelism: 9"))
     assert main(["render", "--out", str(tmp_path), "--no-chart", "--check"]) == 1
     assert "argo/alas-plan.yaml" in capsys.readouterr().err
+
+
+def test_every_template_runs_a_step_kind_that_exists() -> None:
+    """Each container runs `alas step <kind>`; a kind without a handler fails at run time only (the retract
+    templates once called one)."""
+    import yaml
+
+    from alas_argo.step_handlers import HANDLERS
+
+    for path in sorted((ROOT / "workflows" / "argo").glob("*.yaml")):
+        for t in yaml.safe_load(path.read_text())["spec"]["templates"]:
+            if "container" in t:
+                args = t["container"]["args"]
+                assert args[0] == "step" and args[1] in HANDLERS, f"{path.name}: {t['name']} runs {args[:2]}"

@@ -93,13 +93,35 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
     assert walker.template(doc["spec"]["onExit"], {})[0] == "Succeeded"
     assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
 
-    # Resubmitted on the same run: the baseline commit is idempotent per run (memoize + the log's record),
+    # Resubmitted on the same run: the baseline commit is idempotent per run (the log's idempotency record),
     # so the second workflow commits nothing, fails at the same step, and has nothing to compensate.
     again = _walk("alas-plan", "alas-plan-saga2", args)
     assert again.status == "Failed"
     assert log.versions() == [1]
     assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
     assert any(e.type is EventType.NODE_IDEMPOTENT_HIT and e.node_id == "commit-plan" for e in log.events())
+
+
+def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S3Store) -> None:
+    """The retract-plan template (`alas step retract --compensates commit-plan`) undoes what its workflow
+    committed, and shares the exit handler's record: whichever runs first compensates, the other does not."""
+    args = {"run-id": "walk-retract", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
+    walker = Walker(doc, _run, name="alas-plan-r1", arguments=args)
+    assert walker.template(doc["spec"]["entrypoint"], {})[0] == "Failed"  # v1 committed, then disrupt failed
+    log = ExecutionLog(s3_env, "walk-retract")
+    assert log.versions() == [1]
+    phase, outputs = walker.template("retract-plan", {})
+    assert phase == "Succeeded"
+    assert log.idempotency_get(outputs["key"])["doc"]["compensated"] == [
+        {"node": "commit-plan", "retracted": 1, "restored": None}]
+    finished = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
+    assert [(e.node_id, e.payload["node"], e.payload["result"]) for e in finished] == [
+        ("retract-plan", "commit-plan", {"retracted": 1, "restored": None})]
+    assert walker.template("retract-repair", {})[0] == "Succeeded"  # repair never committed: nothing to undo
+    walker.globals["workflow.status"] = "Failed"
+    assert walker.template(doc["spec"]["onExit"], {})[0] == "Succeeded"
+    assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
 
 
 def test_repair_on_disruption_walk_commits_a_valid_repair_of_the_given_disruption(s3_env: S3Store) -> None:
