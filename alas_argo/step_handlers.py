@@ -13,7 +13,7 @@ from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.registry import Role, default_registry
 from alas_argo.agents.roles import RepairerRole, ValidatorRole
-from alas_argo.errors import InputError
+from alas_argo.errors import ContractError, InputError
 from alas_argo.jssp.catalog import load_instance, suite
 from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
@@ -72,6 +72,14 @@ def supervise(ctx: StepContext) -> StepOutput:
     inst = _instance(ctx)
     name = next(n for n, ref in ctx.input.inputs.items() if isinstance(ref, list))
     proposals = [JobProposal.model_validate(p["doc"]) for p in ctx.dep(name)]
+    # One proposal per job, no more, no less: a merge over a partial set would silently plan the missing jobs
+    # itself (an engine that lost the fan-out's outputs once did exactly that).
+    jobs = sorted(p.job for p in proposals)
+    if jobs != list(range(len(inst.jobs))):
+        missing = sorted(set(range(len(inst.jobs))) - set(jobs))
+        raise ContractError(f"{len(proposals)} job proposals for {len(inst.jobs)} jobs (missing {missing[:10]}, "
+                            f"duplicated {sorted({j for j in jobs if jobs.count(j) > 1})[:10]})",
+                            where=f"node {ctx.input.node}")
     merged: Schedule = default_registry().create(Role.SUPERVISOR, ctx.run_input("planner", "heuristic"),
                                                  _spec(ctx)).agent.merge(inst, proposals)
     ctx.log.append(EventType.PLAN_PROPOSED, node_id=ctx.input.node,

@@ -7,7 +7,7 @@ import re
 
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
-    "ANN_WF_EXTRAS", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
+    "ANN_WF_EXTRAS", "COLLECT", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
     "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "retry_expression",
     "retry_names",
 ]
@@ -26,14 +26,19 @@ LABEL_VERSION = _P + "ir-version"
 MAIN = "main"
 EXIT_HANDLER = "exit-handler"
 COMPENSATE = "compensate"
+#: The pod-less step of a map that hands its items' output keys on as one list.
+COLLECT = "collect-keys"
 #: Directory the steps write Argo output parameters to (an emptyDir: the root filesystem is read-only).
 OUTPUTS = "/tmp/outputs"
 
-#: Exit codes of `alas step` (alas_argo.errors): 75 transient, 1 integrity, 2 other permanent errors.
-_EXIT_TERMS = {"TransientError": "asInt(lastRetry.exitCode) == 75",
-               "Timeout": "lastRetry.message contains 'deadline'",
-               "IntegrityError": "asInt(lastRetry.exitCode) == 1",
-               "PermanentError": "asInt(lastRetry.exitCode) == 2"}
+#: Exit codes of `alas step` (alas_argo.errors): 75 transient, 1 integrity, 2 other permanent errors. A node in
+#: Argo's Error phase (the pod deleted or evicted, its node lost: the step never reported an exit code) is
+#: transient too: the step is idempotent against the log, so running it again is safe.
+_EXIT_TERMS: dict[str, tuple[str, ...]] = {
+    "TransientError": ("asInt(lastRetry.exitCode) == 75", "lastRetry.status == 'Error'"),
+    "Timeout": ("lastRetry.message contains 'deadline'",),
+    "IntegrityError": ("asInt(lastRetry.exitCode) == 1",),
+    "PermanentError": ("asInt(lastRetry.exitCode) == 2",)}
 _ALIASES = {"StoreUnavailable": "TransientError", "InputError": "PermanentError",
             "ContractError": "PermanentError", "WorkflowError": "PermanentError",
             "InfeasibleError": "PermanentError", "NoSolutionError": "PermanentError"}
@@ -65,8 +70,8 @@ def retry_expression(retry_on: list[str]) -> tuple[str, str | None]:
     """(retryPolicy, expression) for IR error names; Argo only sees exit codes and the node message."""
     if "*" in retry_on:
         return "Always", None
-    terms = dict.fromkeys(_EXIT_TERMS[_ALIASES.get(n, n if n in _EXIT_TERMS else "PermanentError")]
-                          for n in retry_on)
+    terms = dict.fromkeys(term for n in retry_on
+                          for term in _EXIT_TERMS[_ALIASES.get(n, n if n in _EXIT_TERMS else "PermanentError")])
     return "Always", " || ".join(terms) or "false"
 
 
@@ -74,8 +79,8 @@ def retry_names(policy: str | None, expression: str | None) -> list[str]:
     """Inverse of :func:`retry_expression` (error names by canonical class)."""
     if expression is None:
         return ["*"] if policy in ("Always", None) else ["TransientError"]
-    by_term = {v: k for k, v in _EXIT_TERMS.items()}
-    return [by_term[t] for t in expression.split(" || ") if t in by_term]
+    by_term = {term: name for name, terms in _EXIT_TERMS.items() for term in terms}
+    return list(dict.fromkeys(by_term[t] for t in expression.split(" || ") if t in by_term))
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")

@@ -243,10 +243,16 @@ class Compiler:
             wrapper: dict[str, Any] = {
                 "name": name, "metadata": {"annotations": self.annotations(n, policy=False)},
                 "inputs": {"parameters": [{"name": "items"}, *self.in_params(n, data_deps)]},
+                # Argo (v3.6.5, seen on a real controller) aggregates a fanned-out task's outputs into a JSON
+                # list only where a task's arguments name them; in the DAG's own outputs they come out as "[]".
+                # So a pod-less collect step takes the list as an argument and hands it back as its output.
                 "outputs": {"parameters": [{"name": "key", "valueFrom": {
-                    "parameter": "{{tasks.item.outputs.parameters}}"}}]},
+                    "parameter": f"{{{{tasks.{nm.COLLECT}.outputs.parameters.keys}}}}"}}]},
                 "dag": {"tasks": [{"name": "item", "template": item, "withParam": "{{inputs.parameters.items}}",
-                                   "arguments": {"parameters": args}}]}}
+                                   "arguments": {"parameters": args}},
+                                  {"name": nm.COLLECT, "template": nm.COLLECT, "depends": "item",
+                                   "arguments": {"parameters": [
+                                       {"name": "keys", "value": "{{tasks.item.outputs.parameters.key}}"}]}}]}}
             if n.max_concurrency is not None:
                 wrapper["parallelism"] = n.max_concurrency
             ann = {nm.ANN_ITEM_OF: n.id, **({nm.ANN_POLICY: n.policy_ref} if n.policy_ref else {})}
@@ -302,12 +308,23 @@ class Compiler:
                                    "expression": "asInt(lastRetry.exitCode) == 75"},
                  "container": self.container(args)}]
 
+    @staticmethod
+    def collect_template() -> dict[str, Any]:
+        """The map's collect step: no pod (its one step never runs: a template needs a body), its output is its
+        input, the list of the items' keys."""
+        return {"name": nm.COLLECT, "inputs": {"parameters": [{"name": "keys"}]},
+                "outputs": {"parameters": [{"name": "keys", "valueFrom": {"expression": "inputs.parameters.keys"}}]},
+                "steps": [[{"name": "never", "template": nm.COLLECT, "when": "false",
+                            "arguments": {"parameters": [{"name": "keys", "value": "[]"}]}}]]}
+
     def document(self) -> dict[str, Any]:
         wf = self.wf
         scheduled = [n for n in wf.nodes if n.id not in self.comp_ids]
         templates: list[dict[str, Any]] = [{"name": nm.MAIN, "dag": {"tasks": [self.task(n) for n in scheduled]}}]
         for n in wf.nodes:
             templates += self.templates_of(n)
+        if any(n.kind is NodeKind.MAP for n in wf.nodes):
+            templates.append(self.collect_template())
         exit_templates = self.exit_handler()
         templates += exit_templates
         meta: dict[str, Any] = {"labels": {nm.LABEL_WORKFLOW: wf.name, nm.LABEL_VERSION: str(wf.version)}}

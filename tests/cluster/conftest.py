@@ -120,6 +120,17 @@ class Store:
         return list(shown["events"])
 
 
+def record_figure(name: str, figures: dict[str, Any]) -> None:
+    """Add measured figures to $ALAS_CLUSTER_HOME/figures.json (what the README's cluster section quotes)."""
+    home = os.environ.get("ALAS_CLUSTER_HOME")
+    if not home:
+        return
+    path = Path(home) / "figures.json"
+    recorded = json.loads(path.read_text()) if path.exists() else {}
+    recorded[name] = figures
+    path.write_text(json.dumps(recorded, indent=2) + "\n")
+
+
 @pytest.fixture(scope="session")
 def kube() -> Kube:
     return Kube()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from alas_argo.jssp.catalog import suite
-from tests.cluster.conftest import Argo
+from tests.cluster.conftest import Argo, record_figure
 
 pytestmark = pytest.mark.cluster
 
@@ -28,7 +27,4 @@ def test_the_bench_fans_out_one_pod_per_case_and_aggregates(argo: Argo) -> None:
     outputs = workflow["status"].get("outputs", {}).get("parameters", [])
     summary = json.loads(next(p["value"] for p in outputs if p["name"] == "summary"))
     assert summary["cases"] == expected and summary["valid"] == expected, summary
-    report = Path(__file__).parent / "figures.json"
-    figures = json.loads(report.read_text()) if report.exists() else {}
-    figures["alas_bench"] = {"cases": expected, "pods": sum(1 for n in nodes if n.get("type") == "Pod")}
-    report.write_text(json.dumps(figures, indent=2) + "\n")
+    record_figure("alas_bench", {"cases": expected, "pods": sum(1 for n in nodes if n.get("type") == "Pod")})

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from alas_argo.jssp.catalog import get_instance
-from tests.cluster.conftest import Argo, Kube, Store
+from tests.cluster.conftest import Argo, Kube, Store, record_figure
 
 pytestmark = pytest.mark.cluster
 
@@ -59,11 +59,8 @@ def planned(argo: Argo) -> dict[str, Any]:
 
 def test_the_workflow_succeeds(planned: dict[str, Any]) -> None:
     assert planned["status"]["phase"] == "Succeeded", planned["status"].get("message")
-    report = Path(__file__).parent / "figures.json"
-    figures = json.loads(report.read_text()) if report.exists() else {}
-    figures["alas_plan"] = {"seconds": round(planned["_seconds"], 1),
-                            "pods": sum(1 for n in planned["status"]["nodes"].values() if n.get("type") == "Pod")}
-    report.write_text(json.dumps(figures, indent=2) + "\n")
+    record_figure("alas_plan", {"seconds": round(planned["_seconds"], 1),
+                            "pods": sum(1 for n in planned["status"]["nodes"].values() if n.get("type") == "Pod")})
 
 
 def test_one_job_agent_pod_per_job_within_the_parallelism_bound(planned: dict[str, Any], kube: Kube) -> None:
@@ -82,16 +79,23 @@ def test_v1_and_the_repaired_v2_are_committed_and_the_log_verifies(planned: dict
     committed = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
     versions = [e["payload"]["version"] for e in committed]
     assert versions[:2] == [1, 2], versions
-    verified = store.alas("log", "verify", run_id, "--store", "s3", "--json")
-    assert json.loads(verified.stdout)["intact"] is True
+    verified = json.loads(store.alas("log", "verify", run_id, "--store", "s3", "--json").stdout)
+    assert verified["ok"] is True and verified["problems"] == [], verified
+    assert verified["versions"] >= 2
 
 
 def test_the_final_plan_validates(planned: dict[str, Any], store: Store, tmp_path: Path) -> None:
+    """The independent validator, run here on the plans read back from MinIO: v2 respects the disruption
+    revealed against v1 (started operations kept, nothing on the broken machine during its downtime)."""
     run_id = planned["_run_id"]
-    plan = tmp_path / "v2.json"
-    shown = store.alas("log", "show", run_id, "--store", "s3", "--version", "2", "--json")
-    plan.write_text(shown.stdout)
-    disruption = next(e["payload"] for e in store.events(run_id) if e["type"] == "disruption.observed")
-    (tmp_path / "d.json").write_text(json.dumps(disruption.get("disruption", disruption)))
-    verdict = store.alas("validate", "--instance", INSTANCE, "--schedule", str(plan), "--json", check=False)
+    for version in (1, 2):
+        shown = store.alas("log", "show", run_id, "--store", "s3", "--version", str(version), "--json")
+        (tmp_path / f"v{version}.json").write_text(shown.stdout)
+    observed = next(e["payload"] for e in store.events(run_id) if e["type"] == "disruption.observed")
+    assert observed["baseline_version"] == 1
+    (tmp_path / "d.json").write_text(json.dumps(observed["disruption"]))
+    verdict = store.alas("validate", "--instance", INSTANCE, "--schedule", str(tmp_path / "v2.json"),
+                         "--disruption", str(tmp_path / "d.json"), "--baseline", str(tmp_path / "v1.json"),
+                         "--json", check=False)
     assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+    assert json.loads(verdict.stdout)["valid"] is True

@@ -8,6 +8,8 @@ reference fails the walk (Argo would refuse it too); ``withParam`` fans out over
 outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
 container wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
 ``retryStrategy.limit`` retries a failed pod; the ``onExit`` template runs last with ``workflow.status``.
+Where real Argo surprised us, the walker does what Argo v3.6.5 did on a real cluster (scripts/cluster): a
+DAG's own outputs cannot see its fanned-out tasks' aggregated outputs.
 """
 
 from __future__ import annotations
@@ -101,7 +103,9 @@ class Walker:
             m = re.fullmatch(r"\s*asInt\(lastRetry\.exitCode\) == (\d+)\s*", term)
             if m is not None and int(m.group(1)) == code:
                 return True
-            if m is None and "lastRetry.message" not in term and term.strip() != "false":
+            # A local run has neither deadline messages nor pods in Argo's Error phase (deleted, evicted).
+            if m is None and "lastRetry.message" not in term and term.strip() not in (
+                    "false", "lastRetry.status == 'Error'"):
                 raise ValueError(f"unsupported retry expression term {term!r}")
         return False  # a local run has no deadline message
 
@@ -115,7 +119,22 @@ class Walker:
         scope = {f"inputs.parameters.{k}": v for k, v in values.items()}
         if "dag" in t:
             return self.dag(t, scope)
+        if "steps" in t:
+            return self.steps(t, scope)
         return self.container(t, scope)
+
+    def steps(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """A steps template whose steps never run (``when: false``); its outputs are expressions over its inputs
+        (the compiler's collect step). Anything else is beyond this walker."""
+        if any(s.get("when") != "false" for group in t["steps"] for s in group):
+            raise ValueError(f"template {t['name']}: only steps that never run are supported")
+        outputs = {}
+        for p in (t.get("outputs") or {}).get("parameters") or []:
+            expr = p["valueFrom"]["expression"]
+            if expr not in scope:
+                raise KeyError(f"template {t['name']}: unresolvable output expression {expr!r}")
+            outputs[p["name"]] = scope[expr]
+        return "Succeeded", outputs
 
     @staticmethod
     def depends_ok(expr: str, phases: dict[str, str]) -> bool:
@@ -176,7 +195,13 @@ class Walker:
         failed = [n for n, p in phases.items()
                   if p == "Failed" and not (tasks[n].get("continueOn") or {}).get("failed")]
         status = "Failed" if failed else "Succeeded"
-        outputs = {p["name"]: self.sub(p["valueFrom"]["parameter"], local)
+        # As Argo v3.6.5 does (seen on a real controller): a DAG's own outputs do not see the aggregated outputs of
+        # its fanned-out tasks: the whole list comes out as "[]" and a named parameter does not resolve.
+        fanned = {n for n, x in tasks.items() if "withParam" in x}
+        own = {k: ("[]" if k.endswith(".outputs.parameters") else None) for k in local
+               if any(k.startswith(f"tasks.{n}.outputs.parameters") for n in fanned)}
+        visible = {**{k: v for k, v in local.items() if k not in own}, **{k: v for k, v in own.items() if v}}
+        outputs = {p["name"]: self.sub(p["valueFrom"]["parameter"], visible)
                    for p in (t.get("outputs") or {}).get("parameters") or []} if status == "Succeeded" else {}
         return status, outputs
 
