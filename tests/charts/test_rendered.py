@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -335,3 +336,26 @@ def test_every_pod_passes_pod_security_restricted(tmp_path: Path) -> None:
     del bare["podSpecPatch"]  # what a stock Argo makes of its own containers without the patch
     assert any("wait: allowPrivilegeEscalation" in p for p in _restricted_problems(
         _argo_pod(bare, bare["templates"][1]), "x"))
+
+
+def _env_values(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    found = []
+    for doc in docs:
+        spec = (doc.get("spec") or {}).get("template", {}).get("spec") or {}
+        for c in [*spec.get("containers", []), *spec.get("initContainers", [])]:
+            found += [(doc["metadata"]["name"], e["name"], str(e["value"])) for e in c.get("env", []) if "value" in e]
+    return found
+
+
+@pytest.mark.parametrize("variant", ["defaults", "kind"])
+def test_numbers_reach_the_pods_as_integers(variant: str, tmp_path: Path) -> None:
+    # Helm keeps YAML numbers as float64: 1048576 rendered with `quote` alone is "1.048576e+06", which the
+    # controller's settings refused at start (seen on a real cluster: CrashLoopBackOff).
+    values, kw = VARIANTS[variant]
+    docs = render(tmp_path, values, **kw)
+    envs = _env_values(docs)
+    assert envs
+    floats = [e for e in envs if re.fullmatch(r"-?\d+(\.\d+)?e[+-]\d+", e[2])]
+    assert not floats, floats
+    body = next(v for _, name, v in envs if name.endswith("MAX_BODY_BYTES"))
+    assert body.isdigit()
