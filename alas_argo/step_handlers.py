@@ -243,6 +243,7 @@ def bench_case(ctx: StepContext) -> StepOutput:
     case = ctx.input.item if isinstance(ctx.input.item, dict) else json.loads(str(ctx.input.item))
     config = RunConfig(instance=case["instance"], planner=ctx.run_input("planner", "heuristic"),
                        disrupt=None if case["scenario"] == "none" else case["scenario"], seed=int(case["seed"]),
+                       repair_method=ctx.run_input("method", "lcrp"),
                        time_limit=float(ctx.run_input("time-limit", "10")), workers=1)
     sub = f"{ctx.log.run_id}.{case['instance']}.{case['scenario']}.{case['seed']}"
     summary = run_pipeline(config, ExecutionLog(ctx.store, sub)).summary()

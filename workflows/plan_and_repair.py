@@ -4,7 +4,8 @@ blueprint -> job-agent (one pod per job, withParam, bounded) -> supervise -> con
 commit v1) -> disrupt -> controller (LCRP repair, revalidate, commit v2). Both commits are saga steps: if
 the workflow fails after one, the exit handler retracts it (the version before becomes current again).
 Parameters (the operator's contract): run-id, instance, planner, scenarios, seeds, time-limit; the first
-scenario and seed pick the disruption (``none`` skips it).
+scenario and seed pick the disruption (``none`` skips it); ``method`` picks the repair method (lcrp, aor,
+right-shift, full, full-stable; time-limit is its budget).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = ["COMMIT_ONCE", "INPUTS", "POLICIES", "build"]
 
 #: Workflow parameters and their defaults.
 INPUTS = {"run-id": "", "instance": "ta01", "planner": "heuristic", "scenarios": '["breakdown"]', "seeds": "[0]",
+          "method": "lcrp",
           "time-limit": "10"}
 
 #: Shared by the three cluster workflows.

@@ -1,0 +1,155 @@
+"""Failure paths on the real engine: pods killed under a running workflow, a step that fails for good and the
+onExit compensation, and a resubmitted run id."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import Argo, Kube, Store
+
+pytestmark = pytest.mark.cluster
+
+
+def node_of(workflow: dict[str, Any], display: str) -> dict[str, Any]:
+    return next(n for n in workflow["status"]["nodes"].values() if n["displayName"] == display)
+
+
+def attempts(workflow: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
+    nodes = workflow["status"]["nodes"]
+    return [nodes[c] for c in node.get("children", [])]
+
+
+def kill_pods(kube: Kube, argo: Argo, workflow: str, match: Callable[[dict[str, Any]], bool],
+              *, times: int, timeout: float = 600) -> list[str]:
+    """Delete pods of `workflow` that `match`, `times` pods in all, each as soon as its step runs (its `main`
+    container started: Argo recreates a pod deleted before that, which is not the failure meant here)."""
+    killed: list[str] = []
+    deadline = time.monotonic() + timeout
+    while len(killed) < times and time.monotonic() < deadline:
+        pods = kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={workflow}")["items"]
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            if name in killed or not match(pod) or not main_running(pod):
+                continue
+            kube("delete", "pod", name, "--wait=false", "--grace-period=1")
+            killed.append(name)
+            if len(killed) == times:
+                break
+        if argo.get(workflow)["status"].get("phase") in ("Succeeded", "Failed", "Error"):
+            break
+        time.sleep(0.5)
+    return killed
+
+
+def main_running(pod: dict[str, Any]) -> bool:
+    states = {c["name"]: c.get("state", {}) for c in pod["status"].get("containerStatuses", [])}
+    return "running" in states.get("main", {})
+
+
+def runs_template(workflow: str, template: str) -> Callable[[dict[str, Any]], bool]:
+    """Argo names a pod <workflow>-<template>-<hash>."""
+    prefix = f"{workflow}-{template}-"
+    return lambda pod: str(pod["metadata"]["name"]).startswith(prefix) and pod["metadata"]["name"][
+        len(prefix):].isdigit()
+
+
+def item_of(pod: dict[str, Any]) -> int:
+    """The fan-out item a job-agent pod runs (its node name ends in item(<i>:<value>)(<attempt>))."""
+    node = pod["metadata"]["annotations"]["workflows.argoproj.io/node-name"]
+    return int(node.rsplit("item(", 1)[1].split(":", 1)[0])
+
+
+def started(store: Store, run_id: str, node: str) -> list[dict[str, Any]]:
+    return [e["payload"] for e in store.events(run_id) if e["type"] == "node.started" and e.get("node_id") == node]
+
+
+def test_a_job_agent_pod_killed_mid_run_is_rerun_and_the_workflow_succeeds(argo: Argo, kube: Kube,
+                                                                             store: Store) -> None:
+    run_id = f"e2e-kill-{int(time.time())}"
+    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft10", "scenarios": '["none"]'},
+                       wait=False)["metadata"]["name"]
+
+    def mid_run(pod: dict[str, Any]) -> bool:
+        # Its step has begun: it logged node.started (so the kill interrupts real work).
+        return (runs_template(name, "job-agents-item")(pod) and main_running(pod)
+                and any(s.get("item") == item_of(pod) for s in started(store, run_id, "job-agents")))
+
+    killed_items: list[int] = []
+
+    def match(pod: dict[str, Any]) -> bool:
+        if mid_run(pod):
+            killed_items.append(item_of(pod))
+            return True
+        return False
+
+    killed = kill_pods(kube, argo, name, match, times=1)
+    assert len(killed) == 1
+    argo("wait", name)
+    workflow = argo.get(name)
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    item = killed_items[0]
+    # Argo v3.6.5 recreates a pod deleted under a running node (or retries a node it marks Error): the job agent
+    # runs again; the log holds its output once (a step finds an output recorded before the kill and returns it),
+    # and the supervisor gets one proposal per job.
+    assert sum(1 for s in started(store, run_id, "job-agents") if s.get("item") == item) >= 1
+    done = [e for e in store.events(run_id) if e["type"] == "node.succeeded" and e.get("node_id") == "job-agents"]
+    assert sorted(e["payload"]["item"] for e in done) == list(range(10))
+    proposed = [e["payload"] for e in store.events(run_id) if e["type"] == "plan.proposed"]
+    assert proposed and proposed[-1]["proposals"] == 10
+
+
+def kill_step_process(kube: Kube, pod: str) -> None:
+    """SIGKILL the step's process in the pod's main container (what the OOM killer does)."""
+    script = ("import os\n"
+              "for p in filter(str.isdigit, os.listdir('/proc')):\n"
+              "    cmd = open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')\n"
+              "    if b'step' in cmd and int(p) != os.getpid():\n"
+              "        os.kill(int(p), 9)\n")
+    kube("exec", pod, "-c", "main", "--", "python", "-c", script)
+
+
+def test_a_repair_that_fails_for_good_is_compensated_on_exit(argo: Argo, kube: Kube, store: Store) -> None:
+    run_id = f"e2e-saga-{int(time.time())}"
+    # A full re-solve of ta01 with a 60 s budget: the repair step runs long enough to be caught mid-run.
+    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ta01", "method": "full", "time-limit": "60"},
+                       wait=False)["metadata"]["name"]
+
+    def repairing() -> str | None:
+        pods = kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={name}")["items"]
+        return next((p["metadata"]["name"] for p in pods if runs_template(name, "repair")(p) and main_running(p)
+                     and started(store, run_id, "repair")), None)
+
+    pod = kube.wait_for("the repair step to run", repairing, timeout=600, every=0.5)
+    # Killed by signal, exit 137: not a transient error under the step's retry policy, so it fails for good.
+    kill_step_process(kube, pod)
+    argo("wait", name, check=False)
+    workflow = argo.get(name)
+    assert workflow["status"]["phase"] in ("Failed", "Error")
+    repair = node_of(workflow, "repair")
+    assert [a["phase"] for a in attempts(workflow, repair)] == ["Failed"]
+    compensate = node_of(workflow, "compensate")
+    assert compensate["phase"] == "Succeeded"
+    events = store.events(run_id)
+    assert "compensation.finished" in [e["type"] for e in events]
+    retracted = [e["payload"] for e in events if e["type"] == "plan.retracted"]
+    assert [r["version"] for r in retracted] == [1], retracted
+    shown = json.loads(store.alas("log", "show", run_id, "--store", "s3", "--json").stdout)
+    assert shown["current_version"] is None
+    verified = json.loads(store.alas("log", "verify", run_id, "--store", "s3", "--json").stdout)
+    assert verified["ok"] is True, verified
+
+
+def test_resubmitting_a_run_id_commits_no_second_baseline(argo: Argo, store: Store) -> None:
+    run_id = f"e2e-again-{int(time.time())}"
+    params = {"run-id": run_id, "instance": "ft10", "scenarios": '["none"]'}
+    first = argo.submit("alas-plan", params)
+    second = argo.submit("alas-plan", params)
+    assert first["status"]["phase"] == second["status"]["phase"] == "Succeeded"
+    baselines = [e for e in store.events(run_id) if e["type"] == "plan.committed"
+                 and e["payload"].get("reason") == "baseline"]
+    assert len(baselines) == 1
