@@ -62,27 +62,28 @@ chart_up() {
   echo "$((SECONDS - started))" >"$STATE/run/install-seconds"
 }
 
+# Debian's Prometheus is built without Kubernetes service discovery, so the targets come from the API server
+# here: the release's Services labelled alas.dev/metrics=true (what the chart's ServiceMonitor selects), on
+# their "http" (controller) and "metrics" (operator) ports, scraped through their cluster IPs (kube-proxy
+# routes this machine's own traffic to them too).
+write_prometheus_targets() {
+  kubectl_ -n "$ALAS_NAMESPACE" get services -l alas.dev/metrics=true -o json \
+    | python3 "$HERE/cluster.d/prometheus_targets.py" >"$STATE/etc/prometheus-targets.json.tmp"
+  mv "$STATE/etc/prometheus-targets.json.tmp" "$STATE/etc/prometheus-targets.json"
+}
+
 prometheus_up() {
   need prometheus
   mkdir -p "$STATE/prometheus"
+  write_prometheus_targets
   cat >"$STATE/etc/prometheus.yml" <<EOF
 global: {scrape_interval: 5s, evaluation_interval: 5s}
 rule_files: [$ROOT/observability/rules/alas.rules.yaml]
 scrape_configs:
-# What the chart's ServiceMonitor selects: the release's services labelled alas.dev/metrics=true, on their
-# "http" (controller) and "metrics" (operator) ports.
 - job_name: alas
   metrics_path: /metrics
-  kubernetes_sd_configs:
-  - role: endpoints
-    kubeconfig_file: $STATE/pki/admin.kubeconfig
-    namespaces: {names: [$ALAS_NAMESPACE]}
-  relabel_configs:
-  - {source_labels: [__meta_kubernetes_service_label_alas_dev_metrics], regex: "true", action: keep}
-  - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: "http|metrics", action: keep}
-  - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
-  - {source_labels: [__meta_kubernetes_service_name], target_label: service}
-  - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+  file_sd_configs:
+  - files: [$STATE/etc/prometheus-targets.json]
 EOF
   start_daemon prometheus prometheus --config.file="$STATE/etc/prometheus.yml" \
     --storage.tsdb.path="$STATE/prometheus" --web.listen-address="127.0.0.1:$PROM_PORT"
