@@ -1,6 +1,6 @@
-"""Runs after the other cluster tests (file order). Prometheus (Debian's, started by scripts/cluster) scrapes the controller and the operator the way the chart's
-ServiceMonitor describes; the project's rules load and evaluate; the dashboards' panels fed by those two
-services return data after the other cluster tests ran."""
+"""Runs after the other cluster tests (file order). Prometheus (Debian's, started by scripts/cluster) scrapes
+the controller and the operator the way the chart's ServiceMonitor describes; the project's rules load and
+evaluate; the dashboards' panels fed by those two services return data after the other cluster tests ran."""
 
 from __future__ import annotations
 
