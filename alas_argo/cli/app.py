@@ -75,10 +75,13 @@ def read_json_file(path: str | Path, what: str) -> Any:
 def write_json_file(path: str | Path, doc: Any) -> None:
     """Write a JSON document atomically (temp file + rename): a crash never leaves half a file."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(p)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(p)
+    except OSError as e:  # the place was checked up front; this catches a disk that filled up since
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(p)) from None
 
 
 def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, total: int, first: str,

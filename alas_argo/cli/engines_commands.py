@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError, IntegrityError
 
 __all__ = ["register"]
@@ -74,9 +75,13 @@ def _lint(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> int:
     from alas_argo.engines.rendering import compare_tree, load_definitions, render_all, repo_root, write_tree
 
-    files = render_all(load_definitions(args.workflows), image=args.image)
     out = Path(args.out) if args.out else repo_root() / "workflows"
     chart = None if args.no_chart else Path(args.chart_dir) if args.chart_dir else repo_root() / "charts/alas/workflows"
+    if not args.check:
+        check_output_dir(out)
+        if chart is not None and chart.parent.is_dir():
+            check_output_dir(chart, "--chart-dir")
+    files = render_all(load_definitions(args.workflows), image=args.image)
     templates = {Path(rel).name: text for rel, text in files.items() if rel.startswith("argo/")}
     if args.check:
         stale = compare_tree(files, out) + ([f"{chart}/{n}" for n in compare_tree(templates, chart)] if chart else [])
@@ -85,9 +90,12 @@ def _render(args: argparse.Namespace) -> int:
                                  where=str(out))
         print(f"{len(files)} files up to date")
         return 0
-    written = write_tree(files, out)
-    if chart is not None and chart.parent.is_dir():
-        written += write_tree(templates, chart)
+    try:
+        written = write_tree(files, out)
+        if chart is not None and chart.parent.is_dir():
+            written += write_tree(templates, chart)
+    except OSError as e:  # e.g. a file where a subdirectory (argo/, asl/) must go
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(e.filename or out)) from None
     for p in written:
         print(p)
     return 0

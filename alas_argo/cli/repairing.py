@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from alas_argo.benchmarks.repair import RepairRow, run_repair_bench
+from alas_argo.benchmarks.partial_table import PartialTable
+from alas_argo.benchmarks.repair import COLUMNS, RepairRow, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, check_disruption, generate_disruption
@@ -23,6 +26,9 @@ from alas_argo.jssp.schedule import Schedule
 __all__ = ["load_document", "register"]
 
 M = TypeVar("M", bound=BaseModel)
+
+#: File types `alas gantt --out` writes.
+GANTT_SUFFIXES = (".png",)
 
 
 def load_document(path: str, model: type[M], what: str) -> M:
@@ -42,6 +48,7 @@ def _positive(value: float, flag: str) -> None:
 
 
 def _disrupt(args: argparse.Namespace) -> int:
+    check_output_file(args.out)
     instance = load_instance(args.instance)
     schedule = load_document(args.schedule, Schedule, "schedule")
     machine: int | str | None = args.machine
@@ -77,6 +84,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
 
 def _repair(args: argparse.Namespace) -> int:
     _positive(args.time_limit, "--time-limit")
+    check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
                     workers=args.workers, effort=args.effort)
@@ -96,6 +104,7 @@ def _repair(args: argparse.Namespace) -> int:
 
 
 def _gantt(args: argparse.Namespace) -> int:
+    check_output_file(args.out, suffixes=GANTT_SUFFIXES)
     instance = load_instance(args.instance)
     schedule = load_document(args.schedule, Schedule, "schedule")
     before = load_document(args.before, Schedule, "schedule") if args.before else None
@@ -113,12 +122,13 @@ def _effort(text: str) -> float:
 
 
 def _bench_repair(args: argparse.Namespace) -> int:
+    directory = check_output_dir(args.out)
     if args.from_csv:
         source = Path(args.from_csv)
         if not source.is_file():
             raise InputError(f"--from-csv: no file {source}")
         rows = from_csv(source.read_text(encoding="utf-8"), source=str(source))
-        return _report(rows, Path(args.out), f"Repair benchmark (re-rendered from {source.name})", args.json)
+        return _report(rows, directory, f"Repair benchmark (re-rendered from {source.name})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
     if args.seeds < 1:
@@ -129,16 +139,23 @@ def _bench_repair(args: argparse.Namespace) -> int:
     efforts = [_effort(e) for e in args.lcrp_effort.split(",") if e.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     methods = [RepairMethod.parse(m.strip()) for m in args.methods.split(",") if m.strip()]
-    directory = Path(args.out)
     total = len(names) * len(scenarios) * args.seeds * (len(methods) + (len(efforts) - 1) * (
         RepairMethod.LCRP in methods))
     kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,
                               "time_limit": args.time_limit, "baseline_time_limit": args.baseline_time_limit,
                               "workers": args.workers, "cache": directory / "baselines",
                               "lcrp_efforts": efforts}
-    rows = run_with_progress(lambda on_row: run_repair_bench(names, on_row=on_row, **kwargs), total=total,
-                             first="baselines and repairs", quiet=args.json,
-                             label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
+    with PartialTable(directory / "repair.csv", COLUMNS) as table:
+        def run(on_row: Callable[[RepairRow], None] | None) -> list[RepairRow]:
+            def keep(row: RepairRow) -> None:
+                table.add(row)  # a killed benchmark keeps every finished case
+                if on_row is not None:
+                    on_row(row)
+
+            return run_repair_bench(names, on_row=keep, **kwargs)
+
+        rows = run_with_progress(run, total=total, first="baselines and repairs", quiet=args.json,
+                                 label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
     title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
              f"{args.time_limit:g} s budget, lcrp effort {','.join(f'{e:g}' for e in efforts)}")
     return _report(rows, directory, title, args.json)

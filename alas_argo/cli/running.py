@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import secrets
 import sys
 import threading
@@ -16,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
 from alas_argo.log import ExecutionLog, open_store
 from alas_argo.pipeline import PipelineResult, RunConfig, Variant, run_pipeline
@@ -89,25 +91,45 @@ def _summary_table(s: dict[str, Any]) -> Table:
     return table
 
 
+#: Names of the files `run --out` owns in its directory: an earlier run's files by these names are replaced
+#: as a set, so the directory never mixes two runs (other files are left alone).
+_OWNED = re.compile(r"^(v\d+\.json|final\.json|disruption_\d+\.json|report\.json|report\.md|gantt\.png)$")
+
+
 def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
-    """DIR receives every committed plan, the disruptions, a report and a before/after Gantt chart."""
+    """DIR receives every committed plan, the disruptions, a report and a before/after Gantt chart.
+
+    The directory holds one run's outputs: files an earlier run wrote there under the same names
+    (``v3.json`` from a run with more versions, say) are removed once the new set is written.
+    """
     out.mkdir(parents=True, exist_ok=True)
+    written: set[str] = set()
+
+    def put(name: str, doc: Any) -> None:
+        write_json_file(out / name, doc)
+        written.add(name)
+
     for version in result.versions:
-        write_json_file(out / f"v{version}.json", log.plan(version))
+        put(f"v{version}.json", log.plan(version))
     if result.final is not None:
-        write_json_file(out / "final.json", result.final.to_json())
+        put("final.json", result.final.to_json())
     for k, d in enumerate(result.disruptions, start=1):
-        write_json_file(out / f"disruption_{k}.json", d.to_json())
+        put(f"disruption_{k}.json", d.to_json())
     summary = result.summary()
-    write_json_file(out / "report.json", summary)
+    put("report.json", summary)
     lines = [f"# ALAS run {summary['run_id']}", "", "| what | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in summary.items() if k not in ("repairs", "errors")]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written.add("report.md")
     if result.baseline is not None and result.final is not None:
         from alas_argo.jssp.gantt import save_gantt  # matplotlib only when a chart is drawn
 
         save_gantt(out / "gantt.png", result.instance, result.final, before=result.baseline,
                    disruption=result.disruptions[-1] if result.disruptions else None)
+        written.add("gantt.png")
+    for stale in out.iterdir():
+        if _OWNED.match(stale.name) and stale.name not in written and stale.is_file():
+            stale.unlink()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -123,6 +145,8 @@ def _run(args: argparse.Namespace) -> int:
         first = e.errors()[0]
         flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "a flag"
         raise InputError(f"{flag}: {first['msg']}") from None
+    if args.out is not None:
+        check_output_dir(args.out)  # before planning: a bad place must not cost the run
     run_id = args.run_id or f"{Path(args.instance).stem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     log = open_log(args, run_id)
     resumed = log.exists()
