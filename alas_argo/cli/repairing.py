@@ -15,9 +15,11 @@ from alas_argo.benchmarks.repair import COLUMNS, RepairRow, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
 from alas_argo.cli.outputs import check_output_dir, check_output_file
+from alas_argo.cli.validating import load_disruption_file, load_schedule_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
-from alas_argo.jssp.disruption import Disruption, DisruptionKind, check_disruption, generate_disruption
+from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.gantt import save_gantt
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairMethod, repair
@@ -76,9 +78,11 @@ def _int(text: str, flag: str) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
+    """The three files of a repair, each checked with the rules `alas validate` uses, errors naming the file."""
     instance = load_instance(args.instance)
-    schedule = load_document(args.schedule, Schedule, "schedule")
-    disruption = load_document(args.disruption, Disruption, "disruption")
+    schedule = load_schedule_file(args.schedule, instance)
+    disruption = load_disruption_file(args.disruption, instance)
+    check_disruption(instance, schedule, disruption, source=args.disruption)
     return instance, schedule, disruption
 
 
@@ -106,9 +110,9 @@ def _repair(args: argparse.Namespace) -> int:
 def _gantt(args: argparse.Namespace) -> int:
     check_output_file(args.out, suffixes=GANTT_SUFFIXES)
     instance = load_instance(args.instance)
-    schedule = load_document(args.schedule, Schedule, "schedule")
-    before = load_document(args.before, Schedule, "schedule") if args.before else None
-    disruption = load_document(args.disruption, Disruption, "disruption") if args.disruption else None
+    schedule = load_schedule_file(args.schedule, instance)
+    before = load_schedule_file(args.before, instance, "baseline") if args.before else None
+    disruption = load_disruption_file(args.disruption, instance) if args.disruption else None
     path = save_gantt(args.out, instance, schedule, before=before, disruption=disruption, title=args.title)
     print(f"gantt -> {path}")
     return 0

@@ -19,12 +19,15 @@ from rich.table import Table
 from alas_argo.cli.app import Commands, print_json, write_json_file
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import load_instance
+from alas_argo.jssp.disruption import DisruptionKind
+from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.log import ExecutionLog, open_store
-from alas_argo.pipeline import PipelineResult, RunConfig, Variant, run_pipeline
+from alas_argo.pipeline import PipelineResult, RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
-__all__ = ["add_store_arguments", "open_log", "register", "write_outputs"]
+__all__ = ["add_store_arguments", "check_disrupt_flags", "open_log", "register", "write_outputs"]
 
 _STYLE = {"pending": "dim", "ready": "cyan", "running": "yellow", "failed_retryable": "magenta",
           "executed": "green", "failed": "red", "skipped": "dim", "cancelled": "red"}
@@ -132,11 +135,37 @@ def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
             stale.unlink()
 
 
+def check_disrupt_flags(args: argparse.Namespace) -> None:
+    """``--disrupt`` and ``--disruptions`` before anything runs: a disruption file is read and checked against
+    the instance here (exit 2 naming the file and the event), not after minutes of planning.
+
+    Raises:
+        InputError: ``--disruptions`` without a generated ``--disrupt`` kind, or a disruption file that breaks
+            a rule of :func:`~alas_argo.jssp.disruption_rules.check_events`.
+    """
+    kinds = [k.value for k in DisruptionKind]
+    if args.disruptions is not None and args.disrupt not in kinds:
+        raise InputError("--disruptions counts generated disruptions: give it with --disrupt "
+                         f"{'|'.join(kinds)}" + ("" if args.disrupt is None else
+                                                       f" (the file {args.disrupt} holds its own)"))
+    if args.disrupt is None or args.disrupt in kinds:
+        return
+    path = Path(args.disrupt)
+    if not path.exists() and path.suffix != ".json":
+        raise InputError(f"--disrupt must be one of {', '.join(kinds)} or a disruption JSON file",
+                         where=args.disrupt)
+    instance = load_instance(args.instance)
+    found = load_disruptions(path)
+    for k, disruption in enumerate(found):
+        check_events(instance, disruption, source=str(path), index=k if len(found) > 1 else None)
+
+
 def _run(args: argparse.Namespace) -> int:
     variant = Variant(args.variant)
+    check_disrupt_flags(args)
     try:
         config = RunConfig(instance=args.instance, planner=args.planner, disrupt=args.disrupt,
-                           disruptions=args.disruptions, seed=args.seed, time_limit=args.time_limit,
+                           disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,
                            repair_method=args.repair_method, repair_budget=args.repair_budget, workers=args.workers,
                            repair_effort=args.repair_effort,
                            variant=variant, faults=args.faults)
@@ -218,7 +247,8 @@ def register(commands: Commands) -> None:
     p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")
     p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
-    p.add_argument("--disruptions", type=int, default=1, help="generated disruptions in sequence (default 1)")
+    p.add_argument("--disruptions", type=int, default=None, metavar="N",
+                   help="how many disruptions --disrupt KIND generates, revealed one after another (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm"], default="cpsat",
                    help="planner backend (default cpsat)")

@@ -32,7 +32,6 @@ __all__ = [
     "DurationChange",
     "MachineBreakdown",
     "carry_forward",
-    "check_disruption",
     "generate_disruption",
     "generate_sequence",
 ]
@@ -98,34 +97,6 @@ class DisruptionKind(StrEnum):
     BREAKDOWN = "breakdown"
     SHOCK = "shock"
     MIXED = "mixed"
-
-
-def check_disruption(instance: Instance, schedule: Schedule, disruption: Disruption) -> None:
-    """Reject a disruption that cannot apply to this instance and plan.
-
-    Raises:
-        InputError: a machine or operation that does not exist, a reveal time outside ``[0, makespan]``,
-            a negative start or duration.
-    """
-    if not 0 <= disruption.time <= schedule.makespan:
-        raise InputError(f"reveal time {disruption.time} is outside the schedule [0, {schedule.makespan}]",
-                         where="disruption.time")
-    for i, e in enumerate(disruption.events):
-        where = f"disruption.events[{i}]"
-        if isinstance(e, MachineBreakdown):
-            if not 0 <= e.machine < instance.num_machines:
-                raise InputError(f"machine {e.machine} does not exist (instance {instance.name} has machines "
-                                 f"0..{instance.num_machines - 1})", where=where)
-            if e.start < 0:
-                raise InputError(f"negative breakdown start {e.start}", where=where)
-            if e.duration < 0:
-                raise InputError(f"negative breakdown duration {e.duration}", where=where)
-        else:
-            if not (0 <= e.job < instance.num_jobs and 0 <= e.step < len(instance.jobs[e.job])):
-                raise InputError(f"operation (job {e.job}, step {e.step}) does not exist in {instance.name}",
-                                 where=where)
-            if e.duration < 0:
-                raise InputError(f"negative duration {e.duration}", where=where)
 
 
 def _work_left(schedule: Schedule, time: int) -> dict[int, int]:

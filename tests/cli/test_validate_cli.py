@@ -140,7 +140,8 @@ def test_bad_disruption_exit_2(tmp_path: Path, capsys: Capture, ft06_doc: dict[s
 
 def test_bad_baseline_and_instance_exit_2(tmp_path: Path, capsys: Capture, ft06_doc: dict[str, Any]) -> None:
     s = write(tmp_path / "s.json", ft06_doc)
-    d = write(tmp_path / "d.json", {"time": 3})
+    d = write(tmp_path / "d.json", {"time": 3, "events": [{"kind": "duration_change", "job": 0, "step": 5,
+                                                          "duration": 9}]})
     b = write(tmp_path / "b.json", _edit(json.loads(json.dumps(ft06_doc)), ("operations", 2, "job"), -1))
     assert main(["validate", "--instance", "ft06", "--schedule", s, "--disruption", d, "--baseline", b]) == 2
     assert f"{b} at operations[2]: job -1 does not exist" in capsys.readouterr().err
