@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from alas_argo.errors import InputError
+from alas_argo.json_limits import load_json
 
 __all__ = ["Commands", "Handler", "print_json", "read_json_file", "run_with_progress", "write_json_file"]
 
@@ -66,9 +67,9 @@ def read_json_file(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{what} file is not UTF-8 text", where=str(p)) from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON in {what} file: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}"
+        return load_json(text, where=str(p))
+    except InputError as e:
+        raise InputError(e.message.replace("invalid JSON", f"invalid JSON in {what} file", 1), where=e.where
                          ) from None
 
 

@@ -39,15 +39,9 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 def _load(path: str) -> Any:
-    import yaml
+    from alas_argo.cli.ir_commands import load_document
 
-    p = Path(path)
-    try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(p)) from None
-    except yaml.YAMLError as e:
-        raise InputError(f"not YAML/JSON: {str(e).splitlines()[0]}", where=str(p)) from None
+    return load_document(path)
 
 
 def _lint(args: argparse.Namespace) -> int:

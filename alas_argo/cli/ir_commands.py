@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
+import re
 from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.errors import InputError
+from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
 
-__all__ = ["load_document", "register"]
+__all__ = ["load_document", "load_yaml", "register"]
+
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def load_document(path: str) -> Any:
     """Read a JSON or YAML workflow document; any failure is an InputError naming the file (exit 2)."""
-    import yaml
-
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -25,16 +26,40 @@ def load_document(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read workflow file: {e}", where=str(p)) from None
     if p.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}") from None
+        return load_json(text, where=str(p))
+    return load_yaml(text, where=str(p))
+
+
+def load_yaml(text: str, *, where: str) -> Any:
+    """Decode a YAML document within the limits of :mod:`alas_argo.json_limits` (depth, size, numbers).
+
+    Raises:
+        InputError: not YAML, or beyond the limits; naming ``where`` and, when known, the line.
+    """
+    import yaml
+
+    # PyYAML parses deep flow nesting in quadratic time before its recursion gives up (seconds for 2,000
+    # brackets): count the brackets first, a linear scan (brackets inside quoted strings count too, which no
+    # real workflow holds 64 levels of).
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(text):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", where=where)
     try:
-        return yaml.safe_load(text)
+        # The safe loader in C when PyYAML was built with libyaml (ten times faster), else in Python.
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f"{p} line {mark.line + 1} column {mark.column + 1}" if mark is not None else str(p)
-        raise InputError(f"invalid YAML: {getattr(e, 'problem', None) or e}", where=where) from None
+        place = f"{where} line {mark.line + 1} column {mark.column + 1}" if mark is not None else where
+        raise InputError(f"invalid YAML: {getattr(e, 'problem', None) or e}", where=place) from None
+    except RecursionError:
+        raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", where=where) from None
+    except (ValueError, OverflowError) as e:  # an integer of thousands of digits, a date out of range
+        raise InputError(f"invalid YAML: {str(e)[:120]}", where=where) from None
+    check_document(doc, where=where)
+    return doc
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.errors import InputError
+from alas_argo.jssp.limits import Count, TimeValue
 
 if TYPE_CHECKING:
     from alas_argo.jssp.instance import Instance
@@ -43,9 +44,9 @@ class MachineBreakdown(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["machine_breakdown"] = "machine_breakdown"
-    machine: int = Field(description="The machine that breaks down.")
-    start: int = Field(description="Start of the downtime.")
-    duration: int = Field(description="Length of the downtime.")
+    machine: Count = Field(description="The machine that breaks down.")
+    start: TimeValue = Field(description="Start of the downtime.")
+    duration: TimeValue = Field(description="Length of the downtime.")
 
     @property
     def end(self) -> int:
@@ -59,9 +60,9 @@ class DurationChange(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["duration_change"] = "duration_change"
-    job: int = Field(description="Job of the operation.")
-    step: int = Field(description="Step of the operation within its job.")
-    duration: int = Field(description="The new duration.")
+    job: Count = Field(description="Job of the operation.")
+    step: Count = Field(description="Step of the operation within its job.")
+    duration: TimeValue = Field(description="The new duration.")
 
 
 DisruptionEvent = Annotated[MachineBreakdown | DurationChange, Field(discriminator="kind")]
@@ -72,7 +73,7 @@ class Disruption(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    time: int = Field(description="Reveal time.")
+    time: TimeValue = Field(description="Reveal time.")
     events: list[DisruptionEvent] = Field(default_factory=list, description="What happened.")
 
     @property
