@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from alas_argo import __version__
 from alas_argo.cli.app import Commands
 from alas_argo.errors import AlasError
+from alas_argo.scrubbing import ScrubbingStream
 
 __all__ = ["build_parser", "main"]
 
@@ -59,6 +60,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
+    # Whatever a command prints passes through a scrubber: a configured secret echoed back by a third party
+    # (an LLM endpoint's 401 body, say) never reaches the terminal or a CI log.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    try:
+        return _run(handler, args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return int(handler(args) or 0)
     except AlasError as e:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
 __all__ = ["S3Store"]
@@ -84,6 +85,7 @@ class S3Store(Store):
                  read_timeout: float = 10.0, max_retries: int = 4, backoff: float = 0.1,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         _, botocore = _boto3()
+        register_secret(secret_key)  # scrubbed from every printed line and stored event
         self._errors = botocore.exceptions
         self.bucket = bucket
         self.endpoint = endpoint
