@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -82,7 +83,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return 0
 
 
-def plain_columns(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def plain_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A table as left-aligned text columns two spaces apart, whole cells, one line per row."""
     widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
