@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from alas_argo.cli.examples import epilog
 from alas_argo.errors import InputError
 from alas_argo.json_limits import load_json
 
@@ -35,17 +36,20 @@ class Commands:
         """Add a command (to ``group`` when given) and return its parser for arguments."""
         target = self.group(group) if group else self._sub
         parser: argparse.ArgumentParser = target.add_parser(
-            name, help=help, description=description or help,
+            name, help=help, description=description or help, epilog=epilog(f"{group} {name}" if group else name),
             formatter_class=argparse.RawDescriptionHelpFormatter)
-        parser.set_defaults(handler=handler)
+        # command_parser: an unknown option is reported with this command's usage, not the top level's.
+        parser.set_defaults(handler=handler, command_parser=parser)
         return parser
 
     def group(self, name: str, help: str | None = None) -> Any:
         """The subparsers of group ``name``, created on first use."""
         if name not in self._groups:
             parser = self._sub.add_parser(name, help=help or f"{name} commands",
-                                          description=help or f"{name} commands")
-            parser.set_defaults(handler=lambda _args, p=parser: (p.print_help(sys.stderr), 2)[1])
+                                          description=help or f"{name} commands", epilog=epilog(name),
+                                          formatter_class=argparse.RawDescriptionHelpFormatter)
+            parser.set_defaults(handler=lambda _args, p=parser: (p.print_help(sys.stderr), 2)[1],
+                                command_parser=parser)
             self._groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
         return self._groups[name]
 

@@ -134,7 +134,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON rows")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="rendered Argo YAML or ASL JSON files")
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
                      description="Compile the IR workflows in workflows/ to Argo WorkflowTemplates (argo/*.yaml) and "
                      "ASL state machines (asl/*.asl.json) under --out, and copy the templates into the Helm chart.")
@@ -147,7 +147,8 @@ def register(commands: Commands) -> None:
     p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",
                      description="Submit WORKFLOW (a name from workflows/, e.g. alas-plan, or a rendered YAML file) "
                      "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE).")
-    p.add_argument("workflow", metavar="WORKFLOW")
+    p.add_argument("workflow", metavar="WORKFLOW", help="a workflow name (alas-plan, alas-repair, alas-bench) or a "
+                   "rendered .yaml/.json file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")
     p.add_argument("--host", help="Argo server URL")
     p.add_argument("--token", help="bearer token")

@@ -194,8 +194,9 @@ def register(commands: Commands) -> None:
     p = commands.add("disrupt", _disrupt, help="Draw a seeded disruption of a plan (breakdown, shock, mixed).")
     p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
-    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind],
+                   help="breakdown (a machine stops), shock (operations take longer) or mixed (both)")
+    p.add_argument("--seed", type=int, default=0, help="same seed, same disruption (default 0)")
     p.add_argument("--machine", default=None,
                    help="Machine that breaks down, or 'random' (default: the one with the most work left).")
     p.add_argument("--at", type=float, default=None, help="Reveal time as a fraction of the makespan.")
@@ -209,26 +210,28 @@ def register(commands: Commands) -> None:
                      description="Repair the plan in force after a disruption with one method and write the "
                      "repaired schedule plus its metrics (R.json). Exit 2 on bad input, including a plan "
                      "that was already invalid before the disruption.")
-    p.add_argument("--instance", required=True)
+    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--disruption", required=True, help="Disruption JSON.")
-    p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod])
+    p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod],
+                   help="lcrp (local cascading repair), aor / right-shift (keep the sequences), full / full-stable "
+                   "(re-solve everything not started; stable also minimises moves); default lcrp")
     p.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT budget in seconds.")
     p.add_argument("--effort", type=float, default=1.0,
                    help="LCRP time-box multiplier (default 1: about 0.2 s on 20x15; 2: about 0.36 s and 4: about "
                    "0.7 s, with markedly fewer moved operations and a slightly shorter plan, see bench/README.md). "
                    "The budget still caps it; other methods ignore it.")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0).")
+    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("--out", required=True, help="Where to write R.json.")
     p.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
 
     p = commands.add("gantt", _gantt, help="Draw a schedule as a Gantt PNG (before/after with --before).")
-    p.add_argument("--instance", required=True)
+    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The schedule to draw (the repaired one with --before).")
     p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
     p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")
-    p.add_argument("--title", default=None)
+    p.add_argument("--title", default=None, help="Chart title (default: the instance name).")
     p.add_argument("--out", required=True, help="PNG file to write.")
 
     commands.group("bench", "Benchmarks.")
@@ -238,16 +241,19 @@ def register(commands: Commands) -> None:
                      "SEEDS disruptions per scenario, repair each with every method, validate every result, "
                      "and write repair.csv, repair.md and pareto-<scenario>.png into OUT.")
     p.add_argument("--suite", default="smoke", help="alas45, smoke, a family, or a comma-separated list.")
-    p.add_argument("--scenarios", default="breakdown,shock,mixed")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--methods", default=",".join(m.value for m in RepairMethod))
+    p.add_argument("--scenarios", default="breakdown,shock,mixed",
+                   help="Comma-separated disruption kinds (default breakdown,shock,mixed).")
+    p.add_argument("--seeds", type=int, default=3, metavar="N",
+                   help="A count: N disruptions per instance and scenario, drawn with seeds 0..N-1 (default 3).")
+    p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),
+                   help="Comma-separated repair methods (default: all of them).")
     p.add_argument("--time-limit", type=float, default=10.0, help="Repair budget per method and case (s).")
     p.add_argument("--baseline-time-limit", type=float, default=10.0, help="Planning budget per baseline (s).")
     p.add_argument("--lcrp-effort", default="1",
                    help="LCRP's time-box multiplier (see alas repair); a comma list such as 1,4 runs LCRP once per "
                    "effort, rows named lcrp and lcrp@4, against the same baselines.")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("--out", default="bench/results/repair", help="Output directory.")
     p.add_argument("--from-csv", default=None, metavar="FILE",
                    help="Repair nothing: render the tables and plots of an earlier run's repair.csv into --out.")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="Print the summaries and ratios as JSON.")
