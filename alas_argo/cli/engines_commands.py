@@ -120,7 +120,13 @@ def _submit(args: argparse.Namespace) -> int:
         doc = to_argo(builders[args.workflow](), image=settings.argo.image, namespace=settings.argo.namespace)
     workflow = as_submission(doc, params, namespace=settings.argo.namespace)
     if args.dry_run:
-        print_json(workflow)
+        if args.json:
+            print_json(workflow)
+        else:
+            import yaml
+
+            # What `argo submit` and `kubectl apply` take; key order as built (apiVersion, kind, metadata, spec).
+            print(yaml.safe_dump(workflow, sort_keys=False, default_flow_style=False), end="")
         return 0
     name = submit(workflow, settings.argo)
     print(f"submitted {name} in namespace {settings.argo.namespace}")
@@ -155,4 +161,5 @@ def register(commands: Commands) -> None:
     p.add_argument("--namespace", help="namespace")
     p.add_argument("--image", help="image (for a workflow compiled from its definition)")
     p.add_argument("--workflows", help="directory of the workflow definitions")
-    p.add_argument("--dry-run", action="store_true", help="print the Workflow instead of submitting it")
+    p.add_argument("--dry-run", action="store_true", help="print the Workflow (YAML) instead of submitting it")
+    p.add_argument("--json", action="store_true", help="with --dry-run: print the Workflow as JSON instead of YAML")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
 
@@ -88,6 +91,35 @@ def _validate(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from alas_argo.engines.rendering import load_definitions
+
+    out = check_output_file(args.out) if args.out else None
+    builders = load_definitions(args.workflows)
+    if args.name not in builders:
+        raise InputError(f"unknown workflow {args.name!r} (shipped: {', '.join(sorted(builders))})",
+                         where="alas ir export")
+    doc = builders[args.name]().to_json()
+    if args.format == "yaml":
+        import yaml
+
+        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    else:
+        text = json.dumps(doc, indent=2) + "\n"
+    if out is None:
+        print(text, end="")
+        return 0
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(out)) from None
+    print(f"{args.name} -> {out}", file=sys.stderr)
+    return 0
+
+
 def _bench_runtime(args: argparse.Namespace) -> int:
     from alas_argo.benchmarks.runtime import report
 
@@ -121,6 +153,14 @@ def register(commands: Commands) -> None:
     v.add_argument("--require-output-contracts", action="store_true",
                    help="also require an output contract on every task and map node")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    e = commands.add("export", _export, group="ir",
+                     help="print a shipped workflow (alas-plan, alas-repair, alas-bench) as an IR document",
+                     description="Export a shipped workflow definition as the IR document `alas ir validate` reads: "
+                     "the canonical form the Argo and ASL compilers start from, to inspect, diff or edit.")
+    e.add_argument("name", metavar="NAME", help="workflow name, e.g. alas-plan")
+    e.add_argument("--format", choices=["json", "yaml"], default="json", help="document format (default json)")
+    e.add_argument("--out", metavar="FILE", help="write the document here instead of printing it")
+    e.add_argument("--workflows", metavar="DIR", help="directory of the workflow definitions (default: workflows/)")
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="local runtime overhead per node and parallel speed-up on a process pool")
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")

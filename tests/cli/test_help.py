@@ -34,7 +34,7 @@ LEAVES = [(path, parser) for path, parser in COMMANDS
 
 def test_the_walk_finds_every_command() -> None:
     names = {" ".join(path) for path, _ in COMMANDS}
-    assert {"", "run", "solve", "bench repair", "log ls", "ir validate", "controller"} <= names
+    assert {"", "run", "solve", "bench repair", "log ls", "ir validate", "ir export", "controller"} <= names
     assert len(LEAVES) >= 30
 
 
