@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from alas_argo.cli.examples import epilog
+from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
 from alas_argo.json_limits import load_json
 
@@ -90,10 +91,14 @@ def write_json_file(path: str | Path, doc: Any) -> None:
 
 
 def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, total: int, first: str,
-                      label: Callable[[T], str], quiet: bool) -> list[T]:
-    """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr, or plainly when ``quiet`` or
-    stderr is not a terminal (scripts and CI get clean output)."""
-    if quiet or not sys.stderr.isatty():
+                      label: Callable[[T], str], quiet: bool, what: str = "alas") -> list[T]:
+    """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr; when stderr is not a terminal,
+    with periodic progress lines instead (:class:`~alas_argo.cli.progress.ProgressLines`: CI logs show the work
+    moving); plainly when ``quiet`` on a terminal."""
+    if not sys.stderr.isatty():
+        with ProgressLines(what, total=total) as lines:
+            return run(lambda row: lines.done(label(row)))
+    if quiet:
         return run(None)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True)) as bar:

@@ -17,6 +17,7 @@ from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, write_tables
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.outputs import check_output_dir
+from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.jssp.modeling import ProgressEvent
@@ -57,7 +58,20 @@ def _static(args: argparse.Namespace) -> int:
 
 def _plan_suite(args: argparse.Namespace, names: list[str], keep: Callable[[StaticRow], None]) -> list[StaticRow]:
     """Plan every instance; ``keep`` receives each row as it finishes (the partial table on disk)."""
-    if args.json or not sys.stderr.isatty():
+    if not sys.stderr.isatty():  # a CI log or a pipe: a line per instance, a heartbeat during long solves
+        with ProgressLines("alas bench static", total=len(names), every=0) as lines:
+            def plain_row(row: StaticRow) -> None:
+                keep(row)
+                gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
+                lines.done(f"{row.instance} {row.size} makespan {row.makespan} ({gap}) "
+                           f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s")
+
+            def plain_event(name: str, event: ProgressEvent) -> None:
+                lines.working_on(f"{name} ({event.phase}, incumbent {event.makespan})")
+
+            return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                              method=args.method, on_row=plain_row, progress=plain_event)
+    if args.json:
         return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
                           method=args.method, on_row=keep)
     console = Console(stderr=True)

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.run_report import cell
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
 from alas_argo.log import ExecutionLog, Store, list_runs, open_store
@@ -101,10 +102,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             return 0
         p = event.payload
         _console().print(
-            f"run {log.run_id} plan v{args.version}: makespan {doc.get('makespan')}, "
+            f"run {log.run_id} plan v{args.version}: makespan {cell(doc.get('makespan'))}, "
             f"{len(doc.get('operations') or [])} operations, committed by event {event.seq} at "
-            f"{event.timestamp} (node {event.node_id or '-'}, reason {p.get('reason')!r}, "
-            f"parent v{p.get('parent_version')}), {p.get('bytes')} bytes stored")
+            f"{event.timestamp} (node {event.node_id or '-'}, reason {cell(p.get('reason'))}, "
+            + (f"parent v{p['parent_version']}" if p.get("parent_version") is not None else "no parent")
+            + f"), {cell(p.get('bytes'))} bytes stored")
         return 0
     events, current = log.events(), log.current_version()
     versions, retracted = log.versions(), log.retracted()

@@ -159,6 +159,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
             return run_repair_bench(names, on_row=keep, **kwargs)
 
         rows = run_with_progress(run, total=total, first="baselines and repairs", quiet=args.json,
+                                 what="alas bench repair",
                                  label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
     title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
              f"{args.time_limit:g} s budget, lcrp effort {','.join(f'{e:g}' for e in efforts)}")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import re
 import secrets
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,16 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.outputs import check_output_dir
+from alas_argo.cli.progress import ProgressLines
+from alas_argo.cli.run_report import moved_since_first, repair_totals, summary_table, write_outputs
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.log import ExecutionLog, open_store
-from alas_argo.pipeline import PipelineResult, RunConfig, Variant, load_disruptions, run_pipeline
+from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
@@ -74,67 +76,6 @@ class _LiveView:
             self.live.update(self.render())
 
 
-def _summary_table(s: dict[str, Any]) -> Table:
-    table = Table(title=f"ALAS run {s['run_id']}: {s['instance']} ({s['size']}), {s['status']}", show_header=False)
-    table.add_column("what")
-    table.add_column("value")
-    rows = [
-        ("makespan before", s["makespan_before"]), ("makespan after", s["makespan_after"]),
-        ("best known (upper bound)", s["upper_bound"]), ("disruptions", s["disruptions"]),
-        ("repair method", s["repair_method"]), ("moved operations", s["moved_operations"]),
-        ("total start shift", s["total_start_shift"]), ("edit radius (operations)", s["edit_radius"]),
-        ("repair time (s)", s["repair_seconds"]), ("fallback to global re-solve", s["fallback"]),
-        ("versions committed", s["versions_committed"]), ("final version", s["final_version"]),
-        ("final plan valid (independent validator)", s["final_valid"]), ("wall time (s)", s["seconds"]),
-    ]
-    if s.get("llm"):
-        rows.append(("llm calls / tokens", f"{s['llm'].get('calls')} / {s['llm'].get('total_tokens')}"))
-    for what, value in rows:
-        table.add_row(what, "-" if value is None else str(value))
-    return table
-
-
-#: Names of the files `run --out` owns in its directory: an earlier run's files by these names are replaced
-#: as a set, so the directory never mixes two runs (other files are left alone).
-_OWNED = re.compile(r"^(v\d+\.json|final\.json|disruption_\d+\.json|report\.json|report\.md|gantt\.png)$")
-
-
-def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
-    """DIR receives every committed plan, the disruptions, a report and a before/after Gantt chart.
-
-    The directory holds one run's outputs: files an earlier run wrote there under the same names
-    (``v3.json`` from a run with more versions, say) are removed once the new set is written.
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    written: set[str] = set()
-
-    def put(name: str, doc: Any) -> None:
-        write_json_file(out / name, doc)
-        written.add(name)
-
-    for version in result.versions:
-        put(f"v{version}.json", log.plan(version))
-    if result.final is not None:
-        put("final.json", result.final.to_json())
-    for k, d in enumerate(result.disruptions, start=1):
-        put(f"disruption_{k}.json", d.to_json())
-    summary = result.summary()
-    put("report.json", summary)
-    lines = [f"# ALAS run {summary['run_id']}", "", "| what | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in summary.items() if k not in ("repairs", "errors")]
-    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    written.add("report.md")
-    if result.baseline is not None and result.final is not None:
-        from alas_argo.jssp.gantt import save_gantt  # matplotlib only when a chart is drawn
-
-        save_gantt(out / "gantt.png", result.instance, result.final, before=result.baseline,
-                   disruption=result.disruptions[-1] if result.disruptions else None)
-        written.add("gantt.png")
-    for stale in out.iterdir():
-        if _OWNED.match(stale.name) and stale.name not in written and stale.is_file():
-            stale.unlink()
-
-
 def check_disrupt_flags(args: argparse.Namespace) -> None:
     """``--disrupt`` and ``--disruptions`` before anything runs: a disruption file is read and checked against
     the instance here (exit 2 naming the file and the event), not after minutes of planning.
@@ -161,6 +102,7 @@ def check_disrupt_flags(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     variant = Variant(args.variant)
     check_disrupt_flags(args)
     try:
@@ -190,16 +132,22 @@ def _run(args: argparse.Namespace) -> int:
         with Live(view.render(), console=console, refresh_per_second=8, transient=False) as live:
             view.live = live
             result = run_pipeline(config, log, listener=view.update, agent_spec=agent_spec)
+    elif not console.is_terminal and not args.quiet:  # a CI log or a pipe: progress lines instead of a view
+        with ProgressLines(f"alas run {run_id}", every=2.0, heartbeat=15.0) as lines:
+            result = run_pipeline(config, log, listener=_node_lines(lines), agent_spec=agent_spec)
     else:
         result = run_pipeline(config, log, agent_spec=agent_spec)
     summary = result.summary() | ({"llm": usage} if usage else {}) | {"resumed": resumed}
+    summary |= {"repair_totals": repair_totals(result.repairs), "moved_since_first": moved_since_first(result),
+                "pipeline_seconds": summary["seconds"]}
     if args.out is not None:
-        write_outputs(args.out, result, log)
         summary["out"] = str(args.out)
+        write_outputs(args.out, result, log, summary=summary, started=started)
+    summary["seconds"] = round(time.perf_counter() - started, 3)  # everything, the Gantt chart included
     if args.json:
         print_json(summary)
     elif not args.quiet:
-        Console().print(_summary_table(summary))
+        Console().print(summary_table(summary))
         for note in summary["notes"]:
             print(f"note: {note}", file=sys.stderr)
         for name, err in result.run.errors.items():
@@ -209,11 +157,33 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if result.succeeded else 1
 
 
+def _node_lines(lines: ProgressLines) -> Callable[[StateChange], None]:
+    """A runtime listener that turns node state changes into progress lines."""
+    running: dict[str, None] = {}
+
+    def listen(change: StateChange) -> None:
+        state = str(change.new)
+        if state == "running":
+            running[change.node_id] = None
+        else:
+            running.pop(change.node_id, None)
+        lines.working_on(", ".join(running) or "-")
+        if state in ("failed", "failed_retryable", "cancelled"):
+            lines.say(f"{change.node_id} {state.replace('_', ' ')} (attempt {change.attempt})")
+        elif state in ("executed", "skipped"):
+            lines.done(f"{change.node_id} {state}")
+
+    return listen
+
+
 def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]) -> dict[str, Any]:
     from alas_argo.agents.llm_recording import ExchangeRecorder, log_sink
     from alas_argo.cli.llm_commands import llm_settings_from_args
 
     settings = llm_settings_from_args(args)
+    if not settings.llm.base_url and not args.llm_replay and not args.llm_fallback:
+        raise InputError("--planner llm needs an endpoint: pass --llm-base-url or set OPENAI_BASE_URL (or replay a "
+                         "run with --llm-replay RUN); --llm-fallback plans with the heuristic agents instead")
     replay_events = None
     if args.llm_replay:
         source = open_log(args, args.llm_replay)
@@ -268,5 +238,8 @@ def register(commands: Commands) -> None:
     add_store_arguments(p)
     add_llm_arguments(p)
     p.add_argument("--llm-replay", metavar="RUN", default=None, help="replay recorded LLM answers of RUN")
+    p.add_argument("--llm-fallback", action="store_true",
+                   help="with --planner llm and no endpoint configured, plan with the heuristic agents (with a "
+                   "note) instead of failing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no live view and no summary table")

@@ -8,6 +8,7 @@ outlined in red in the "after" panel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -93,10 +94,14 @@ def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | N
 
 
 def save_gantt(path: str | Path, instance: Instance, schedule: Schedule, *, before: Schedule | None = None,
-               disruption: Disruption | None = None, title: str | None = None) -> Path:
-    """Draw the Gantt chart (see :func:`gantt_figure`) and write it as a PNG, atomically."""
+               disruption: Disruption | None = None, title: str | None = None,
+               disruptions: Sequence[Disruption] = ()) -> Path:
+    """Draw the Gantt chart (see :func:`gantt_figure`) and write it as a PNG, atomically. ``disruptions``: a
+    sequence of disruptions, the last one standing for ``disruption``."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
+    if disruptions and disruption is None:
+        disruption = disruptions[-1]
     fig = gantt_figure(instance, schedule, before=before, disruption=disruption, title=title)
     tmp = p.with_name(f".{p.name}.tmp")
     fig.savefig(tmp, format="png")
