@@ -30,7 +30,7 @@ __all__ = ["load_document", "register"]
 M = TypeVar("M", bound=BaseModel)
 
 #: File types `alas gantt --out` writes.
-GANTT_SUFFIXES = (".png",)
+GANTT_SUFFIXES = (".png", ".html")
 
 
 def load_document(path: str, model: type[M], what: str) -> M:
@@ -233,7 +233,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
     p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")
     p.add_argument("--title", default=None, help="Chart title (default: the instance name).")
-    p.add_argument("--out", required=True, help="PNG file to write.")
+    p.add_argument("--out", required=True, help="File to write: .png for reports, .html for the interactive chart.")
 
     commands.group("bench", "Benchmarks.")
     p = commands.add("repair", _bench_repair, group="bench",

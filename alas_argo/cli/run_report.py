@@ -123,9 +123,10 @@ def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog, *, summa
             count = len(result.disruptions)
             title = (f"{result.instance.name}: v1 and the final plan v{result.final_version}"
                      + (f" after {count} disruptions" if count > 1 else ""))
-            save_gantt(out / "gantt.png", result.instance, result.final, before=result.baseline,
-                       disruptions=result.disruptions, title=title)
-            written.add("gantt.png")
+            for name in ("gantt.png", "gantt.html"):  # the PNG for reports, the HTML to explore
+                save_gantt(out / name, result.instance, result.final, before=result.baseline,
+                           disruptions=result.disruptions, title=title)
+                written.add(name)
         if started is not None:
             summary["seconds"] = round(time.perf_counter() - started, 3)
         put("report.json", summary)

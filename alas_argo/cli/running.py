@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
         for name, err in result.run.errors.items():
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:
-            print(f"plans, disruptions, report and gantt.png written to {args.out}")
+            print(f"plans, disruptions, report, gantt.png and gantt.html written to {args.out}")
     return 0 if result.succeeded else 1
 
 
@@ -233,7 +233,7 @@ def register(commands: Commands) -> None:
                    help="ablation variant (default full)")
     p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="write plans (final.json), disruptions, report and gantt.png here")
+                   help="write plans (final.json), disruptions, report, gantt.png and gantt.html (interactive) here")
     p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")
     add_store_arguments(p)
     add_llm_arguments(p)

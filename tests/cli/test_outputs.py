@@ -155,5 +155,5 @@ def test_run_out_replaces_an_earlier_runs_files(tmp_path: Path, capsys: pytest.C
     assert main([*base, "--run-id", "second"]) == 0
     capsys.readouterr()
     names = {p.name for p in out.iterdir()}
-    assert names == {"v1.json", "final.json", "report.json", "report.md", "gantt.png", "notes.txt"}
+    assert names == {"v1.json", "final.json", "report.json", "report.md", "gantt.png", "gantt.html", "notes.txt"}
     assert json.loads((out / "report.json").read_text())["run_id"] == "second"
