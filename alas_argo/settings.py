@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from alas_argo.scrubbing import register_secret
+
 __all__ = [
     "ArgoSettings",
     "ControllerSettings",
@@ -142,4 +144,9 @@ def load_settings(**overrides: dict[str, Any]) -> Settings:
             if value is not None:
                 current[field] = value
         merged[group] = current
-    return Settings.model_validate(merged)
+    settings = Settings.model_validate(merged)
+    for group in Settings.model_fields:
+        for value in getattr(settings, group).__dict__.values():
+            if isinstance(value, SecretStr):  # scrubbed from every event and every printed line from now on
+                register_secret(value.get_secret_value())
+    return settings

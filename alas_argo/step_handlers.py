@@ -15,7 +15,8 @@ from alas_argo.agents.registry import Role, default_registry
 from alas_argo.agents.roles import RepairerRole, ValidatorRole
 from alas_argo.errors import ContractError, InputError
 from alas_argo.jssp.catalog import load_instance, suite
-from alas_argo.jssp.disruption import Disruption, check_disruption, generate_disruption
+from alas_argo.jssp.disruption import Disruption, generate_disruption
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule

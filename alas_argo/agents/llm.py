@@ -29,6 +29,7 @@ from alas_argo.agents.llm_parsing import ParseError, parse_answer, review_operat
 from alas_argo.agents.llm_prompts import job_messages, supervisor_messages
 from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder, ReplayTransport, exchanges_from_events
 from alas_argo.errors import InputError
+from alas_argo.scrubbing import register_secret
 from alas_argo.settings import LlmSettings, Settings
 
 __all__ = ["LlmPlanner", "SupervisorAnswer", "client_from_settings", "is_unusable", "make_llm_backend"]
@@ -52,6 +53,7 @@ def client_from_settings(llm: LlmSettings) -> HttpChatClient:
         raise InputError("no LLM endpoint configured: pass --llm-base-url or set OPENAI_BASE_URL "
                          "(or ALAS_LLM__BASE_URL)")
     key = llm.api_key.get_secret_value() if llm.api_key is not None else None
+    register_secret(key)  # an endpoint may echo it back in an error body: scrubbed from logs and output
     return HttpChatClient(llm.base_url, llm.model, api_key=key, timeout=llm.timeout,
                           max_retries=llm.max_retries)
 

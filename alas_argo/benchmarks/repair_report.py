@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -20,6 +21,7 @@ from matplotlib.figure import Figure
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, is_lcrp
 from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.errors import InputError
+from alas_argo.json_limits import MAX_INT_DIGITS
 
 __all__ = ["LcrpRatio", "MethodSummary", "SizeRatio", "from_csv", "lcrp_ratios", "size_ratios", "summarize", "to_csv",
            "to_markdown", "write_outputs"]
@@ -209,19 +211,33 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
         InputError: The header is not the benchmark's, or a cell does not parse; the message names the line.
     """
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise InputError(f"{source}: not a repair benchmark table (header {reader.fieldnames}, expected "
-                         f"{','.join(COLUMNS)})")
-    rows = []
-    for line, record in enumerate(reader, start=2):
-        try:
-            rows.append(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()}))
-        except (TypeError, ValueError) as e:
-            raise InputError(f"{source}, line {line}: {e}") from None
+    try:
+        header = tuple(reader.fieldnames or ())
+        if header != COLUMNS:
+            raise InputError(f"{source}: not a repair benchmark table (header {str(reader.fieldnames)[:200]}, "
+                             f"expected {','.join(COLUMNS)})")
+        rows = []
+        for line, record in enumerate(reader, start=2):
+            try:
+                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()})))
+            except (TypeError, ValueError) as e:
+                raise InputError(f"{source}, line {line}: {str(e)[:200]}") from None
+    except csv.Error as e:  # a NUL byte, a field past the csv module's size limit
+        raise InputError(f"{source}, line {reader.line_num}: not CSV: {e}") from None
     return rows
 
 
 _TYPES = {f.name: f.type for f in fields(RepairRow)}
+
+
+def _checked(row: RepairRow) -> RepairRow:
+    """A row the benchmark could have written: the ratios divide by makespans, so they must be positive."""
+    if row.baseline_makespan < 1 or (row.valid and row.makespan < 1):
+        raise ValueError("makespans must be positive")
+    counts = (row.moved_operations, row.total_start_shift, row.edit_radius, row.neighbourhood_growths, row.wip_moved)
+    if min(counts) < 0 or row.seconds < 0:
+        raise ValueError("counts and seconds must not be negative")
+    return row
 
 
 def _cell(kind: object, text: str | None) -> Any:
@@ -232,7 +248,12 @@ def _cell(kind: object, text: str | None) -> Any:
             raise ValueError(f"expected True or False, got {text!r}")
         return text == "True"
     if kind == "int":
+        if len(text.strip().lstrip("+-")) > MAX_INT_DIGITS:
+            raise ValueError(f"integer of more than {MAX_INT_DIGITS} digits")
         return int(text)
     if kind == "float":
-        return float(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {text[:20]!r}")
+        return value
     return text

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from alas_argo import __version__
 from alas_argo.cli.app import Commands
+from alas_argo.cli.examples import epilog
 from alas_argo.errors import AlasError
+from alas_argo.scrubbing import ScrubbingStream
 
 __all__ = ["build_parser", "main"]
 
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="ALAS: a transactional, disruption-aware multi-agent planner for job-shop schedules. "
         "Plans are proposed by agents, checked by an independent validator, stored as immutable versions "
         "in an append-only log, and repaired locally when the world changes.",
-        epilog="Start with: alas run ta01 --disrupt breakdown",
+        epilog=epilog(""), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"alas {__version__}")
     commands = Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
@@ -54,11 +56,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `alas` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # argparse would blame the top level; the command that got them prints its own usage
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
+    # Whatever a command prints passes through a scrubber: a configured secret echoed back by a third party
+    # (an LLM endpoint's 401 body, say) never reaches the terminal or a CI log.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    try:
+        return _run(handler, args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return int(handler(args) or 0)
     except AlasError as e:

@@ -29,6 +29,7 @@ def _ablation(args: argparse.Namespace) -> int:
     kwargs = {"variants": variants, "trials": args.trials, "faults": args.faults, "planner": args.planner,
               "time_limit": args.time_limit, "seed": args.seed}
     rows = run_with_progress(lambda on_row: run_ablation(names, on_row=on_row, **kwargs), total=total,
+                             what="alas bench ablation",
                              first="ablation", label=lambda r: f"{r.instance} {r.variant}", quiet=args.json)
     csv_path, md_path = write_ablation(out, rows)
     summary = summarize_ablation(rows)

@@ -12,7 +12,10 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from alas_argo.cli.examples import epilog
+from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
+from alas_argo.json_limits import load_json
 
 __all__ = ["Commands", "Handler", "print_json", "read_json_file", "run_with_progress", "write_json_file"]
 
@@ -34,17 +37,20 @@ class Commands:
         """Add a command (to ``group`` when given) and return its parser for arguments."""
         target = self.group(group) if group else self._sub
         parser: argparse.ArgumentParser = target.add_parser(
-            name, help=help, description=description or help,
+            name, help=help, description=description or help, epilog=epilog(f"{group} {name}" if group else name),
             formatter_class=argparse.RawDescriptionHelpFormatter)
-        parser.set_defaults(handler=handler)
+        # command_parser: an unknown option is reported with this command's usage, not the top level's.
+        parser.set_defaults(handler=handler, command_parser=parser)
         return parser
 
     def group(self, name: str, help: str | None = None) -> Any:
         """The subparsers of group ``name``, created on first use."""
         if name not in self._groups:
             parser = self._sub.add_parser(name, help=help or f"{name} commands",
-                                          description=help or f"{name} commands")
-            parser.set_defaults(handler=lambda _args, p=parser: (p.print_help(sys.stderr), 2)[1])
+                                          description=help or f"{name} commands", epilog=epilog(name),
+                                          formatter_class=argparse.RawDescriptionHelpFormatter)
+            parser.set_defaults(handler=lambda _args, p=parser: (p.print_help(sys.stderr), 2)[1],
+                                command_parser=parser)
             self._groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
         return self._groups[name]
 
@@ -66,26 +72,33 @@ def read_json_file(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{what} file is not UTF-8 text", where=str(p)) from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON in {what} file: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}"
+        return load_json(text, where=str(p))
+    except InputError as e:
+        raise InputError(e.message.replace("invalid JSON", f"invalid JSON in {what} file", 1), where=e.where
                          ) from None
 
 
 def write_json_file(path: str | Path, doc: Any) -> None:
     """Write a JSON document atomically (temp file + rename): a crash never leaves half a file."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(p)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(p)
+    except OSError as e:  # the place was checked up front; this catches a disk that filled up since
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(p)) from None
 
 
 def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, total: int, first: str,
-                      label: Callable[[T], str], quiet: bool) -> list[T]:
-    """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr, or plainly when ``quiet`` or
-    stderr is not a terminal (scripts and CI get clean output)."""
-    if quiet or not sys.stderr.isatty():
+                      label: Callable[[T], str], quiet: bool, what: str = "alas") -> list[T]:
+    """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr; when stderr is not a terminal,
+    with periodic progress lines instead (:class:`~alas_argo.cli.progress.ProgressLines`: CI logs show the work
+    moving); plainly when ``quiet`` on a terminal."""
+    if not sys.stderr.isatty():
+        with ProgressLines(what, total=total) as lines:
+            return run(lambda row: lines.done(label(row)))
+    if quiet:
         return run(None)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True)) as bar:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,8 +13,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from alas_argo.benchmarks.static import StaticRow, run_static, summarize, write_tables
+from alas_argo.benchmarks.partial_table import PartialTable
+from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, write_tables
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_dir
+from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.jssp.modeling import ProgressEvent
@@ -35,30 +39,10 @@ def _static(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     names = suite(args.suite)
-    directory = Path(args.out) if args.out else default_directory(args.suite)
-    if directory.exists() and not directory.is_dir():
-        raise InputError("output path exists and is not a directory", where=str(directory))
+    directory = check_output_dir(Path(args.out) if args.out else default_directory(args.suite))
     title = f"Static benchmark: {args.suite}, {args.time_limit:g} s per instance, {args.workers} workers"
-    if args.json or not sys.stderr.isatty():
-        rows = run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                          method=args.method)
-    else:
-        console = Console(stderr=True)
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as bar:
-            task = bar.add_task("starting", total=len(names))
-
-            def on_event(name: str, event: ProgressEvent) -> None:
-                bar.update(task, description=f"{name} ({event.phase}) incumbent {event.makespan}")
-
-            def on_row(row: StaticRow) -> None:
-                bar.advance(task)
-                gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
-                console.print(f"{row.instance} {row.size}: {row.makespan} ({gap}) "
-                              f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s", highlight=False)
-
-            rows = run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                              method=args.method, on_row=on_row, progress=on_event)
+    with PartialTable(directory / "static.csv", COLUMNS) as table:
+        rows = _plan_suite(args, names, table.add)
     csv_path, md_path = write_tables(rows, directory, title=title)
     s = summarize(rows)
     if args.json:
@@ -70,6 +54,43 @@ def _static(args: argparse.Namespace) -> int:
               f"{s.total_seconds} s")
         print(f"tables: {csv_path} {md_path}")
     return 0 if s.valid_rate == 1.0 else 1
+
+
+def _plan_suite(args: argparse.Namespace, names: list[str], keep: Callable[[StaticRow], None]) -> list[StaticRow]:
+    """Plan every instance; ``keep`` receives each row as it finishes (the partial table on disk)."""
+    if not sys.stderr.isatty():  # a CI log or a pipe: a line per instance, a heartbeat during long solves
+        with ProgressLines("alas bench static", total=len(names), every=0) as lines:
+            def plain_row(row: StaticRow) -> None:
+                keep(row)
+                gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
+                lines.done(f"{row.instance} {row.size} makespan {row.makespan} ({gap}) "
+                           f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s")
+
+            def plain_event(name: str, event: ProgressEvent) -> None:
+                lines.working_on(f"{name} ({event.phase}, incumbent {event.makespan})")
+
+            return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                              method=args.method, on_row=plain_row, progress=plain_event)
+    if args.json:
+        return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                          method=args.method, on_row=keep)
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as bar:
+        task = bar.add_task("starting", total=len(names))
+
+        def on_event(name: str, event: ProgressEvent) -> None:
+            bar.update(task, description=f"{name} ({event.phase}) incumbent {event.makespan}")
+
+        def on_row(row: StaticRow) -> None:
+            keep(row)
+            bar.advance(task)
+            gap = "?" if row.gap_percent is None else f"{row.gap_percent:+.2f}%"
+            console.print(f"{row.instance} {row.size}: {row.makespan} ({gap}) "
+                          f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s", highlight=False)
+
+        return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                          method=args.method, on_row=on_row, progress=on_event)
 
 
 def register(commands: Commands) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError, IntegrityError
 
 __all__ = ["register"]
@@ -38,15 +39,9 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 def _load(path: str) -> Any:
-    import yaml
+    from alas_argo.cli.ir_commands import load_document
 
-    p = Path(path)
-    try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", where=str(p)) from None
-    except yaml.YAMLError as e:
-        raise InputError(f"not YAML/JSON: {str(e).splitlines()[0]}", where=str(p)) from None
+    return load_document(path)
 
 
 def _lint(args: argparse.Namespace) -> int:
@@ -74,9 +69,13 @@ def _lint(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> int:
     from alas_argo.engines.rendering import compare_tree, load_definitions, render_all, repo_root, write_tree
 
-    files = render_all(load_definitions(args.workflows), image=args.image)
     out = Path(args.out) if args.out else repo_root() / "workflows"
     chart = None if args.no_chart else Path(args.chart_dir) if args.chart_dir else repo_root() / "charts/alas/workflows"
+    if not args.check:
+        check_output_dir(out)
+        if chart is not None and chart.parent.is_dir():
+            check_output_dir(chart, "--chart-dir")
+    files = render_all(load_definitions(args.workflows), image=args.image)
     templates = {Path(rel).name: text for rel, text in files.items() if rel.startswith("argo/")}
     if args.check:
         stale = compare_tree(files, out) + ([f"{chart}/{n}" for n in compare_tree(templates, chart)] if chart else [])
@@ -85,9 +84,12 @@ def _render(args: argparse.Namespace) -> int:
                                  where=str(out))
         print(f"{len(files)} files up to date")
         return 0
-    written = write_tree(files, out)
-    if chart is not None and chart.parent.is_dir():
-        written += write_tree(templates, chart)
+    try:
+        written = write_tree(files, out)
+        if chart is not None and chart.parent.is_dir():
+            written += write_tree(templates, chart)
+    except OSError as e:  # e.g. a file where a subdirectory (argo/, asl/) must go
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(e.filename or out)) from None
     for p in written:
         print(p)
     return 0
@@ -118,7 +120,13 @@ def _submit(args: argparse.Namespace) -> int:
         doc = to_argo(builders[args.workflow](), image=settings.argo.image, namespace=settings.argo.namespace)
     workflow = as_submission(doc, params, namespace=settings.argo.namespace)
     if args.dry_run:
-        print_json(workflow)
+        if args.json:
+            print_json(workflow)
+        else:
+            import yaml
+
+            # What `argo submit` and `kubectl apply` take; key order as built (apiVersion, kind, metadata, spec).
+            print(yaml.safe_dump(workflow, sort_keys=False, default_flow_style=False), end="")
         return 0
     name = submit(workflow, settings.argo)
     print(f"submitted {name} in namespace {settings.argo.namespace}")
@@ -132,7 +140,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON rows")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="rendered Argo YAML or ASL JSON files")
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
                      description="Compile the IR workflows in workflows/ to Argo WorkflowTemplates (argo/*.yaml) and "
                      "ASL state machines (asl/*.asl.json) under --out, and copy the templates into the Helm chart.")
@@ -145,11 +153,13 @@ def register(commands: Commands) -> None:
     p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",
                      description="Submit WORKFLOW (a name from workflows/, e.g. alas-plan, or a rendered YAML file) "
                      "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE).")
-    p.add_argument("workflow", metavar="WORKFLOW")
+    p.add_argument("workflow", metavar="WORKFLOW", help="a workflow name (alas-plan, alas-repair, alas-bench) or a "
+                   "rendered .yaml/.json file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")
     p.add_argument("--host", help="Argo server URL")
     p.add_argument("--token", help="bearer token")
     p.add_argument("--namespace", help="namespace")
     p.add_argument("--image", help="image (for a workflow compiled from its definition)")
     p.add_argument("--workflows", help="directory of the workflow definitions")
-    p.add_argument("--dry-run", action="store_true", help="print the Workflow instead of submitting it")
+    p.add_argument("--dry-run", action="store_true", help="print the Workflow (YAML) instead of submitting it")
+    p.add_argument("--json", action="store_true", help="with --dry-run: print the Workflow as JSON instead of YAML")

@@ -60,5 +60,5 @@ def register(commands: Commands) -> None:
     p = commands.add("show", _show, group="instance", help="Show one instance (a bundled name or a file).",
                      description="Show an instance. NAME is a bundled name (ta01, ft06, dmu19) or a path to a "
                      "Taillard, OR-Library or JSON instance file.")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="bundled name (ta01, ft06, dmu19) or instance file")
     p.add_argument("--json", action="store_true", help="print the instance JSON of DESIGN.md section 4")

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
+from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
 
-__all__ = ["load_document", "register"]
+__all__ = ["load_document", "load_yaml", "register"]
+
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def load_document(path: str) -> Any:
     """Read a JSON or YAML workflow document; any failure is an InputError naming the file (exit 2)."""
-    import yaml
-
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -25,16 +29,40 @@ def load_document(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read workflow file: {e}", where=str(p)) from None
     if p.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg}", where=f"{p} line {e.lineno} column {e.colno}") from None
+        return load_json(text, where=str(p))
+    return load_yaml(text, where=str(p))
+
+
+def load_yaml(text: str, *, where: str) -> Any:
+    """Decode a YAML document within the limits of :mod:`alas_argo.json_limits` (depth, size, numbers).
+
+    Raises:
+        InputError: not YAML, or beyond the limits; naming ``where`` and, when known, the line.
+    """
+    import yaml
+
+    # PyYAML parses deep flow nesting in quadratic time before its recursion gives up (seconds for 2,000
+    # brackets): count the brackets first, a linear scan (brackets inside quoted strings count too, which no
+    # real workflow holds 64 levels of).
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(text):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", where=where)
     try:
-        return yaml.safe_load(text)
+        # The safe loader in C when PyYAML was built with libyaml (ten times faster), else in Python.
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f"{p} line {mark.line + 1} column {mark.column + 1}" if mark is not None else str(p)
-        raise InputError(f"invalid YAML: {getattr(e, 'problem', None) or e}", where=where) from None
+        place = f"{where} line {mark.line + 1} column {mark.column + 1}" if mark is not None else where
+        raise InputError(f"invalid YAML: {getattr(e, 'problem', None) or e}", where=place) from None
+    except RecursionError:
+        raise InputError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", where=where) from None
+    except (ValueError, OverflowError) as e:  # an integer of thousands of digits, a date out of range
+        raise InputError(f"invalid YAML: {str(e)[:120]}", where=where) from None
+    check_document(doc, where=where)
+    return doc
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -61,6 +89,35 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         print(f"{args.file}: valid workflow {doc.get('name')!r} ({len(doc.get('nodes', []))} nodes)")
     return 1 if problems else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from alas_argo.engines.rendering import load_definitions
+
+    out = check_output_file(args.out) if args.out else None
+    builders = load_definitions(args.workflows)
+    if args.name not in builders:
+        raise InputError(f"unknown workflow {args.name!r} (shipped: {', '.join(sorted(builders))})",
+                         where="alas ir export")
+    doc = builders[args.name]().to_json()
+    if args.format == "yaml":
+        import yaml
+
+        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    else:
+        text = json.dumps(doc, indent=2) + "\n"
+    if out is None:
+        print(text, end="")
+        return 0
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", where=str(out)) from None
+    print(f"{args.name} -> {out}", file=sys.stderr)
+    return 0
 
 
 def _bench_runtime(args: argparse.Namespace) -> int:
@@ -96,6 +153,14 @@ def register(commands: Commands) -> None:
     v.add_argument("--require-output-contracts", action="store_true",
                    help="also require an output contract on every task and map node")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    e = commands.add("export", _export, group="ir",
+                     help="print a shipped workflow (alas-plan, alas-repair, alas-bench) as an IR document",
+                     description="Export a shipped workflow definition as the IR document `alas ir validate` reads: "
+                     "the canonical form the Argo and ASL compilers start from, to inspect, diff or edit.")
+    e.add_argument("name", metavar="NAME", help="workflow name, e.g. alas-plan")
+    e.add_argument("--format", choices=["json", "yaml"], default="json", help="document format (default json)")
+    e.add_argument("--out", metavar="FILE", help="write the document here instead of printing it")
+    e.add_argument("--workflows", metavar="DIR", help="directory of the workflow definitions (default: workflows/)")
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="local runtime overhead per node and parallel speed-up on a process pool")
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")

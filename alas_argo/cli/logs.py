@@ -8,23 +8,35 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.run_report import cell
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
 from alas_argo.log import ExecutionLog, Store, list_runs, open_store
+from alas_argo.log.fs_store import FsStore
 from alas_argo.settings import load_settings
 
-__all__ = ["open_existing_log", "register", "store_from_args"]
+__all__ = ["open_existing_log", "plain_columns", "register", "store_from_args"]
 
 
 def store_from_args(args: argparse.Namespace) -> Store:
-    """The store named by `--store` / `--root` and the settings (S3 endpoint, bucket, keys from env)."""
-    return open_store(load_settings(store={"kind": args.store, "root": args.root}))
+    """The store named by `--store` / `--root` and the settings (S3 endpoint, bucket, keys from env).
+
+    Raises:
+        InputError: a filesystem store whose directory does not exist (reading it would show nothing,
+            which reads as "no runs" when the path is simply wrong).
+    """
+    store = open_store(load_settings(store={"kind": args.store, "root": args.root}))
+    if isinstance(store, FsStore) and not store.root.is_dir():
+        raise InputError("no execution log store here: the directory does not exist (see --root)",
+                         where=str(store.root))
+    return store
 
 
 def open_existing_log(args: argparse.Namespace) -> ExecutionLog:
@@ -51,13 +63,33 @@ def cmd_ls(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.to_json() for r in runs])
         return 0
+    columns = ("run_id", "status", "events", "plans", "last event", "at")
+    rows = [(r.run_id, r.status, str(r.events), str(r.plans), r.last_type or "-", r.last_timestamp or "-")
+            for r in runs]
+    console = _console()
+    if not console.is_terminal:
+        # Pipes and scripts get plain columns, never truncated, so that a run id can be copied or cut.
+        print(plain_columns(columns, rows), end="")
+        return 0
     table = Table(title="runs")
-    for col in ("run_id", "status", "events", "plans", "last event", "at"):
-        table.add_column(col, justify="right" if col in ("events", "plans") else "left")
-    for r in runs:
-        table.add_row(r.run_id, r.status, str(r.events), str(r.plans), r.last_type or "-", r.last_timestamp or "-")
-    _console().print(table)
+    widest = max((len(r.run_id) for r in runs), default=6)
+    for col in columns:
+        # The run id is what people copy: it never shrinks or wraps; the other columns give way first.
+        table.add_column(col, justify="right" if col in ("events", "plans") else "left",
+                         no_wrap=col == "run_id", min_width=widest if col == "run_id" else None,
+                         overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
     return 0
+
+
+def plain_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table as left-aligned text columns two spaces apart, whole cells, one line per row."""
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+             for line in (headers, *rows)]
+    return "\n".join(lines) + "\n"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -70,10 +102,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             return 0
         p = event.payload
         _console().print(
-            f"run {log.run_id} plan v{args.version}: makespan {doc.get('makespan')}, "
+            f"run {log.run_id} plan v{args.version}: makespan {cell(doc.get('makespan'))}, "
             f"{len(doc.get('operations') or [])} operations, committed by event {event.seq} at "
-            f"{event.timestamp} (node {event.node_id or '-'}, reason {p.get('reason')!r}, "
-            f"parent v{p.get('parent_version')}), {p.get('bytes')} bytes stored")
+            f"{event.timestamp} (node {event.node_id or '-'}, reason {cell(p.get('reason'))}, "
+            + (f"parent v{p['parent_version']}" if p.get("parent_version") is not None else "no parent")
+            + f"), {cell(p.get('bytes'))} bytes stored")
         return 0
     events, current = log.events(), log.current_version()
     versions, retracted = log.versions(), log.retracted()

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from alas_argo.benchmarks.repair import RepairRow, run_repair_bench
+from alas_argo.benchmarks.partial_table import PartialTable
+from alas_argo.benchmarks.repair import COLUMNS, RepairRow, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.cli.outputs import check_output_dir, check_output_file
+from alas_argo.cli.validating import load_disruption_file, load_schedule_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
-from alas_argo.jssp.disruption import Disruption, DisruptionKind, check_disruption, generate_disruption
+from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.gantt import save_gantt
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairMethod, repair
@@ -23,6 +28,9 @@ from alas_argo.jssp.schedule import Schedule
 __all__ = ["load_document", "register"]
 
 M = TypeVar("M", bound=BaseModel)
+
+#: File types `alas gantt --out` writes.
+GANTT_SUFFIXES = (".png", ".html")
 
 
 def load_document(path: str, model: type[M], what: str) -> M:
@@ -42,6 +50,7 @@ def _positive(value: float, flag: str) -> None:
 
 
 def _disrupt(args: argparse.Namespace) -> int:
+    check_output_file(args.out)
     instance = load_instance(args.instance)
     schedule = load_document(args.schedule, Schedule, "schedule")
     machine: int | str | None = args.machine
@@ -69,14 +78,17 @@ def _int(text: str, flag: str) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
+    """The three files of a repair, each checked with the rules `alas validate` uses, errors naming the file."""
     instance = load_instance(args.instance)
-    schedule = load_document(args.schedule, Schedule, "schedule")
-    disruption = load_document(args.disruption, Disruption, "disruption")
+    schedule = load_schedule_file(args.schedule, instance)
+    disruption = load_disruption_file(args.disruption, instance)
+    check_disruption(instance, schedule, disruption, source=args.disruption)
     return instance, schedule, disruption
 
 
 def _repair(args: argparse.Namespace) -> int:
     _positive(args.time_limit, "--time-limit")
+    check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
                     workers=args.workers, effort=args.effort)
@@ -96,10 +108,11 @@ def _repair(args: argparse.Namespace) -> int:
 
 
 def _gantt(args: argparse.Namespace) -> int:
+    check_output_file(args.out, suffixes=GANTT_SUFFIXES)
     instance = load_instance(args.instance)
-    schedule = load_document(args.schedule, Schedule, "schedule")
-    before = load_document(args.before, Schedule, "schedule") if args.before else None
-    disruption = load_document(args.disruption, Disruption, "disruption") if args.disruption else None
+    schedule = load_schedule_file(args.schedule, instance)
+    before = load_schedule_file(args.before, instance, "baseline") if args.before else None
+    disruption = load_disruption_file(args.disruption, instance) if args.disruption else None
     path = save_gantt(args.out, instance, schedule, before=before, disruption=disruption, title=args.title)
     print(f"gantt -> {path}")
     return 0
@@ -113,12 +126,13 @@ def _effort(text: str) -> float:
 
 
 def _bench_repair(args: argparse.Namespace) -> int:
+    directory = check_output_dir(args.out)
     if args.from_csv:
         source = Path(args.from_csv)
         if not source.is_file():
             raise InputError(f"--from-csv: no file {source}")
         rows = from_csv(source.read_text(encoding="utf-8"), source=str(source))
-        return _report(rows, Path(args.out), f"Repair benchmark (re-rendered from {source.name})", args.json)
+        return _report(rows, directory, f"Repair benchmark (re-rendered from {source.name})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
     if args.seeds < 1:
@@ -129,16 +143,24 @@ def _bench_repair(args: argparse.Namespace) -> int:
     efforts = [_effort(e) for e in args.lcrp_effort.split(",") if e.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     methods = [RepairMethod.parse(m.strip()) for m in args.methods.split(",") if m.strip()]
-    directory = Path(args.out)
     total = len(names) * len(scenarios) * args.seeds * (len(methods) + (len(efforts) - 1) * (
         RepairMethod.LCRP in methods))
     kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,
                               "time_limit": args.time_limit, "baseline_time_limit": args.baseline_time_limit,
                               "workers": args.workers, "cache": directory / "baselines",
                               "lcrp_efforts": efforts}
-    rows = run_with_progress(lambda on_row: run_repair_bench(names, on_row=on_row, **kwargs), total=total,
-                             first="baselines and repairs", quiet=args.json,
-                             label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
+    with PartialTable(directory / "repair.csv", COLUMNS) as table:
+        def run(on_row: Callable[[RepairRow], None] | None) -> list[RepairRow]:
+            def keep(row: RepairRow) -> None:
+                table.add(row)  # a killed benchmark keeps every finished case
+                if on_row is not None:
+                    on_row(row)
+
+            return run_repair_bench(names, on_row=keep, **kwargs)
+
+        rows = run_with_progress(run, total=total, first="baselines and repairs", quiet=args.json,
+                                 what="alas bench repair",
+                                 label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
     title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
              f"{args.time_limit:g} s budget, lcrp effort {','.join(f'{e:g}' for e in efforts)}")
     return _report(rows, directory, title, args.json)
@@ -173,8 +195,9 @@ def register(commands: Commands) -> None:
     p = commands.add("disrupt", _disrupt, help="Draw a seeded disruption of a plan (breakdown, shock, mixed).")
     p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
-    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind],
+                   help="breakdown (a machine stops), shock (operations take longer) or mixed (both)")
+    p.add_argument("--seed", type=int, default=0, help="same seed, same disruption (default 0)")
     p.add_argument("--machine", default=None,
                    help="Machine that breaks down, or 'random' (default: the one with the most work left).")
     p.add_argument("--at", type=float, default=None, help="Reveal time as a fraction of the makespan.")
@@ -188,27 +211,29 @@ def register(commands: Commands) -> None:
                      description="Repair the plan in force after a disruption with one method and write the "
                      "repaired schedule plus its metrics (R.json). Exit 2 on bad input, including a plan "
                      "that was already invalid before the disruption.")
-    p.add_argument("--instance", required=True)
+    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--disruption", required=True, help="Disruption JSON.")
-    p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod])
+    p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod],
+                   help="lcrp (local cascading repair), aor / right-shift (keep the sequences), full / full-stable "
+                   "(re-solve everything not started; stable also minimises moves); default lcrp")
     p.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT budget in seconds.")
     p.add_argument("--effort", type=float, default=1.0,
                    help="LCRP time-box multiplier (default 1: about 0.2 s on 20x15; 2: about 0.36 s and 4: about "
                    "0.7 s, with markedly fewer moved operations and a slightly shorter plan, see bench/README.md). "
                    "The budget still caps it; other methods ignore it.")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0).")
+    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("--out", required=True, help="Where to write R.json.")
     p.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
 
     p = commands.add("gantt", _gantt, help="Draw a schedule as a Gantt PNG (before/after with --before).")
-    p.add_argument("--instance", required=True)
+    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The schedule to draw (the repaired one with --before).")
     p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
     p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")
-    p.add_argument("--title", default=None)
-    p.add_argument("--out", required=True, help="PNG file to write.")
+    p.add_argument("--title", default=None, help="Chart title (default: the instance name).")
+    p.add_argument("--out", required=True, help="File to write: .png for reports, .html for the interactive chart.")
 
     commands.group("bench", "Benchmarks.")
     p = commands.add("repair", _bench_repair, group="bench",
@@ -217,16 +242,19 @@ def register(commands: Commands) -> None:
                      "SEEDS disruptions per scenario, repair each with every method, validate every result, "
                      "and write repair.csv, repair.md and pareto-<scenario>.png into OUT.")
     p.add_argument("--suite", default="smoke", help="alas45, smoke, a family, or a comma-separated list.")
-    p.add_argument("--scenarios", default="breakdown,shock,mixed")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--methods", default=",".join(m.value for m in RepairMethod))
+    p.add_argument("--scenarios", default="breakdown,shock,mixed",
+                   help="Comma-separated disruption kinds (default breakdown,shock,mixed).")
+    p.add_argument("--seeds", type=int, default=3, metavar="N",
+                   help="A count: N disruptions per instance and scenario, drawn with seeds 0..N-1 (default 3).")
+    p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),
+                   help="Comma-separated repair methods (default: all of them).")
     p.add_argument("--time-limit", type=float, default=10.0, help="Repair budget per method and case (s).")
     p.add_argument("--baseline-time-limit", type=float, default=10.0, help="Planning budget per baseline (s).")
     p.add_argument("--lcrp-effort", default="1",
                    help="LCRP's time-box multiplier (see alas repair); a comma list such as 1,4 runs LCRP once per "
                    "effort, rows named lcrp and lcrp@4, against the same baselines.")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("--out", default="bench/results/repair", help="Output directory.")
     p.add_argument("--from-csv", default=None, metavar="FILE",
                    help="Repair nothing: render the tables and plots of an earlier run's repair.csv into --out.")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="Print the summaries and ratios as JSON.")

@@ -7,6 +7,7 @@ import secrets
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +16,20 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.outputs import check_output_dir
+from alas_argo.cli.progress import ProgressLines
+from alas_argo.cli.run_report import moved_since_first, repair_totals, summary_table, write_outputs
 from alas_argo.errors import InputError
+from alas_argo.jssp.catalog import load_instance
+from alas_argo.jssp.disruption import DisruptionKind
+from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.log import ExecutionLog, open_store
-from alas_argo.pipeline import PipelineResult, RunConfig, Variant, run_pipeline
+from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
-__all__ = ["add_store_arguments", "open_log", "register", "write_outputs"]
+__all__ = ["add_store_arguments", "check_disrupt_flags", "open_log", "register", "write_outputs"]
 
 _STYLE = {"pending": "dim", "ready": "cyan", "running": "yellow", "failed_retryable": "magenta",
           "executed": "green", "failed": "red", "skipped": "dim", "cancelled": "red"}
@@ -69,52 +76,38 @@ class _LiveView:
             self.live.update(self.render())
 
 
-def _summary_table(s: dict[str, Any]) -> Table:
-    table = Table(title=f"ALAS run {s['run_id']}: {s['instance']} ({s['size']}), {s['status']}", show_header=False)
-    table.add_column("what")
-    table.add_column("value")
-    rows = [
-        ("makespan before", s["makespan_before"]), ("makespan after", s["makespan_after"]),
-        ("best known (upper bound)", s["upper_bound"]), ("disruptions", s["disruptions"]),
-        ("repair method", s["repair_method"]), ("moved operations", s["moved_operations"]),
-        ("total start shift", s["total_start_shift"]), ("edit radius (operations)", s["edit_radius"]),
-        ("repair time (s)", s["repair_seconds"]), ("fallback to global re-solve", s["fallback"]),
-        ("versions committed", s["versions_committed"]), ("final version", s["final_version"]),
-        ("final plan valid (independent validator)", s["final_valid"]), ("wall time (s)", s["seconds"]),
-    ]
-    if s.get("llm"):
-        rows.append(("llm calls / tokens", f"{s['llm'].get('calls')} / {s['llm'].get('total_tokens')}"))
-    for what, value in rows:
-        table.add_row(what, "-" if value is None else str(value))
-    return table
+def check_disrupt_flags(args: argparse.Namespace) -> None:
+    """``--disrupt`` and ``--disruptions`` before anything runs: a disruption file is read and checked against
+    the instance here (exit 2 naming the file and the event), not after minutes of planning.
 
-
-def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog) -> None:
-    """DIR receives every committed plan, the disruptions, a report and a before/after Gantt chart."""
-    out.mkdir(parents=True, exist_ok=True)
-    for version in result.versions:
-        write_json_file(out / f"v{version}.json", log.plan(version))
-    if result.final is not None:
-        write_json_file(out / "final.json", result.final.to_json())
-    for k, d in enumerate(result.disruptions, start=1):
-        write_json_file(out / f"disruption_{k}.json", d.to_json())
-    summary = result.summary()
-    write_json_file(out / "report.json", summary)
-    lines = [f"# ALAS run {summary['run_id']}", "", "| what | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in summary.items() if k not in ("repairs", "errors")]
-    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    if result.baseline is not None and result.final is not None:
-        from alas_argo.jssp.gantt import save_gantt  # matplotlib only when a chart is drawn
-
-        save_gantt(out / "gantt.png", result.instance, result.final, before=result.baseline,
-                   disruption=result.disruptions[-1] if result.disruptions else None)
+    Raises:
+        InputError: ``--disruptions`` without a generated ``--disrupt`` kind, or a disruption file that breaks
+            a rule of :func:`~alas_argo.jssp.disruption_rules.check_events`.
+    """
+    kinds = [k.value for k in DisruptionKind]
+    if args.disruptions is not None and args.disrupt not in kinds:
+        raise InputError("--disruptions counts generated disruptions: give it with --disrupt "
+                         f"{'|'.join(kinds)}" + ("" if args.disrupt is None else
+                                                       f" (the file {args.disrupt} holds its own)"))
+    if args.disrupt is None or args.disrupt in kinds:
+        return
+    path = Path(args.disrupt)
+    if not path.exists() and path.suffix != ".json":
+        raise InputError(f"--disrupt must be one of {', '.join(kinds)} or a disruption JSON file",
+                         where=args.disrupt)
+    instance = load_instance(args.instance)
+    found = load_disruptions(path)
+    for k, disruption in enumerate(found):
+        check_events(instance, disruption, source=str(path), index=k if len(found) > 1 else None)
 
 
 def _run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     variant = Variant(args.variant)
+    check_disrupt_flags(args)
     try:
         config = RunConfig(instance=args.instance, planner=args.planner, disrupt=args.disrupt,
-                           disruptions=args.disruptions, seed=args.seed, time_limit=args.time_limit,
+                           disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,
                            repair_method=args.repair_method, repair_budget=args.repair_budget, workers=args.workers,
                            repair_effort=args.repair_effort,
                            variant=variant, faults=args.faults)
@@ -123,6 +116,8 @@ def _run(args: argparse.Namespace) -> int:
         first = e.errors()[0]
         flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "a flag"
         raise InputError(f"{flag}: {first['msg']}") from None
+    if args.out is not None:
+        check_output_dir(args.out)  # before planning: a bad place must not cost the run
     run_id = args.run_id or f"{Path(args.instance).stem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     log = open_log(args, run_id)
     resumed = log.exists()
@@ -137,23 +132,48 @@ def _run(args: argparse.Namespace) -> int:
         with Live(view.render(), console=console, refresh_per_second=8, transient=False) as live:
             view.live = live
             result = run_pipeline(config, log, listener=view.update, agent_spec=agent_spec)
+    elif not console.is_terminal and not args.quiet:  # a CI log or a pipe: progress lines instead of a view
+        with ProgressLines(f"alas run {run_id}", every=2.0, heartbeat=15.0) as lines:
+            result = run_pipeline(config, log, listener=_node_lines(lines), agent_spec=agent_spec)
     else:
         result = run_pipeline(config, log, agent_spec=agent_spec)
     summary = result.summary() | ({"llm": usage} if usage else {}) | {"resumed": resumed}
+    summary |= {"repair_totals": repair_totals(result.repairs), "moved_since_first": moved_since_first(result),
+                "pipeline_seconds": summary["seconds"]}
     if args.out is not None:
-        write_outputs(args.out, result, log)
         summary["out"] = str(args.out)
+        write_outputs(args.out, result, log, summary=summary, started=started)
+    summary["seconds"] = round(time.perf_counter() - started, 3)  # everything, the Gantt chart included
     if args.json:
         print_json(summary)
     elif not args.quiet:
-        Console().print(_summary_table(summary))
+        Console().print(summary_table(summary))
         for note in summary["notes"]:
             print(f"note: {note}", file=sys.stderr)
         for name, err in result.run.errors.items():
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:
-            print(f"plans, disruptions, report and gantt.png written to {args.out}")
+            print(f"plans, disruptions, report, gantt.png and gantt.html written to {args.out}")
     return 0 if result.succeeded else 1
+
+
+def _node_lines(lines: ProgressLines) -> Callable[[StateChange], None]:
+    """A runtime listener that turns node state changes into progress lines."""
+    running: dict[str, None] = {}
+
+    def listen(change: StateChange) -> None:
+        state = str(change.new)
+        if state == "running":
+            running[change.node_id] = None
+        else:
+            running.pop(change.node_id, None)
+        lines.working_on(", ".join(running) or "-")
+        if state in ("failed", "failed_retryable", "cancelled"):
+            lines.say(f"{change.node_id} {state.replace('_', ' ')} (attempt {change.attempt})")
+        elif state in ("executed", "skipped"):
+            lines.done(f"{change.node_id} {state}")
+
+    return listen
 
 
 def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +181,9 @@ def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]
     from alas_argo.cli.llm_commands import llm_settings_from_args
 
     settings = llm_settings_from_args(args)
+    if not settings.llm.base_url and not args.llm_replay and not args.llm_fallback:
+        raise InputError("--planner llm needs an endpoint: pass --llm-base-url or set OPENAI_BASE_URL (or replay a "
+                         "run with --llm-replay RUN); --llm-fallback plans with the heuristic agents instead")
     replay_events = None
     if args.llm_replay:
         source = open_log(args, args.llm_replay)
@@ -194,7 +217,8 @@ def register(commands: Commands) -> None:
     p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")
     p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
-    p.add_argument("--disruptions", type=int, default=1, help="generated disruptions in sequence (default 1)")
+    p.add_argument("--disruptions", type=int, default=None, metavar="N",
+                   help="how many disruptions --disrupt KIND generates, revealed one after another (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm"], default="cpsat",
                    help="planner backend (default cpsat)")
@@ -209,10 +233,13 @@ def register(commands: Commands) -> None:
                    help="ablation variant (default full)")
     p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="write plans (final.json), disruptions, report and gantt.png here")
+                   help="write plans (final.json), disruptions, report, gantt.png and gantt.html (interactive) here")
     p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")
     add_store_arguments(p)
     add_llm_arguments(p)
     p.add_argument("--llm-replay", metavar="RUN", default=None, help="replay recorded LLM answers of RUN")
+    p.add_argument("--llm-fallback", action="store_true",
+                   help="with --planner llm and no endpoint configured, plan with the heuristic agents (with a "
+                   "note) instead of failing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no live view and no summary table")

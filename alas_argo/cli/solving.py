@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.cpsat import SolveResult
@@ -64,6 +65,8 @@ def _solve(args: argparse.Namespace) -> int:
         raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if args.out:
+        check_output_file(args.out)
     instance = load_instance(args.instance)
     live = not args.json and sys.stderr.isatty()
     with progress_display(live, instance.name) as report:

@@ -20,7 +20,8 @@ from alas_argo.benchmarks.validator import benchmark_validator
 from alas_argo.cli.app import Commands, print_json, read_json_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
-from alas_argo.jssp.disruption import Disruption, MachineBreakdown
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import MAX_TIME, validate
@@ -84,21 +85,11 @@ def load_disruption_file(path: str, instance: Instance) -> Disruption:
     """Read a disruption file and check that its events name machines and operations of ``instance``.
 
     Raises:
-        InputError: the file is unreadable or malformed, or an event names a machine or operation that does
-            not exist, or has a negative duration; the message names the file and the event.
+        InputError: the file is unreadable or malformed, or it breaks a rule of
+            :func:`~alas_argo.jssp.disruption_rules.check_events`; the message names the file and the event.
     """
     d = _load(path, Disruption, "disruption")
-    for i, e in enumerate(d.events):
-        where = f"{path} at events[{i}]"
-        if e.duration < 0:
-            raise InputError(f"negative duration {e.duration}", where=where)
-        if isinstance(e, MachineBreakdown):
-            if not 0 <= e.machine < instance.num_machines:
-                raise InputError(f"machine {e.machine} does not exist (instance {instance.name} has machines "
-                                 f"0..{instance.num_machines - 1})", where=where)
-        elif not (0 <= e.job < instance.num_jobs and 0 <= e.step < len(instance.jobs[e.job])):
-            raise InputError(f"operation (job {e.job}, step {e.step}) does not exist in {instance.name}",
-                             where=where)
+    check_events(instance, d, source=path)
     return d
 
 

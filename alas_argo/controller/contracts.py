@@ -10,9 +10,10 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from alas_argo.errors import InputError
+from alas_argo.json_limits import load_json
 from alas_argo.jssp.disruption import Disruption, DisruptionEvent
 
 __all__ = ["DisruptionRequest", "RepairResponse", "parse_request"]
@@ -26,7 +27,7 @@ class DisruptionRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    time: int = Field(ge=0, le=10**9, description="Reveal time; operations started before it are history.")
+    time: StrictInt = Field(ge=0, le=10**9, description="Reveal time; operations started before it are history.")
     events: list[DisruptionEvent] = Field(min_length=1, max_length=1000, description="What happened.")
     method: Literal["lcrp", "aor", "right-shift", "full", "full-stable"] = Field(
         "lcrp", description="Repair method.")
@@ -73,10 +74,7 @@ def parse_request(raw: bytes) -> DisruptionRequest:
     Raises:
         InputError: not JSON, or the first invalid field (``where`` is its dotted path).
     """
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(f"body is not valid JSON: {e}", where="body") from None
+    doc = load_json(raw, where="body")
     try:
         return DisruptionRequest.model_validate(doc)
     except ValidationError as e:

@@ -1,4 +1,5 @@
-"""The controller's HTTP front: stdlib ``ThreadingHTTPServer``, one thread per request.
+"""The controller's HTTP front: a selector thread reads whole requests (:mod:`.connections`), a bounded pool of
+workers answers them with a stdlib ``BaseHTTPRequestHandler``; one request per connection.
 
 Routes: ``POST /runs/<run_id>/disruptions`` (bearer token, ``Idempotency-Key`` header, JSON body at most
 ``max_body_bytes``), ``GET /runs/<run_id>`` (current version), ``GET /healthz`` (the process is up),
@@ -7,20 +8,25 @@ Routes: ``POST /runs/<run_id>/disruptions`` (bearer token, ``Idempotency-Key`` h
 Errors map to status codes by type: bad input 400/411/413/415/422, missing or wrong token 401, unknown
 route 404 (and an unknown run 404), 405 for another method, a lost compare-and-swap 409, an unreachable
 store 503 with ``Retry-After``. Bodies are JSON ``{"error": "...", "where": "..."}``; nothing internal
-(stack traces, store credentials) is ever sent.
+(stack traces, store credentials, the store's address or object keys) is ever sent: store failures are
+answered in general words and logged in full.
 """
 
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import logging
 import re
+import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from alas_argo import metrics
+from alas_argo.controller.connections import ConnectionFront, PendingRequest
 from alas_argo.controller.contracts import MAX_KEY_CHARS, parse_request
 from alas_argo.controller.repair_service import RepairService, RunNotFound
 from alas_argo.errors import (
@@ -40,38 +46,77 @@ _RUN_PATH = re.compile(r"^/runs/([^/]+)(/disruptions)?/?$")
 _KEY = re.compile(r"^[\x21-\x7e]{1," + str(MAX_KEY_CHARS) + "}$")
 
 
-class ControllerServer(ThreadingHTTPServer):
-    """The HTTP server; ``server_port`` is the bound port (use port 0 in tests)."""
+class ControllerServer:
+    """The HTTP server; ``server_port`` is the bound port (use port 0 in tests).
 
-    daemon_threads = True
+    Args:
+        host: Address to bind.
+        port: Port to bind (0 picks a free one).
+        service: The repair service behind the routes.
+        token: Bearer token clients must present (None: no authentication).
+        max_body_bytes: Largest request body accepted.
+        request_timeout: Seconds from connecting to a complete request (a total deadline, not per read: a
+            client sending a byte at a time is cut off like a silent one); also bounds writing the answer.
+        workers: Threads answering complete requests.
+        max_connections: Open connections beyond which new ones are closed at once.
+    """
 
     def __init__(self, host: str, port: int, service: RepairService, *, token: str | None,
-                 max_body_bytes: int = 1_048_576, request_timeout: float = 30.0) -> None:
-        super().__init__((host, port), _Handler)
+                 max_body_bytes: int = 1_048_576, request_timeout: float = 30.0, workers: int = 8,
+                 max_connections: int = 1024) -> None:
+        self.socket = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                           backlog=512)
+        self.server_address = self.socket.getsockname()[:2]
+        self.server_port: int = self.server_address[1]
         self.service, self.token, self.max_body_bytes = service, token, max_body_bytes
-        #: Seconds a client may take to send a request: a slow or stalled client cannot pin a thread.
         self.request_timeout = request_timeout
+        self.front = ConnectionFront(self.socket, self._handle, deadline=request_timeout,
+                                     max_body_bytes=max_body_bytes, workers=workers, max_connections=max_connections)
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out or hung up is routine, not a traceback on stderr.
-        log.info("connection from %s ended abnormally", client_address)
+    def _handle(self, pending: PendingRequest) -> None:
+        _Handler(pending, pending.address, self)  # type: ignore[arg-type]  # the handler needs only our fields
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve until :meth:`shutdown`."""
+        self.front.serve_forever(poll_interval)
+
+    def shutdown(self) -> None:
+        """Stop serving (requests already being answered finish)."""
+        self.front.shutdown()
+
+    def server_close(self) -> None:
+        """Close the listening socket and every waiting connection."""
+        self.front.close()
+        self.socket.close()
 
     def start(self) -> threading.Thread:
         """Serve from a daemon thread; stop with ``shutdown()`` then ``server_close()``."""
-        thread = threading.Thread(target=self.serve_forever, name="alas-controller", daemon=True)
+        thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2}, name="alas-controller",
+                                  daemon=True)
         thread.start()
         return thread
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: ControllerServer
+    server: ControllerServer  # type: ignore[assignment]
     protocol_version = "HTTP/1.1"
 
     def setup(self) -> None:
-        # Socket timeout for every read of this connection (StreamRequestHandler leaves it alone when its
-        # class-level ``timeout`` is None).
-        self.request.settimeout(self.server.request_timeout)
-        super().setup()
+        # The front read the whole request before a worker got it: the handler reads from memory and only
+        # writes to the socket (whose timeout the front set).
+        pending: PendingRequest = self.request
+        self.connection = pending.sock
+        self.rfile = io.BytesIO(bytes(pending.data))
+        self.wfile = pending.sock.makefile("wb")
+        self.close_connection = True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # The stdlib answers a malformed request line or head (400, 414, 431, 501) with an HTML page; answer
+        # with the JSON error body every other error has.
+        self.close_connection = True
+        if not hasattr(self, "path"):
+            self.path = "/"
+        self._error(code, message or HTTPStatus(code).phrase)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.address_string(), format % args)
@@ -84,6 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(raw)))
         self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -111,7 +157,8 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 self.server.service.ready()
             except AlasError as e:
-                self._error(503, f"store not reachable: {e.message}", headers={"Retry-After": "5"})
+                log.warning("readiness check failed: %s", e)
+                self._error(503, "store not reachable", headers={"Retry-After": "5"})
                 return
             self._send(200, {"status": "ready"})
         elif path == "/metrics":
@@ -213,12 +260,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(e, InputError | InfeasibleError):
             self._error(422, e.message, where)
         elif isinstance(e, TransientError):
-            self._error(503, e.message, headers={"Retry-After": "5"})
+            # A store's message names its endpoint, bucket and object keys: logged here, never sent.
+            log.warning("store unavailable: %s", e)
+            self._error(503, "the store is unavailable; try again later", headers={"Retry-After": "5"})
         elif isinstance(e, StoreError):
-            self._error(500, "store error: " + e.message)
+            log.error("store error: %s", e)
+            self._error(500, "store error")
         else:
             log.error("repair failed: %s", e)
-            self._error(500, e.message)
+            self._error(500, "internal error")
 
     def do_PUT(self) -> None:
         self.close_connection = True
@@ -228,9 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(service: RepairService, host: str, port: int, *, token: str | None,
-          max_body_bytes: int = 1_048_576, request_timeout: float = 30.0) -> ControllerServer:
+          max_body_bytes: int = 1_048_576, request_timeout: float = 30.0, workers: int = 8,
+          max_connections: int = 1024) -> ControllerServer:
     """Start the controller on ``host:port`` in a daemon thread and return the server."""
     server = ControllerServer(host, port, service, token=token, max_body_bytes=max_body_bytes,
-                              request_timeout=request_timeout)
+                              request_timeout=request_timeout, workers=workers, max_connections=max_connections)
     server.start()
     return server

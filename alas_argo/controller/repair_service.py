@@ -29,6 +29,7 @@ from alas_argo.controller.contracts import DisruptionRequest, RepairResponse
 from alas_argo.errors import ConflictError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, carry_forward
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairResult, repair
 from alas_argo.jssp.schedule import Schedule
@@ -159,6 +160,8 @@ class RepairService:
         base, plan_doc = current
         instance = _instance(log, plan_doc)
         baseline = Schedule.model_validate(plan_doc)
+        # The CLI's rules for a disruption file (the request model already refused an empty event list).
+        check_disruption(instance, baseline, request.disruption())
         disruption = carry_forward(_disruption_in_force(log, base), request.disruption())
         log.append(EventType.DISRUPTION_OBSERVED, node_id="controller",
                    payload={"disruption": disruption.to_json(), "source": "controller", "base_version": base})

@@ -14,10 +14,10 @@ from alas_argo.jssp.disruption import (
     DisruptionKind,
     DurationChange,
     MachineBreakdown,
-    check_disruption,
     generate_disruption,
     generate_sequence,
 )
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.faults import FaultInjection, FaultKind, InjectedFault, inject_faults
 from alas_argo.jssp.formats import InstanceFormat, parse_instance_text, read_instance_file

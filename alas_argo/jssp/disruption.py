@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.errors import InputError
+from alas_argo.jssp.limits import Count, TimeValue
 
 if TYPE_CHECKING:
     from alas_argo.jssp.instance import Instance
@@ -32,7 +33,6 @@ __all__ = [
     "DurationChange",
     "MachineBreakdown",
     "carry_forward",
-    "check_disruption",
     "generate_disruption",
     "generate_sequence",
 ]
@@ -44,9 +44,9 @@ class MachineBreakdown(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["machine_breakdown"] = "machine_breakdown"
-    machine: int = Field(description="The machine that breaks down.")
-    start: int = Field(description="Start of the downtime.")
-    duration: int = Field(description="Length of the downtime.")
+    machine: Count = Field(description="The machine that breaks down.")
+    start: TimeValue = Field(description="Start of the downtime.")
+    duration: TimeValue = Field(description="Length of the downtime.")
 
     @property
     def end(self) -> int:
@@ -60,9 +60,9 @@ class DurationChange(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["duration_change"] = "duration_change"
-    job: int = Field(description="Job of the operation.")
-    step: int = Field(description="Step of the operation within its job.")
-    duration: int = Field(description="The new duration.")
+    job: Count = Field(description="Job of the operation.")
+    step: Count = Field(description="Step of the operation within its job.")
+    duration: TimeValue = Field(description="The new duration.")
 
 
 DisruptionEvent = Annotated[MachineBreakdown | DurationChange, Field(discriminator="kind")]
@@ -73,7 +73,7 @@ class Disruption(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    time: int = Field(description="Reveal time.")
+    time: TimeValue = Field(description="Reveal time.")
     events: list[DisruptionEvent] = Field(default_factory=list, description="What happened.")
 
     @property
@@ -98,34 +98,6 @@ class DisruptionKind(StrEnum):
     BREAKDOWN = "breakdown"
     SHOCK = "shock"
     MIXED = "mixed"
-
-
-def check_disruption(instance: Instance, schedule: Schedule, disruption: Disruption) -> None:
-    """Reject a disruption that cannot apply to this instance and plan.
-
-    Raises:
-        InputError: a machine or operation that does not exist, a reveal time outside ``[0, makespan]``,
-            a negative start or duration.
-    """
-    if not 0 <= disruption.time <= schedule.makespan:
-        raise InputError(f"reveal time {disruption.time} is outside the schedule [0, {schedule.makespan}]",
-                         where="disruption.time")
-    for i, e in enumerate(disruption.events):
-        where = f"disruption.events[{i}]"
-        if isinstance(e, MachineBreakdown):
-            if not 0 <= e.machine < instance.num_machines:
-                raise InputError(f"machine {e.machine} does not exist (instance {instance.name} has machines "
-                                 f"0..{instance.num_machines - 1})", where=where)
-            if e.start < 0:
-                raise InputError(f"negative breakdown start {e.start}", where=where)
-            if e.duration < 0:
-                raise InputError(f"negative breakdown duration {e.duration}", where=where)
-        else:
-            if not (0 <= e.job < instance.num_jobs and 0 <= e.step < len(instance.jobs[e.job])):
-                raise InputError(f"operation (job {e.job}, step {e.step}) does not exist in {instance.name}",
-                                 where=where)
-            if e.duration < 0:
-                raise InputError(f"negative duration {e.duration}", where=where)
 
 
 def _work_left(schedule: Schedule, time: int) -> dict[int, int]:

@@ -5,7 +5,6 @@ Every parse error is an :class:`~alas_argo.errors.InputError` naming the file an
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from alas_argo.errors import InputError
+from alas_argo.json_limits import MAX_INT_DIGITS, load_json
 from alas_argo.jssp.instance import Instance
 
 __all__ = ["InstanceFormat", "parse_instance_json", "parse_instance_text", "parse_orlib", "parse_taillard",
@@ -38,10 +38,13 @@ def _numeric_lines(text: str, where: str) -> list[tuple[int, list[int]]]:
             continue  # a header or comment line ("instance ft06", "Times", "+++")
         values = []
         for t in tokens:
+            if len(t) > MAX_INT_DIGITS:  # before int(): Python refuses 4,300 digits with a ValueError of its own
+                raise InputError(f"number {t[:20]}... is too long ({len(t)} characters)",
+                                 where=f"{where} line {lineno}")
             try:
                 values.append(int(t))
             except ValueError:
-                raise InputError(f"{t!r} is not an integer", where=f"{where} line {lineno}") from None
+                raise InputError(f"{t[:40]!r} is not an integer", where=f"{where} line {lineno}") from None
         rows.append((lineno, values))
     return rows
 
@@ -143,11 +146,7 @@ def parse_instance_text(text: str, *, name: str, where: str = "<text>",
             _, m, rows = _header(_numeric_lines(text, where), where)
             fmt = InstanceFormat.ORLIB if rows and len(rows[0][1]) == 2 * m else InstanceFormat.TAILLARD
     if fmt is InstanceFormat.JSON:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg}", where=f"{where} line {e.lineno}") from None
-        return parse_instance_json(doc, where=where)
+        return parse_instance_json(load_json(text, where=where), where=where)
     if fmt is InstanceFormat.ORLIB:
         return parse_orlib(text, name=name, where=where)
     return parse_taillard(text, name=name, where=where)

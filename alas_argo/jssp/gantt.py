@@ -1,104 +1,168 @@
-"""Gantt charts of schedules as PNG: one plan, or a plan before and after a repair.
+"""Gantt charts of schedules as PNG: one plan, or a plan before and after a repair (the interactive HTML form
+is :mod:`alas_argo.jssp.gantt_html`).
 
 Drawn with matplotlib's Agg canvas directly (no pyplot, no global backend state), so it works headless, in
-threads, and in pods without a display. One row per machine, one colour per job; in the before/after form
-the machine downtime is shaded, the reveal time is a dashed line and operations whose start changed are
-outlined in red in the "after" panel.
+threads, and in pods without a display. One row per machine, one colour per job (:mod:`.gantt_style`), the
+job number on every bar wide enough to hold it and a job legend beside the chart. In the before/after form
+the operations whose start changed are outlined in red, those that run longer than their nominal duration
+are hatched in orange, every disruption's downtime is shaded, and reveal times and makespans are lines named
+in the legend. Large instances (hundreds of jobs, dozens of machines) get a wider canvas, no bar edges and
+thinned machine labels, so the overview stays readable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.gantt_style import (
+    DOWNTIME_COLOR,
+    LENGTHENED_COLOR,
+    MAKESPAN_COLOR,
+    MOVED_COLOR,
+    REVEAL_COLOR,
+    Changes,
+    changes,
+    downtimes,
+    job_color,
+    text_color,
+)
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 
 __all__ = ["MOVED_COLOR", "gantt_figure", "save_gantt"]
 
-#: Edge colour of operations a repair moved.
-MOVED_COLOR = "#d62728"
-_DOWNTIME_COLOR = "#7f7f7f"
+#: Jobs listed one by one in the legend; beyond, the legend says that bars carry their job numbers.
+LEGEND_JOBS = 60
+_DPI = 100
 
 
-def _job_color(job: int, jobs: int) -> tuple[float, float, float, float]:
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab20" if jobs > 10 else "tab10"]
-    return cmap(job % cmap.N)
+def _width_inches(instance: Instance) -> float:
+    ops = instance.num_operations
+    return 12.0 if ops <= 400 else 16.0 if ops <= 2500 else 22.0
 
 
-def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *,
-           disruption: Disruption | None, moved: set[tuple[int, int]]) -> None:
-    labels = instance.num_operations <= 150  # labels on big plans are unreadable noise
+def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *, disruptions: Sequence[Disruption],
+           marks: Changes | None, x_max: float, plot_px: float) -> None:
+    large = instance.num_operations > 1500
+    edge = 0.0 if large else 0.4
+    px_per_unit = plot_px / x_max
     for o in schedule.operations:
-        is_moved = o.key in moved
-        ax.add_patch(Rectangle((o.start, o.machine - 0.4), o.end - o.start, 0.8,
-                               facecolor=_job_color(o.job, instance.num_jobs),
-                               edgecolor=MOVED_COLOR if is_moved else "black",
-                               linewidth=2.0 if is_moved else 0.4, gid="moved" if is_moved else "op"))
-        if labels and o.end > o.start:
-            ax.text((o.start + o.end) / 2, o.machine, f"{o.job}", ha="center", va="center", fontsize=6)
-    if disruption is not None:
-        for b in disruption.breakdowns:
-            ax.add_patch(Rectangle((b.start, b.machine - 0.5), b.duration, 1.0, facecolor=_DOWNTIME_COLOR,
-                                   alpha=0.35, hatch="//", edgecolor=_DOWNTIME_COLOR, gid="downtime"))
-        ax.axvline(disruption.time, color="black", linestyle="--", linewidth=1.0)
-    ax.set_yticks(range(instance.num_machines), [f"M{m}" for m in range(instance.num_machines)])
+        moved = marks is not None and o.key in marks.moved
+        longer = marks is not None and o.key in marks.lengthened
+        gid = "moved" if moved else "lengthened" if longer else "op"
+        ax.add_patch(Rectangle(
+            (o.start, o.machine - 0.4), o.end - o.start, 0.8, facecolor=job_color(o.job),
+            edgecolor=MOVED_COLOR if moved else LENGTHENED_COLOR if longer else "black",
+            linewidth=(1.8 if moved else 1.2 if longer else edge) * (0.55 if large else 1.0),
+            hatch="////" if longer else None, gid=gid))
+        label = str(o.job)
+        if (o.end - o.start) * px_per_unit >= 6 * len(label) + 4:  # only where the number fits
+            ax.text((o.start + o.end) / 2, o.machine, label, ha="center", va="center",
+                    fontsize=6 if not large else 5, color=text_color(o.job))
+    for b in downtimes(disruptions):
+        ax.add_patch(Rectangle((b.start, b.machine - 0.5), b.duration, 1.0, facecolor=DOWNTIME_COLOR, alpha=0.35,
+                               hatch="xx", edgecolor=DOWNTIME_COLOR, gid="downtime"))
+    for d in disruptions:
+        ax.axvline(d.time, color=REVEAL_COLOR, linestyle="--", linewidth=1.0, gid="reveal")
+    ax.axvline(schedule.makespan, color=MAKESPAN_COLOR, linewidth=1.2, gid="makespan")
+    step = max(1, instance.num_machines // 25)  # thinned labels on tall charts
+    ticks = list(range(0, instance.num_machines, step))
+    ax.set_yticks(ticks, [f"M{m}" for m in ticks], fontsize=7 if step == 1 else 6)
     ax.set_ylim(instance.num_machines - 0.5, -0.5)
-    ax.set_xlim(0, max(1, schedule.makespan) * 1.02)
-    ax.axvline(schedule.makespan, color="#444444", linewidth=0.8)
+    ax.set_xlim(0, x_max)
     ax.set_title(f"{title}: makespan {schedule.makespan}", fontsize=9, loc="left")
 
 
+def _legend(fig: Figure, instance: Instance, *, disruptions: Sequence[Disruption], marks: Changes | None,
+            makespans: Sequence[int]) -> None:
+    handles: list[Patch | Line2D] = []
+    if marks is not None and marks.moved:
+        handles.append(Patch(facecolor="white", edgecolor=MOVED_COLOR, linewidth=1.8,
+                             label=f"moved ({len(marks.moved)})"))
+    if marks is not None and marks.lengthened:
+        handles.append(Patch(facecolor="white", edgecolor=LENGTHENED_COLOR, hatch="////", linewidth=1.2,
+                             label=f"takes longer ({len(marks.lengthened)})"))
+    if downtimes(disruptions):
+        handles.append(Patch(facecolor=DOWNTIME_COLOR, alpha=0.35, hatch="xx", label="machine downtime"))
+    if disruptions:
+        times = ", ".join(str(d.time) for d in disruptions)
+        handles.append(Line2D([], [], color=REVEAL_COLOR, linestyle="--", label=f"reveal time ({times})"))
+    handles.append(Line2D([], [], color=MAKESPAN_COLOR, label="makespan (" + ", ".join(map(str, makespans)) + ")"))
+    if instance.num_jobs <= LEGEND_JOBS:
+        handles += [Patch(facecolor=job_color(j), edgecolor="black", linewidth=0.4, label=f"job {j}")
+                    for j in range(instance.num_jobs)]
+    else:
+        handles.append(Patch(facecolor="white", edgecolor="white",
+                             label=f"{instance.num_jobs} jobs: numbers on the bars"))
+    columns = 1 + (len(handles) - 1) // 40
+    fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=columns, frameon=False)
+
+
 def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | None = None,
-                 disruption: Disruption | None = None, title: str | None = None) -> Figure:
-    """A Gantt figure of ``schedule``; with ``before``, two panels and the moved operations highlighted.
+                 disruption: Disruption | None = None, title: str | None = None,
+                 disruptions: Sequence[Disruption] = ()) -> Figure:
+    """A Gantt figure of ``schedule``; with ``before``, two panels and the changes marked.
 
     Args:
         instance: The instance the plans schedule.
         schedule: The plan to draw (the repaired one in the before/after form).
-        before: The plan in force before the repair.
-        disruption: Shades its downtime and marks its reveal time on every panel.
+        before: The plan in force before the repair(s).
+        disruption: A disruption to show (its downtime shaded, its reveal time marked).
         title: Figure title; the instance name by default.
+        disruptions: Several disruptions to show (a run's sequence); with ``disruption``, both are shown.
     """
+    shown = [*disruptions, *([disruption] if disruption is not None and disruption not in disruptions else [])]
     panels = 2 if before is not None else 1
-    height = max(2.5, 0.28 * instance.num_machines + 1.2)
-    fig = Figure(figsize=(12, height * panels), dpi=100)
+    height = min(14.0, max(2.5, 0.28 * instance.num_machines + 1.2))
+    width = _width_inches(instance)
+    legend_share = 0.16 if instance.num_jobs <= 40 else 0.22 if instance.num_jobs <= LEGEND_JOBS else 0.12
+    fig = Figure(figsize=(width, height * panels), dpi=_DPI)
     FigureCanvasAgg(fig)
     axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
-    moved: set[tuple[int, int]] = set()
-    if before is not None:
-        was = before.starts()
-        moved = {o.key for o in schedule.operations if was.get(o.key) != o.start}
-        _panel(axes[0], instance, before, "before", disruption=disruption, moved=set())
-        _panel(axes[1], instance, schedule, f"after ({len(moved)} operations moved)", disruption=disruption,
-               moved=moved)
+    plans = [before, schedule] if before is not None else [schedule]
+    x_max = max(1, *(p.makespan for p in plans if p is not None), *(b.end for b in downtimes(shown))) * 1.02
+    plot_px = width * _DPI * (0.9 - legend_share)
+    marks = changes(instance, schedule, before) if before is not None else None
+    if before is not None and marks is not None:
+        _panel(axes[0], instance, before, "before", disruptions=shown, marks=None, x_max=x_max, plot_px=plot_px)
+        moved = f"{len(marks.moved)} operations moved" + (f", {len(marks.lengthened)} take longer"
+                                                          if marks.lengthened else "")
+        _panel(axes[1], instance, schedule, f"after ({moved} against 'before')", disruptions=shown, marks=marks,
+               x_max=x_max, plot_px=plot_px)
     else:
-        _panel(axes[0], instance, schedule, "plan", disruption=disruption, moved=set())
+        _panel(axes[0], instance, schedule, "plan", disruptions=shown, marks=None, x_max=x_max, plot_px=plot_px)
     axes[-1].set_xlabel("time")
-    handles = [Patch(facecolor="white", edgecolor=MOVED_COLOR, linewidth=2.0, label="moved")] if moved else []
-    if disruption is not None and disruption.breakdowns:
-        handles.append(Patch(facecolor=_DOWNTIME_COLOR, alpha=0.35, hatch="//", label="downtime"))
-    if handles:
-        fig.legend(handles=handles, loc="upper right", fontsize=8)
-    fig.suptitle(title or instance.name, fontsize=10)
-    fig.tight_layout()
+    _legend(fig, instance, disruptions=shown, marks=marks, makespans=[p.makespan for p in plans if p is not None])
+    fig.suptitle(title or instance.name, fontsize=10, x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1 - legend_share, 0.97))
     return fig
 
 
 def save_gantt(path: str | Path, instance: Instance, schedule: Schedule, *, before: Schedule | None = None,
-               disruption: Disruption | None = None, title: str | None = None) -> Path:
-    """Draw the Gantt chart (see :func:`gantt_figure`) and write it as a PNG, atomically."""
+               disruption: Disruption | None = None, title: str | None = None,
+               disruptions: Sequence[Disruption] = ()) -> Path:
+    """Draw the Gantt chart (see :func:`gantt_figure`) and write it atomically: interactive HTML when ``path``
+    ends in ``.html`` (:mod:`alas_argo.jssp.gantt_html`), else PNG."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fig = gantt_figure(instance, schedule, before=before, disruption=disruption, title=title)
     tmp = p.with_name(f".{p.name}.tmp")
-    fig.savefig(tmp, format="png")
+    if p.suffix.lower() == ".html":
+        from alas_argo.jssp.gantt_html import gantt_html  # plotly only when HTML is asked for
+
+        shown = [*disruptions, *([disruption] if disruption is not None else [])]
+        tmp.write_text(gantt_html(instance, schedule, before=before, disruptions=shown, title=title),
+                       encoding="utf-8")
+    else:
+        fig = gantt_figure(instance, schedule, before=before, disruption=disruption, title=title,
+                           disruptions=disruptions)
+        fig.savefig(tmp, format="png")
     tmp.replace(p)
     return p

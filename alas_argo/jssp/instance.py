@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from alas_argo.errors import InputError
+from alas_argo.jssp.limits import MAX_MACHINES, TimeValue
 
 __all__ = ["Instance"]
 
@@ -22,9 +23,10 @@ class Instance(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str = Field(description="Instance name, e.g. `ta01`.")
-    jobs: list[list[tuple[int, int]]] = Field(description="Per job, its operations as [machine, duration].")
-    lower_bound: int | None = Field(None, description="Best known lower bound on the optimal makespan.")
-    upper_bound: int | None = Field(None, description="Best known makespan (optimal when equal to the LB).")
+    jobs: list[list[tuple[TimeValue, TimeValue]]] = Field(
+        description="Per job, its operations as [machine, duration].")
+    lower_bound: TimeValue | None = Field(None, description="Best known lower bound on the optimal makespan.")
+    upper_bound: TimeValue | None = Field(None, description="Best known makespan (optimal when equal to the LB).")
     bounds_source: str | None = Field(None, description="Where the bounds come from.")
 
     @model_validator(mode="after")
@@ -37,6 +39,9 @@ class Instance(BaseModel):
             for s, (m, d) in enumerate(ops):
                 if m < 0:
                     raise InputError(f"negative machine number {m}", where={"job": j, "step": s})
+                if m >= MAX_MACHINES:
+                    raise InputError(f"machine number {m} is too large (at most {MAX_MACHINES - 1})",
+                                     where={"job": j, "step": s})
                 if d < 0:
                     raise InputError(f"negative duration {d}", where={"job": j, "step": s})
         return self

@@ -38,13 +38,12 @@ import numpy as np
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.limits import MAX_TIME
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.verdict import ValidationReport, Violation, ViolationCode
 
 __all__ = ["MAX_TIME", "validate"]
 
-#: Largest absolute time value accepted; keeps the packed sort keys below inside int64.
-MAX_TIME = 2**40
 
 _I64 = np.int64
 _Arr = np.ndarray

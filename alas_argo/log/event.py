@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from alas_argo.errors import ContractError, IntegrityError
 from alas_argo.log.events import EventType
 from alas_argo.log.sealing import SealKind, seal, seal_matches
+from alas_argo.scrubbing import scrub
 
 __all__ = ["GENESIS_HASH", "Event", "canonical_json", "event_hash", "seal_event"]
 
@@ -109,6 +110,8 @@ def seal_event(**fields: Any) -> Event:
     The payload is normalised through JSON first (tuples become lists, keys become strings), so that the
     hash computed now equals the hash recomputed from the stored bytes later.
     """
-    fields["payload"] = json.loads(canonical_json(fields.get("payload") or {}))
+    # Configured secrets are scrubbed before the hash is taken: the stored event never holds one, and the
+    # chain still verifies (alas_argo.scrubbing).
+    fields["payload"] = scrub(json.loads(canonical_json(fields.get("payload") or {})))
     draft = Event.model_validate({**fields, "hash": "", "mac": None})
     return draft.model_copy(update={"hash": event_hash(draft.body())})

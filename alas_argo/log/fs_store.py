@@ -4,6 +4,11 @@ Every write goes to a private temporary file in the target directory first, is f
 published atomically: by ``os.link`` for create-only-if-absent (link fails with EEXIST when the name is
 taken, so exactly one of several racing writers wins, across threads and processes) and by ``os.replace``
 for overwrites. A reader therefore sees a whole record or none, even after a crash mid-write.
+
+A writer killed between the temp file and the publish leaves the temp file behind. Temp names carry the
+writer's process id, and the first write into a directory (a run opened again, say a resumed run) removes
+the temp files of processes that no longer exist, and any older than :data:`STALE_SECONDS` (a live writer
+holds one for milliseconds).
 """
 
 from __future__ import annotations
@@ -11,15 +16,42 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
+import time
 import uuid
 from pathlib import Path
 
 from alas_argo.errors import StoreError
 from alas_argo.log.store import RecordNotFound, Store, check_key
 
-__all__ = ["FsStore"]
+__all__ = ["STALE_SECONDS", "FsStore"]
 
 _TMP_MARK = ".tmp-"
+#: Age after which a temp file is left over whoever wrote it.
+STALE_SECONDS = 600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _stale(entry: os.DirEntry[str]) -> bool:
+    """Whether a temp file was left by a writer that is gone (``.tmp-<name>.<pid>.<hex>``)."""
+    parts = entry.name.rsplit(".", 2)
+    pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+    if pid == os.getpid():
+        return False  # this process's own writes in flight
+    if pid is not None and not _alive(pid):
+        return True
+    try:
+        return time.time() - entry.stat().st_mtime > STALE_SECONDS
+    except OSError:
+        return False
 
 
 class FsStore(Store):
@@ -32,6 +64,18 @@ class FsStore(Store):
     def __init__(self, root: str | os.PathLike[str] = ".alas") -> None:
         self.root = Path(root)
         self.location = f"fs:{self.root}"
+        self._swept: set[Path] = set()
+
+    def _sweep(self, directory: Path) -> None:
+        """Remove the temp files killed writers left in ``directory`` (once per directory and store)."""
+        if directory in self._swept:
+            return
+        self._swept.add(directory)
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith(_TMP_MARK) and _stale(entry):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_key(key).split("/"))
@@ -40,7 +84,8 @@ class FsStore(Store):
         """Write ``data`` to a fresh temp file next to ``path`` and fsync it; return the temp path."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{_TMP_MARK}{path.name}.{uuid.uuid4().hex}")
+            self._sweep(path.parent)
+            tmp = path.with_name(f"{_TMP_MARK}{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
                 view = memoryview(data)

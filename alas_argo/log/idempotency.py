@@ -21,6 +21,7 @@ from alas_argo.log.event import canonical_json
 from alas_argo.log.layout import idempotency_key
 from alas_argo.log.sealing import SealKind, seal, seal_matches
 from alas_argo.log.store import RecordNotFound, Store
+from alas_argo.scrubbing import scrub
 
 __all__ = ["IdempotencyRecords", "record_hash", "record_seal_ok"]
 
@@ -82,7 +83,7 @@ class IdempotencyRecords:
 
     def claim(self, key: str, result: Mapping[str, Any]) -> dict[str, Any]:
         """Record ``result`` under ``key`` unless a record is there already; return the winning record."""
-        doc = json.loads(canonical_json(dict(result)))
+        doc = scrub(json.loads(canonical_json(dict(result))))  # no configured secret reaches the store
         record: dict[str, Any] = {"key": key, "run_id": self.run_id, "result": doc,
                                   "created": self._clock().astimezone(UTC).isoformat()}
         record["hash"] = record_hash(record)

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
+import zlib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.errors import IntegrityError
+from alas_argo.errors import InputError, IntegrityError
+from alas_argo.json_limits import load_json
 from alas_argo.log.event import canonical_json
 
-__all__ = ["PlanDiff", "decode_plan", "diff_plans", "encode_plan", "plan_hash"]
+__all__ = ["MAX_PLAN_BYTES", "PlanDiff", "decode_plan", "diff_plans", "encode_plan", "plan_hash"]
 
 _COLUMNS = ("job", "step", "machine", "start", "end")
+#: Largest decoded plan object (a 200x50 plan is about 0.5 MB of JSON; anything this big is not a plan).
+MAX_PLAN_BYTES = 16 * 1024 * 1024
 _FORMAT = "alas-plan/1"
 
 
@@ -54,14 +57,32 @@ def encode_plan(doc: dict[str, Any]) -> bytes:
     return gzip.compress(canonical_json(envelope), compresslevel=9, mtime=0)
 
 
+def _gunzip(data: bytes, *, where: str) -> bytes:
+    """Decompress at most :data:`MAX_PLAN_BYTES`: a small object must not inflate to gigabytes."""
+    out = bytearray()
+    rest = data
+    while rest:  # one gzip member after another, as gzip.decompress reads them
+        inflater = zlib.decompressobj(wbits=31)
+        out += inflater.decompress(rest, MAX_PLAN_BYTES + 1 - len(out))
+        if len(out) > MAX_PLAN_BYTES or inflater.unconsumed_tail:
+            raise IntegrityError(f"plan object inflates to more than {MAX_PLAN_BYTES} bytes", where=where)
+        if not inflater.eof:
+            raise IntegrityError("unreadable plan object: truncated gzip stream", where=where)
+        rest = inflater.unused_data
+    return bytes(out)
+
+
 def decode_plan(data: bytes, *, where: str) -> dict[str, Any]:
     """The plan document stored in ``data``.
 
     Raises:
-        IntegrityError: The bytes are not a plan object (naming ``where``).
+        IntegrityError: The bytes are not a plan object, or inflate past :data:`MAX_PLAN_BYTES`, or break
+            the limits of :mod:`alas_argo.json_limits` (naming ``where``).
     """
     try:
-        envelope = json.loads(gzip.decompress(data))
+        envelope = load_json(_gunzip(data, where=where), where=where)
+        if not isinstance(envelope, dict):
+            raise ValueError("not an object")
         if envelope.get("format") != _FORMAT:
             raise ValueError(f"unknown format {envelope.get('format')!r}")
         doc: dict[str, Any] = dict(envelope["doc"])
@@ -69,7 +90,9 @@ def decode_plan(data: bytes, *, where: str) -> dict[str, Any]:
         if cols is not None:
             doc["operations"] = [dict(zip(_COLUMNS, row, strict=True))
                                  for row in zip(*(cols[c] for c in _COLUMNS), strict=True)]
-    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
+    except InputError as e:
+        raise IntegrityError(f"unreadable plan object: {e.message}", where=where) from None
+    except (zlib.error, OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise IntegrityError(f"unreadable plan object: {e}", where=where) from None
     return doc
 

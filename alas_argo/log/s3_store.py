@@ -8,6 +8,8 @@ with ``from e``:
   transient error, because its outcome decides whether we won or lost;
 - connection errors, timeouts, 429 and 5xx: retried with exponential backoff and jitter, then
   :class:`~alas_argo.errors.StoreUnavailable` naming the endpoint;
+- missing credentials and other client-side botocore errors: :class:`~alas_argo.errors.StoreError` saying
+  what to set (exit 2), never a traceback;
 - ``NoSuchBucket``: :class:`~alas_argo.errors.StoreError` naming the bucket; ``NoSuchKey``:
   :class:`~alas_argo.log.store.RecordNotFound`; ``501 NotImplemented`` (a service without conditional
   writes): a StoreError saying so, never a silent unconditional write.
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
 __all__ = ["S3Store"]
@@ -82,6 +85,7 @@ class S3Store(Store):
                  read_timeout: float = 10.0, max_retries: int = 4, backoff: float = 0.1,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         _, botocore = _boto3()
+        register_secret(secret_key)  # scrubbed from every printed line and stored event
         self._errors = botocore.exceptions
         self.bucket = bucket
         self.endpoint = endpoint
@@ -145,6 +149,11 @@ class S3Store(Store):
                     last = e
                     continue
                 raise self._permanent(what, key, code, status, e) from e
+            except (e_mod.NoCredentialsError, e_mod.PartialCredentialsError) as e:
+                raise StoreError("no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and ALAS_STORE__S3_SECRET_KEY "
+                                 "(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", where=self.location) from e
+            except e_mod.BotoCoreError as e:  # a bad endpoint URL, an unsigned request: retrying cannot help
+                raise StoreError(f"S3 {what} failed: {e}", where=self.endpoint or "s3") from e
         raise StoreUnavailable(
             f"S3 {what} failed after {self.max_retries + 1} attempts: {last}",
             where=self.endpoint or "s3") from last

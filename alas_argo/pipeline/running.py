@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import metrics
 from alas_argo.errors import InputError
+from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
 from alas_argo.jssp.instance import Instance
@@ -31,13 +31,11 @@ __all__ = ["PipelineResult", "load_disruptions", "run_pipeline"]
 def load_disruptions(path: Path) -> list[Disruption]:
     """Read one disruption object, or a list of them, from a JSON file (reveal times must not decrease)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = load_json(path.read_bytes(), where=str(path))
     except FileNotFoundError:
         raise InputError("disruption file not found", where=str(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read disruption file: {e}", where=str(path)) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON: {e.msg}", where=f"{path} line {e.lineno}") from None
+    except OSError as e:
+        raise InputError(f"cannot read disruption file: {e.strerror or e}", where=str(path)) from None
     items = doc if isinstance(doc, list) else [doc]
     if not items or not all(isinstance(d, dict) for d in items):
         raise InputError("expected a disruption object or a non-empty list of them", where=str(path))

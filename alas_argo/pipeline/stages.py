@@ -15,7 +15,8 @@ from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
 from alas_argo.errors import InputError
-from alas_argo.jssp.disruption import Disruption, carry_forward, check_disruption, generate_disruption
+from alas_argo.jssp.disruption import Disruption, carry_forward, generate_disruption
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.faults import inject_faults
 from alas_argo.jssp.instance import Instance

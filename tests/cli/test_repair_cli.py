@@ -59,7 +59,7 @@ def test_repair_json_output(files: Path, capsys: pytest.CaptureFixture[str]) -> 
     ({"kind": "machine_breakdown", "machine": 17, "start": 5, "duration": 3}, "machine 17 does not exist"),
     ({"kind": "duration_change", "job": 0, "step": 9, "duration": 3}, "does not exist"),
     ({"kind": "machine_breakdown", "machine": 1, "start": 5, "duration": -3}, "negative"),
-    ({"kind": "teleport"}, "invalid disruption"),
+    ({"kind": "teleport"}, "bad.json at events[0]: Input tag 'teleport'"),
 ])
 def test_bad_disruption_exits_2(files: Path, capsys: pytest.CaptureFixture[str], event: dict, needle: str) -> None:
     (files / "bad.json").write_text(json.dumps({"time": 5, "events": [event]}))
@@ -71,14 +71,16 @@ def test_bad_disruption_exits_2(files: Path, capsys: pytest.CaptureFixture[str],
 
 
 def test_reveal_time_outside_and_invalid_plan_exit_2(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (files / "late.json").write_text(json.dumps({"time": 10_000, "events": []}))
+    change = {"kind": "duration_change", "job": 0, "step": 0, "duration": 5}
+    (files / "late.json").write_text(json.dumps({"time": 10_000, "events": [change]}))
     assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
                  str(files / "late.json"), "--out", str(files / "r.json")]) == 2
     assert "outside the schedule" in capsys.readouterr().err
     doc = json.loads((files / "s.json").read_text())
     doc["operations"][0]["start"] += 1  # now wrong_duration (end unchanged)
     (files / "broken.json").write_text(json.dumps(doc))
-    (files / "d.json").write_text(json.dumps({"time": 5, "events": []}))
+    (files / "d.json").write_text(json.dumps({"time": 5, "events": [{"kind": "duration_change", "job": 0, "step": 5,
+                                                                       "duration": 5}]}))
     assert main(["repair", "--instance", "ft06", "--schedule", str(files / "broken.json"), "--disruption",
                  str(files / "d.json"), "--out", str(files / "r.json")]) == 2
     err = capsys.readouterr().err

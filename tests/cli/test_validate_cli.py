@@ -96,7 +96,8 @@ def _edit(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, A
     (("operations", 0, "job"), KeyError, "at operations[0].job: Field required"),
     (("operations", 4, "job"), 17, "at operations[4]: job 17 does not exist (instance ft06 has jobs 0..5)"),
     (("operations", 5, "step"), 6, "at operations[5]: job 4 has no step 6 (it has steps 0..5)"),
-    (("operations", 5, "start"), 2**62, "at operations[5]: start"),
+    (("operations", 5, "start"), 2**50, "at operations[5]: start"),
+    (("operations", 5, "start"), 2**62, "line 1 column"),
     (("operations",), {"a": 1}, "at operations: Input should be a valid list"),
 ])
 def test_bad_schedule_exit_2(tmp_path: Path, capsys: Capture, ft06_doc: dict[str, Any], path: tuple[Any, ...],
@@ -140,7 +141,8 @@ def test_bad_disruption_exit_2(tmp_path: Path, capsys: Capture, ft06_doc: dict[s
 
 def test_bad_baseline_and_instance_exit_2(tmp_path: Path, capsys: Capture, ft06_doc: dict[str, Any]) -> None:
     s = write(tmp_path / "s.json", ft06_doc)
-    d = write(tmp_path / "d.json", {"time": 3})
+    d = write(tmp_path / "d.json", {"time": 3, "events": [{"kind": "duration_change", "job": 0, "step": 5,
+                                                          "duration": 9}]})
     b = write(tmp_path / "b.json", _edit(json.loads(json.dumps(ft06_doc)), ("operations", 2, "job"), -1))
     assert main(["validate", "--instance", "ft06", "--schedule", s, "--disruption", d, "--baseline", b]) == 2
     assert f"{b} at operations[2]: job -1 does not exist" in capsys.readouterr().err

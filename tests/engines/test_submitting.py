@@ -86,7 +86,7 @@ def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch:
 
 
 def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["submit", "alas-plan", "--dry-run", "-p", "run-id=r9"]) == 0
+    assert main(["submit", "alas-plan", "--dry-run", "--json", "-p", "run-id=r9"]) == 0  # JSON on request
     doc = json.loads(capsys.readouterr().out)
     assert doc["kind"] == "Workflow" and doc["metadata"]["generateName"] == "alas-plan-"
     assert main(["submit", "alas-plan", "-p", "colour=red", "--dry-run"]) == 2

@@ -12,10 +12,10 @@ from alas_argo.jssp.disruption import (
     DurationChange,
     MachineBreakdown,
     carry_forward,
-    check_disruption,
     generate_disruption,
     generate_sequence,
 )
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
 from alas_argo.jssp.schedule import Schedule

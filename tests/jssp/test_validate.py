@@ -55,7 +55,8 @@ def test_exports_and_independence() -> None:
     tree = ast.parse(Path(module.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert {m for m in imported if m and m.startswith("alas_argo")} == {
-        "alas_argo.errors", "alas_argo.jssp.disruption", "alas_argo.jssp.instance", "alas_argo.jssp.schedule",
+        "alas_argo.errors", "alas_argo.jssp.disruption", "alas_argo.jssp.instance", "alas_argo.jssp.limits",
+        "alas_argo.jssp.schedule",
         "alas_argo.jssp.verdict"}
 
 

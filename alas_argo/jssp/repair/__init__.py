@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 
 from alas_argo.errors import ContractError, InputError
-from alas_argo.jssp.disruption import Disruption, DurationChange, check_disruption
+from alas_argo.jssp.disruption import Disruption, DurationChange
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair.lcrp import lower_bound

@@ -1,0 +1,47 @@
+"""`alas ir export NAME` gives IR documents `alas ir validate` accepts; `alas submit --dry-run` prints YAML
+(JSON with --json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alas_argo.cli import main
+from alas_argo.engines.rendering import load_definitions
+
+NAMES = sorted(load_definitions())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_shipped_workflow_exports_and_validates(name: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ir", "export", name]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == load_definitions()[name]().to_json() and doc["name"] == name
+    for fmt in ("json", "yaml"):
+        out = tmp_path / f"{name}.{fmt}"
+        assert main(["ir", "export", name, "--format", fmt, "--out", str(out)]) == 0
+        assert main(["ir", "validate", str(out), "--require-output-contracts"]) == 0
+        assert "valid workflow" in capsys.readouterr().out
+    assert yaml.safe_load((tmp_path / f"{name}.yaml").read_text()) == doc
+
+
+def test_an_unknown_workflow_names_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ir", "export", "alas-nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown workflow 'alas-nope'" in err and all(n in err for n in NAMES)
+
+
+def test_submit_dry_run_prints_yaml_and_json_on_request(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["submit", "alas-plan", "-p", "instance=ft06", "--dry-run", "--namespace", "argo"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n")
+    as_yaml = yaml.safe_load(text)
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == as_yaml
+    params = {p["name"]: p.get("value") for p in as_yaml["spec"]["arguments"]["parameters"]}
+    assert params["instance"] == "ft06"

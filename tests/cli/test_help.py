@@ -1,0 +1,82 @@
+"""Every command's --help: a description, help text for every option, and examples that parse; an unknown option
+is reported with the usage of the command it was given to."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+
+import pytest
+
+from alas_argo.cli import build_parser, main
+from alas_argo.cli.examples import EXAMPLES
+
+
+def _commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    out: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = []
+
+    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+        out.append((path, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, (*path, name))
+
+    walk(build_parser(), ())
+    return out
+
+
+COMMANDS = _commands()
+LEAVES = [(path, parser) for path, parser in COMMANDS
+          if not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)]
+
+
+def test_the_walk_finds_every_command() -> None:
+    names = {" ".join(path) for path, _ in COMMANDS}
+    assert {"", "run", "solve", "bench repair", "log ls", "ir validate", "ir export", "controller"} <= names
+    assert len(LEAVES) >= 30
+
+
+@pytest.mark.parametrize("path", [path for path, _ in COMMANDS], ids=lambda p: " ".join(p) or "alas")
+def test_help_has_examples_and_every_option_is_explained(path: tuple[str, ...],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*path, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    examples = text.split("examples:", 1)[1] if "examples:" in text else ""
+    assert re.search(r"^\s+(\w+=\S+ )*alas ", examples, re.MULTILINE), f"no examples in alas {' '.join(path)} --help"
+    parser = dict(COMMANDS)[path]
+    silent = [a.option_strings or [a.dest] for a in parser._actions
+              if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction) and not a.help]
+    assert not silent, f"alas {' '.join(path)}: options without help: {silent}"
+
+
+def _example_argvs() -> list[tuple[str, list[str]]]:
+    out = []
+    for path, lines in EXAMPLES.items():
+        for line in lines:
+            command = re.split(r"\s(?:#|>|&&)\s", line)[0]
+            words = [w for w in shlex.split(command) if not re.match(r"^[A-Z_]+=", w)]
+            if "COMMAND" in words:
+                continue  # the pattern line of the top-level help
+            assert words[0] == "alas", line
+            out.append((f"{path or 'alas'}: {line}", [w.replace("RUN", "run-1") for w in words[1:]]))
+    return out
+
+
+@pytest.mark.parametrize(("label", "argv"), _example_argvs(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_example_parses(label: str, argv: list[str]) -> None:
+    args, extras = build_parser().parse_known_args(argv)
+    assert not extras and getattr(args, "handler", None) is not None, label
+
+
+@pytest.mark.parametrize("path", [path for path, _ in LEAVES], ids=lambda p: " ".join(p))
+def test_an_unknown_option_prints_the_commands_usage(path: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*path, "--no-such-option"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: alas {' '.join(path)} "), err
+    assert "--no-such-option" in err or "required" in err
