@@ -158,7 +158,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.service.ready()
             except AlasError as e:
                 log.warning("readiness check failed: %s", e)
-                self._error(503, "store not reachable", headers={"Retry-After": "5"})
+                # Say which of the two it is, never the endpoint or the bucket's name.
+                reason = "the bucket does not exist yet" if "does not exist" in str(e) else "store not reachable"
+                self._error(503, reason, headers={"Retry-After": "5"})
                 return
             self._send(200, {"status": "ready"})
         elif path == "/metrics":
