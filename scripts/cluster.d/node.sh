@@ -54,6 +54,7 @@ contexts:
   context: {cluster: alas, user: $user}
 current-context: alas
 EOF
+  chmod 600 "$out"
 }
 
 make_pki() {
