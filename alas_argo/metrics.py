@@ -191,6 +191,10 @@ def observe_repair(method: str, seconds: float, moved: int, edit_radius: int, ma
         fallback: Whether the repair fell back to a full re-solve.
     """
     m = label_value("method", method)
+    # Both series of a method exist from its first repair on, so a panel or alert on fallbacks reads 0, not
+    # "no data", until one happens.
+    for flag in ("true", "false"):
+        REPAIRS.labels(method=m, fallback=flag)
     REPAIRS.labels(method=m, fallback="true" if fallback else "false").inc()
     REPAIR_SECONDS.labels(method=m).observe(max(0.0, seconds))
     MOVED_OPERATIONS.labels(method=m).observe(max(0, moved))

@@ -133,3 +133,12 @@ def test_llm_exchange_feeds_calls_tokens_latency_and_failures() -> None:
     assert value("alas_llm_tokens_total", kind="prompt") == prompt0 + 50
     assert value("alas_llm_failures_total", kind="unusable") == unusable0 + 1
     assert value("alas_llm_exchange_duration_seconds_count", role="job_agent") == lat0 + 1
+
+
+def test_a_method_s_fallback_series_exists_before_any_fallback() -> None:
+    from alas_argo import metrics as m
+
+    m.observe_repair("aor", 0.01, 3, 4, 0.0, fallback=False)
+    text = m.exposition().decode() if isinstance(m.exposition(), bytes) else m.exposition()
+    assert 'alas_repairs_total{fallback="true",method="aor"} 0.0' in text
+    assert 'alas_repairs_total{fallback="false",method="aor"}' in text
