@@ -90,8 +90,13 @@ def test_every_panel_on_scraped_metrics_returns_data(prometheus: Query) -> None:
         if not needed <= scraped:
             continue  # fed only by short-lived step pods (see charts/alas/README.md, "Verified on a cluster")
         checked.append(title)
-        if not prometheus(expr.replace("[5m]", "[30m]").replace("[15m]", "[30m]")):
-            empty.append((title, expr))
+        # A rate needs two scrapes (5 s apart) of a series that may have appeared with the last test's repair.
+        deadline = time.monotonic() + 30
+        while not prometheus(expr.replace("[5m]", "[30m]").replace("[15m]", "[30m]")):
+            if time.monotonic() > deadline:
+                empty.append((title, expr))
+                break
+            time.sleep(3)
     record_figure("dashboard_panels", {"checked": len(checked), "with_data": len(checked) - len(empty),
                                        "fed_only_by_step_pods": len(panel_queries()) - len(checked)})
     assert checked, "no panel reads a metric the scraped services expose"
