@@ -10,7 +10,8 @@ import pytest
 from alas_argo.jssp.catalog import suite
 from tests.cluster.conftest import Argo, record_figure
 
-pytestmark = pytest.mark.cluster
+# Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 
 def test_the_bench_fans_out_one_pod_per_case_and_aggregates(argo: Argo) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from tests.cluster.conftest import Argo, Kube, Store
 
-pytestmark = pytest.mark.cluster
+# Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 
 def node_of(workflow: dict[str, Any], display: str) -> dict[str, Any]:

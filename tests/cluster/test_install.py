@@ -6,7 +6,8 @@ import pytest
 
 from tests.cluster.conftest import Kube
 
-pytestmark = pytest.mark.cluster
+# Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 
 def test_every_pod_of_the_release_is_ready(kube: Kube) -> None:

@@ -15,7 +15,8 @@ import pytest
 from alas_argo.jssp.catalog import get_instance
 from tests.cluster.conftest import Argo, Kube, Store, record_figure
 
-pytestmark = pytest.mark.cluster
+# Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 INSTANCE = "ta01"  # 15 jobs x 15 machines
 

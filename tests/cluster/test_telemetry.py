@@ -16,7 +16,8 @@ import pytest
 
 from tests.cluster.conftest import ROOT, record_figure
 
-pytestmark = pytest.mark.cluster
+# Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 Query = Callable[[str], list[dict[str, Any]]]
 BASE = "http://127.0.0.1:9090"
