@@ -1,4 +1,4 @@
-"""Static checks of images/Dockerfile (no container engine here to build it): pinned base, multi-stage,
+"""Static checks of images/Dockerfile (scripts/cluster builds it for real): pinned base, multi-stage,
 non-root final stage without build tools, `alas` as the entrypoint."""
 
 from __future__ import annotations
