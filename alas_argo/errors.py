@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 __all__ = [
     "AlasError",
     "ConflictError",
@@ -27,6 +29,7 @@ __all__ = [
     "StoreUnavailable",
     "TransientError",
     "WorkflowError",
+    "first_error",
 ]
 
 
@@ -110,3 +113,9 @@ class ConflictError(TransientError):
 
 class StoreUnavailable(TransientError):
     """A store could not be reached (connection refused, timeout, 5xx)."""
+
+
+def first_error(e: ValidationError, default: str = "") -> tuple[str, str]:
+    """(dotted location, message) of the first problem pydantic found: what a one-line error names."""
+    err = e.errors()[0]
+    return ".".join(str(p) for p in err["loc"]) or default, str(err["msg"])

@@ -16,7 +16,7 @@ from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratio
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_schedule_file
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.disruption_rules import check_disruption
@@ -39,9 +39,8 @@ def load_document(path: str, model: type[M], what: str) -> M:
     try:
         return model.model_validate(doc)
     except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"]) or "document"
-        raise InputError(f"invalid {what}: {loc}: {first['msg']}", where=path) from None
+        loc, msg = first_error(e, "document")
+        raise InputError(f"invalid {what}: {loc}: {msg}", where=path) from None
 
 
 def _positive(value: float, flag: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.disruption import Disruption, DisruptionEvent
 
@@ -78,6 +78,5 @@ def parse_request(raw: bytes) -> DisruptionRequest:
     try:
         return DisruptionRequest.model_validate(doc)
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "body"
-        raise InputError(err["msg"], where=field) from None
+        field, msg = first_error(e, "body")
+        raise InputError(msg, where=field) from None

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import MAX_INT_DIGITS, load_json
 from alas_argo.jssp.instance import Instance
 
@@ -125,9 +125,8 @@ def parse_instance_json(doc: Any, *, where: str = "<json>") -> Instance:
     try:
         return Instance.model_validate(doc)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{loc}: {err['msg']}", where=where) from None
+        loc, msg = first_error(e)
+        raise InputError(f"{loc}: {msg}", where=where) from None
     except InputError as e:
         raise InputError(str(e), where=where) from None
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from alas_argo.errors import ContractError, IntegrityError
+from alas_argo.errors import ContractError, IntegrityError, first_error
 from alas_argo.log.events import EventType
 from alas_argo.log.sealing import SealKind, seal, seal_matches
 from alas_argo.scrubbing import scrub
@@ -94,9 +94,8 @@ class Event(BaseModel):
         try:
             return cls.model_validate_json(data)
         except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "event"
-            raise IntegrityError(f"unreadable event: {loc}: {first['msg']}", where=where) from None
+            loc, msg = first_error(e, "event")
+            raise IntegrityError(f"unreadable event: {loc}: {msg}", where=where) from None
 
 
 def event_hash(body: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from alas_argo.errors import IntegrityError
+from alas_argo.errors import IntegrityError, first_error
 from alas_argo.log.event import GENESIS_HASH, Event, canonical_json
 from alas_argo.log.events import EventType
 from alas_argo.log.sealing import SealKind, seal, seal_matches
@@ -144,6 +144,5 @@ class LogHead(BaseModel):
         try:
             return cls.model_validate_json(data)
         except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "head"
-            raise IntegrityError(f"unreadable head: {loc}: {first['msg']}", where=where) from None
+            loc, msg = first_error(e, "head")
+            raise IntegrityError(f"unreadable head: {loc}: {msg}", where=where) from None

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.disruption import DisruptionEvent
 
 __all__ = [
@@ -150,7 +150,6 @@ def parse_spec(model: type[S], resource: Resource, kind: str) -> S:
     try:
         return model.model_validate(resource.spec)
     except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "spec"
-        raise InputError(f"invalid spec.{field}: {err['msg']}",
+        field, msg = first_error(e, "spec")
+        raise InputError(f"invalid spec.{field}: {msg}",
                          where=f"{kind} {resource.namespace}/{resource.name}") from None

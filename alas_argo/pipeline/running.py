@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import metrics
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
@@ -42,8 +42,8 @@ def load_disruptions(path: Path) -> list[Disruption]:
     try:
         found = TypeAdapter(list[Disruption]).validate_python(items)
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}", where=str(path)) from None
+        loc, msg = first_error(e)
+        raise InputError(f"{loc}: {msg}", where=str(path)) from None
     if any(b.time < a.time for a, b in itertools.pairwise(found)):
         raise InputError("disruption reveal times must not decrease", where=str(path))
     return found
