@@ -13,8 +13,7 @@ build_go_install() {
   mkdir -p "$out"
   local pkg
   for pkg in "$@"; do
-    GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install -trimpath \
-      -ldflags "${LDFLAGS_EXTRA:-}" "$module$pkg@$version"
+    GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-buildvcs=false go install -trimpath "$module$pkg@$version"
   done
   touch "$out/.done"
 }

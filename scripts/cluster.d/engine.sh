@@ -4,7 +4,6 @@
 # machines have no init system to start them.
 
 CONTAINERD_SOCK=/run/containerd/containerd.sock
-DOCKER_SOCK=/var/run/docker.sock
 # Debian's docker client: a newer client elsewhere on PATH asks for the buildx plugin instead of using the
 # engine's built-in BuildKit.
 DOCKER=/usr/bin/docker

@@ -6,6 +6,8 @@ PAUSE_IMAGE=registry.k8s.io/pause:3.10
 COREDNS_IMAGE=registry.k8s.io/coredns/coredns:$COREDNS_VERSION
 MINIO_IMAGE=quay.io/minio/minio:$MINIO_VERSION
 ALAS_IMAGE=alas:0.1.0
+# The repository the upstream manifests name the Argo images under.
+ARGO_IMAGES=quay.io/argoproj
 PYTHON_BASE_IMAGE=alas-local/python:3.11-bookworm
 
 # A Debian bookworm root filesystem with python3.11 (debootstrap from Debian's packages), the local stand-in
@@ -79,20 +81,20 @@ build_images() {
   image_from_binary "$PAUSE_IMAGE" "$k8s/pause" 65535 '["/bin/pause"]'
   image_from_binary "$COREDNS_IMAGE" "$CACHE/bin/coredns-$COREDNS_VERSION/coredns" 65532 '["/bin/coredns"]'
   image_from_binary "$MINIO_IMAGE" "$CACHE/bin/minio-$MINIO_VERSION/minio" 1000 '["/bin/minio"]'
-  image_from_binary "quay.io/argoproj/workflow-controller:$ARGO_VERSION" "$argo/workflow-controller" 8737 \
+  image_from_binary "$ARGO_IMAGES/workflow-controller:$ARGO_VERSION" "$argo/workflow-controller" 8737 \
     '["workflow-controller"]' "$argo/nsswitch.conf:/etc/nsswitch.conf"
-  image_from_binary "quay.io/argoproj/argoexec:$ARGO_VERSION" "$argo/argoexec" 8737 '["argoexec"]' \
+  image_from_binary "$ARGO_IMAGES/argoexec:$ARGO_VERSION" "$argo/argoexec" 8737 '["argoexec"]' \
     "$argo/nsswitch.conf:/etc/nsswitch.conf"
-  image_from_binary "quay.io/argoproj/argocli:$ARGO_VERSION" "$argo/argo" 8737 '["argo"]' \
+  image_from_binary "$ARGO_IMAGES/argocli:$ARGO_VERSION" "$argo/argo" 8737 '["argo"]' \
     "$argo/nsswitch.conf:/etc/nsswitch.conf"
   build_alas_image
 }
 
-# Copy the images into containerd's k8s.io namespace (docker keeps its own in "moby").
+# Copy the images build_images made into containerd's k8s.io namespace (docker keeps its own in "moby").
 load_images() {
   local image
-  for image in "$PAUSE_IMAGE" "$COREDNS_IMAGE" "$MINIO_IMAGE" "quay.io/argoproj/workflow-controller:$ARGO_VERSION" \
-    "quay.io/argoproj/argoexec:$ARGO_VERSION" "quay.io/argoproj/argocli:$ARGO_VERSION" "$ALAS_IMAGE"; do
+  for image in "$PAUSE_IMAGE" "$COREDNS_IMAGE" "$MINIO_IMAGE" "$ARGO_IMAGES/workflow-controller:$ARGO_VERSION" \
+    "$ARGO_IMAGES/argoexec:$ARGO_VERSION" "$ARGO_IMAGES/argocli:$ARGO_VERSION" "$ALAS_IMAGE"; do
     log "loading $image into the node"
     "$DOCKER" save "$image" | ctr --address "$CONTAINERD_SOCK" -n k8s.io images import - >/dev/null
   done

@@ -6,8 +6,7 @@ ALAS_NAMESPACE=alas
 ARGO_NAMESPACE=argo
 PROM_PORT=9090
 
-toolbin() { echo "$CACHE/bin/$1/$2"; }
-helm_() { "$(toolbin "helm-$HELM_VERSION" helm)" --kubeconfig "$STATE/pki/admin.kubeconfig" "$@"; }
+helm_() { "$CACHE/bin/helm-$HELM_VERSION/helm" --kubeconfig "$STATE/pki/admin.kubeconfig" "$@"; }
 
 # Upstream's install manifests of the pinned module version, applied unmodified. A release's install.yaml
 # is these kustomize bases with the image tags set to the release (upstream's `make manifests`); the overlay

@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 
 NAMESPACE = os.environ.get("ARGO_NAMESPACE", "alas")
+#: Prometheus that scripts/cluster started (its env file says where).
+PROMETHEUS = os.environ.get("ALAS_CLUSTER_PROMETHEUS", "http://127.0.0.1:9090")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -179,15 +181,17 @@ def store(kube: Kube) -> Store:
     return Store(env)
 
 
+def prometheus_api(path: str) -> Any:
+    """The `data` of a Prometheus HTTP API answer (asserting it succeeded)."""
+    with urllib.request.urlopen(PROMETHEUS + path, timeout=30) as response:
+        body = json.load(response)
+    assert body["status"] == "success", body
+    return body["data"]
+
+
 @pytest.fixture(scope="session")
 def prometheus() -> Iterator[Callable[[str], list[dict[str, Any]]]]:
-    base = os.environ.get("ALAS_CLUSTER_PROMETHEUS", "http://127.0.0.1:9090")
-
     def query(expr: str) -> list[dict[str, Any]]:
-        url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-        with urllib.request.urlopen(url, timeout=30) as response:
-            body = json.load(response)
-        assert body["status"] == "success", body
-        return list(body["data"]["result"])
+        return list(prometheus_api("/api/v1/query?" + urllib.parse.urlencode({"query": expr}))["result"])
 
     yield query

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,21 +14,12 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import ROOT, record_figure
+from tests.cluster.conftest import prometheus_api as api
 
 # Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
 Query = Callable[[str], list[dict[str, Any]]]
-BASE = "http://127.0.0.1:9090"
-
-
-def api(path: str) -> Any:
-    with urllib.request.urlopen(BASE + path, timeout=30) as response:
-        body = json.load(response)
-    assert body["status"] == "success", body
-    return body["data"]
-
-
 def test_both_services_are_scraped(prometheus: Query) -> None:
     deadline = time.monotonic() + 60
     while True:
