@@ -39,11 +39,23 @@ from alas_argo.errors import (
 )
 from alas_argo.log import ExecutionLog, check_run_id
 
-__all__ = ["ControllerServer", "serve"]
+__all__ = ["ControllerServer", "public_reason", "serve"]
 
 log = logging.getLogger(__name__)
 _RUN_PATH = re.compile(r"^/runs/([^/]+)(/disruptions)?/?$")
 _KEY = re.compile(r"^[\x21-\x7e]{1," + str(MAX_KEY_CHARS) + "}$")
+
+
+_NAMES = re.compile(r"'[^']*'|\"[^\"]*\"|\b\w+://\S+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\S*")
+
+
+def public_reason(e: AlasError) -> str:
+    """What an answer may say about a store failure: the kind of problem, never the endpoint, bucket, prefix or
+    object key (quoted names and addresses are dropped: "bucket 'x' does not exist" -> "bucket does not exist")."""
+    if isinstance(e, TransientError):
+        return "unreachable"
+    text = " ".join(_NAMES.sub("", e.message.split(":", 1)[0]).split())
+    return text or "refused the request"
 
 
 class ControllerServer:
@@ -158,8 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.service.ready()
             except AlasError as e:
                 log.warning("readiness check failed: %s", e)
-                # Say which of the two it is, never the endpoint or the bucket's name.
-                reason = "the bucket does not exist yet" if "does not exist" in str(e) else "store not reachable"
+                reason = "store not reachable" if e.transient else f"store not ready: {public_reason(e)}"
                 self._error(503, reason, headers={"Retry-After": "5"})
                 return
             self._send(200, {"status": "ready"})
@@ -267,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(503, "the store is unavailable; try again later", headers={"Retry-After": "5"})
         elif isinstance(e, StoreError):
             log.error("store error: %s", e)
-            self._error(500, "store error")
+            self._error(500, f"store error: {public_reason(e)}")
         else:
             log.error("repair failed: %s", e)
             self._error(500, "internal error")

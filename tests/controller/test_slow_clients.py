@@ -132,4 +132,4 @@ def test_a_missing_bucket_is_a_500_without_its_name(make_controller: Callable[..
     store = S3Store(**{**s3_server.store_kwargs("no-such-bucket-4711")}, max_retries=0)
     server = make_controller(RepairService(store))
     status, doc, _ = post(f"http://127.0.0.1:{server.server_port}", BREAKDOWN, key="k-nb")
-    assert status == 500 and doc == {"error": "store error"}
+    assert status == 500 and doc == {"error": "store error: bucket does not exist"}
