@@ -89,13 +89,15 @@ def create_bucket(settings: StoreSettings) -> bool:
 
 def create_bucket_when_reachable(settings: StoreSettings, stop: threading.Event, *, first_delay: float = 1.0,
                                  max_delay: float = 30.0) -> bool:
-    """:func:`create_bucket`, retried with capped exponential backoff while the store is unreachable.
+    """:func:`create_bucket`, retried with capped exponential backoff until it succeeds or ``stop`` is set.
 
-    Meant for a background thread of the controller. Gives up on a permanent refusal (logged: the
-    controller then stays unready, and its log says why) or when ``stop`` is set.
+    Meant for a background thread of the controller. A refusal is retried too, logged as an error each
+    time: a store that is still starting can refuse what it will accept seconds later (MinIO answers
+    requests before its credentials are loaded), and a refusal an operator fixes (a Secret, a policy)
+    should not need a restart. The controller stays unready meanwhile, and its log says why.
 
     Returns:
-        True once the bucket exists; False after a permanent refusal or a stop.
+        True once the bucket exists; False when ``stop`` was set first.
     """
     delay = first_delay
     while not stop.is_set():
@@ -104,8 +106,7 @@ def create_bucket_when_reachable(settings: StoreSettings, stop: threading.Event,
         except StoreUnavailable as e:
             log.info("bucket %s not created yet (%s); trying again in %gs", settings.s3_bucket, e, delay)
         except StoreError as e:
-            log.error("cannot create bucket %s: %s", settings.s3_bucket, e)
-            return False
+            log.error("cannot create bucket %s: %s; trying again in %gs", settings.s3_bucket, e, delay)
         else:
             log.info("bucket %s %s", settings.s3_bucket, "created" if created else "exists")
             return True

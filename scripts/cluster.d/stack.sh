@@ -26,12 +26,31 @@ EOF
   kubectl_ create namespace "$ARGO_NAMESPACE" --dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
   log "installing Argo Workflows $ARGO_VERSION"
   kubectl_ apply -k "$overlay" >/dev/null
-  # The chart README's local-cluster settings: server auth mode, the UI on the NodePort kind maps.
+  # The chart README's local-cluster settings, as written there: server auth mode (still TLS: upstream's
+  # readiness probe asks for https, so --secure=false would leave the patched pod unready for good), and the
+  # UI on the NodePort kind maps.
   kubectl_ -n "$ARGO_NAMESPACE" patch deployment argo-server --type=json \
-    -p='[{"op":"replace","path":"/spec/template/spec/containers/0/args","value":["server","--auth-mode=server","--secure=false"]}]' >/dev/null
+    -p='[{"op":"replace","path":"/spec/template/spec/containers/0/args","value":["server","--auth-mode=server"]}]' >/dev/null
   kubectl_ -n "$ARGO_NAMESPACE" patch service argo-server \
     -p '{"spec":{"type":"NodePort","ports":[{"port":2746,"targetPort":2746,"nodePort":32746}]}}' >/dev/null
-  kubectl_ -n "$ARGO_NAMESPACE" wait --for=condition=Available deployment --all --timeout=300s >/dev/null
+  # The rollout, not Available: the unpatched pod keeps the deployment Available while the patched one fails.
+  local d
+  for d in argo-server workflow-controller; do
+    kubectl_ -n "$ARGO_NAMESPACE" rollout status "deployment/$d" --timeout=300s >/dev/null \
+      || { diagnose "$ARGO_NAMESPACE"; die "Argo's $d did not roll out (its pods are described above)"; }
+  done
+}
+
+# What a failed install leaves to read: every pod that is not Ready, its recent events and the last lines of
+# its containers' logs (CI keeps only this output).
+diagnose() {
+  local ns=$1 pod
+  for pod in $(kubectl_ -n "$ns" get pods -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' \
+               | awk '$2 != "True" {print $1}'); do
+    echo "---- $ns/$pod: not Ready" >&2
+    kubectl_ -n "$ns" get events --field-selector "involvedObject.name=$pod" 2>&1 | tail -n 8 >&2 || true
+    kubectl_ -n "$ns" logs "$pod" --all-containers --tail=30 2>&1 | sed 's/^/    /' >&2 || true
+  done
 }
 
 # A single node has no volume provisioner: a hostPath PersistentVolume without a storage class, which the
@@ -56,7 +75,8 @@ chart_up() {
   local started=$SECONDS
   helm_ upgrade --install alas "$ROOT/charts/alas" --namespace "$ALAS_NAMESPACE" --create-namespace \
     -f "$ROOT/charts/alas/values-kind.yaml" --set "minio.image.tag=$MINIO_VERSION" \
-    --wait --timeout 10m >/dev/null
+    --wait --timeout 10m >/dev/null \
+    || { diagnose "$ALAS_NAMESPACE"; die "helm install of charts/alas failed (pods that are not Ready are described above)"; }
   log "chart installed, every pod Ready, in $((SECONDS - started)) s"
   echo "$((SECONDS - started))" >"$STATE/run/install-seconds"
 }

@@ -59,8 +59,27 @@ def test_an_invalid_name_is_refused_for_good(s3_server: LoopbackS3) -> None:
     with pytest.raises(StoreError) as refused:
         create_bucket(settings_for(s3_server, "ab"))
     assert not isinstance(refused.value, StoreUnavailable)
-    stop = threading.Event()
-    assert create_bucket_when_reachable(settings_for(s3_server, "ab"), stop, first_delay=0.01) is False
+
+
+def test_a_refusal_is_logged_and_tried_again_until_stopped(s3_server: LoopbackS3) -> None:
+    """A store still starting can refuse what it accepts seconds later: the background creation logs each
+    refusal as an error and keeps trying (the controller stays unready) instead of giving up for good."""
+    stop, refusals = threading.Event(), []
+
+    class StopAfterThree(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            refusals.append(record)
+            if len(refusals) == 3:
+                stop.set()
+
+    logger, handler = logging.getLogger("alas_argo.controller.bucket"), StopAfterThree()
+    logger.addHandler(handler)
+    try:
+        assert create_bucket_when_reachable(settings_for(s3_server, "ab"), stop, first_delay=0.01) is False
+    finally:
+        logger.removeHandler(handler)
+    assert len(refusals) == 3
+    assert all(r.levelno == logging.ERROR and "cannot create bucket ab" in r.getMessage() for r in refusals)
 
 
 def test_readiness_follows_the_bucket(s3_server: LoopbackS3) -> None:
