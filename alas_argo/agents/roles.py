@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from alas_argo.agents.supervisor import priority_decode
 from alas_argo.jssp.dispatching import best_dispatch
@@ -45,17 +46,18 @@ class RepairerRole:
     name = "repairer"
 
     def __init__(self, method: str = "lcrp", *, budget: float = 10.0, seed: int = 0, workers: int = 2,
-                 effort: float = 1.0) -> None:
+                 effort: float = 1.0, deterministic: bool = True) -> None:
         self.method = method
         self.budget = budget
         self.effort = effort
         self.seed = seed
         self.workers = workers
+        self.deterministic = deterministic
 
     def repair_disruption(self, instance: Instance, baseline: Schedule, disruption: Disruption) -> RepairResult:
         """Absorb ``disruption`` into the plan in force (``baseline``)."""
         return repair(instance, baseline, disruption, self.method, self.budget, seed=self.seed, workers=self.workers,
-                      effort=self.effort)
+                      effort=self.effort, deterministic=self.deterministic)
 
     def patch(self, instance: Instance, schedule: Schedule, *, release: int = 0,
               fixed: Mapping[tuple[int, int], tuple[int, int]] | None = None,
@@ -89,6 +91,7 @@ class Improvement:
     schedule: Schedule
     method: str
     seconds: float
+    limits: Mapping[str, Any] = field(default_factory=dict)
 
 
 class OptimizerRole:
@@ -97,23 +100,26 @@ class OptimizerRole:
     name = "optimizer"
 
     def __init__(self, backend: OptimizerBackend | str = OptimizerBackend.CPSAT, *, time_limit: float = 10.0,
-                 workers: int = 2, seed: int = 0) -> None:
+                 workers: int = 2, seed: int = 0, deterministic: bool = True) -> None:
         self.backend = OptimizerBackend(backend)
         self.time_limit = time_limit
         self.workers = workers
         self.seed = seed
+        self.deterministic = deterministic
 
     def improve(self, instance: Instance, schedule: Schedule) -> Improvement:
         """The better of ``schedule`` and what the backend finds (both start from the best dispatching rule)."""
         started = time.perf_counter()
+        limits: Mapping[str, Any] = {}
         if self.backend is OptimizerBackend.CPSAT:
             from alas_argo.jssp.planning import plan  # CP-SAT only when asked for
 
-            result = plan(instance, time_limit=self.time_limit, workers=self.workers, seed=self.seed)
-            found, method = result.schedule, f"cpsat:{result.status}"
+            result = plan(instance, time_limit=self.time_limit, workers=self.workers, seed=self.seed,
+                          deterministic=self.deterministic)
+            found, method, limits = result.schedule, f"cpsat:{result.status}", result.limits
         else:
             rule, found = best_dispatch(instance)
             method = f"dispatch:{rule}"
         if found.makespan >= schedule.makespan:
             found, method = schedule, "supervisor"
-        return Improvement(schedule=found, method=method, seconds=time.perf_counter() - started)
+        return Improvement(schedule=found, method=method, seconds=time.perf_counter() - started, limits=limits)

@@ -52,11 +52,13 @@ def run_ablation(names: Sequence[str], *, variants: Sequence[Variant] = tuple(Va
                                        variant=variant, time_limit=time_limit, repair_budget=time_limit)
                     log = ExecutionLog(store, f"{name}-{variant}-{trial}")
                     result = run_pipeline(config, log)
-                    injected = result.run.outputs.get("inject", {}).get("faults", [])
+                    # A fresh run id per trial: the workflow always runs, so its outputs are there.
+                    outputs = result.run.outputs if result.run is not None else {}
+                    injected = outputs.get("inject", {}).get("faults", [])
                     row = AblationRow(
                         instance=name, variant=str(variant), trial=trial, faults=faults,
                         injected=",".join(sorted({str(f["kind"]) for f in injected})),
-                        status=str(result.run.status), final_valid=result.succeeded,
+                        status=str(result.status), final_valid=result.succeeded,
                         makespan=result.final.makespan if result.final else None,
                         upper_bound=result.instance.upper_bound, seconds=round(result.seconds, 3))
                     rows.append(row)

@@ -4,17 +4,19 @@ Each command group lives in its own module with a ``register(commands)`` functio
 and turns the project's errors into one-line messages and meaningful exit codes:
 
 - 0 success, 1 a negative verdict (invalid plan, tampered log), 2 bad input or usage,
-- 75 a transient failure (retrying may help), 130 interrupted.
+- 75 a transient failure (retrying may help), 130 / 143 interrupted by SIGINT / SIGTERM (commands that solve
+  or repair stop their search cleanly; see :mod:`alas_argo.interrupts`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from alas_argo import __version__
+from alas_argo import __version__, interrupts
 from alas_argo.cli.app import Commands
 from alas_argo.cli.examples import epilog
 from alas_argo.errors import AlasError
@@ -75,7 +77,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return int(handler(args) or 0)
+        if not getattr(args, "stoppable", False):
+            return int(handler(args) or 0)
+        with interrupts.handling_signals():
+            code = int(handler(args) or 0)
+            if (signum := interrupts.stop_requested()) is not None:
+                # The signal came when the work was already done: the result stands, the exit code says it.
+                print(f"alas: interrupted by {signal.Signals(signum).name} after the work was done", file=sys.stderr)
+                return 128 + signum
+            return code
+    except interrupts.Interrupted as e:
+        print(f"alas: {e.summary or f'{e}; nothing was written'}", file=sys.stderr)
+        return e.exit_code
     except AlasError as e:
         print(f"alas: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -49,7 +49,7 @@ def _ablation(args: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     """Add `alas bench ablation`."""
-    p = commands.add("ablation", _ablation, group="bench",
+    p = commands.add("ablation", _ablation, group="bench", stoppable=True,
                      help="Full vs no-repair vs no-validator with injected structural faults.",
                      description="Run the ALAS ablation: for each instance and variant, TRIALS pipeline runs each "
                      "with FAULTS structural faults injected into the plan; report the rate of valid final plans "

@@ -97,7 +97,8 @@ def register(commands: Commands) -> None:
     """Add `alas bench static`."""
     commands.group("bench", "Benchmarks.")
     p = commands.add(
-        "static", _static, group="bench", help="Plan a suite and tabulate gaps to the best known makespans.",
+        "static", _static, group="bench", stoppable=True,
+        help="Plan a suite and tabulate gaps to the best known makespans.",
         description="Plan every instance of SUITE (alas45, smoke, a family such as ta, or a comma-separated "
         "list), validate each schedule with the independent validator, and write static.csv and static.md. "
         "Exit 0 when every schedule is valid, 1 otherwise, 2 on bad input.")

@@ -201,7 +201,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--limit", type=int, default=20, help="moved operations to list (default 20)")
     _common(commands.add("verify", cmd_verify, help="check the hash chain, gaps and plan objects (exit 1 if "
                          "broken)", group="log"))
-    p = commands.add("replay", cmd_replay, help="re-run a run's validations and repairs from its log and "
+    p = commands.add("replay", cmd_replay, stoppable=True,
+                     help="re-run a run's validations and repairs from its log and "
                      "report parity (exit 1 on drift)")
     _common(p)
     p.add_argument("--skip-repairs", action="store_true", help="re-run validations only (repairs are slow)")

@@ -206,7 +206,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--out", required=True, help="Where to write the disruption JSON.")
     p.add_argument("--json", action="store_true", help="Print the disruption as JSON.")
 
-    p = commands.add("repair", _repair, help="Repair a plan after a disruption and report what changed.",
+    p = commands.add("repair", _repair, stoppable=True,
+                     help="Repair a plan after a disruption and report what changed.",
                      description="Repair the plan in force after a disruption with one method and write the "
                      "repaired schedule plus its metrics (R.json). Exit 2 on bad input, including a plan "
                      "that was already invalid before the disruption.")
@@ -235,7 +236,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--out", required=True, help="File to write: .png for reports, .html for the interactive chart.")
 
     commands.group("bench", "Benchmarks.")
-    p = commands.add("repair", _bench_repair, group="bench",
+    p = commands.add("repair", _bench_repair, group="bench", stoppable=True,
                      help="Every repair method on the same baselines and disruptions; tables and Pareto plots.",
                      description="For each instance of SUITE, plan a baseline (cached in OUT/baselines), draw "
                      "SEEDS disruptions per scenario, repair each with every method, validate every result, "

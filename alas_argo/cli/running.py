@@ -21,6 +21,7 @@ from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.cli.run_report import moved_since_first, repair_totals, summary_table, write_outputs
 from alas_argo.errors import InputError
+from alas_argo.interrupts import Interrupted
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.jssp.disruption_rules import check_events
@@ -29,7 +30,7 @@ from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipelin
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
-__all__ = ["add_store_arguments", "check_disrupt_flags", "open_log", "register", "write_outputs"]
+__all__ = ["add_store_arguments", "check_disrupt_flags", "interrupted_line", "open_log", "register", "write_outputs"]
 
 _STYLE = {"pending": "dim", "ready": "cyan", "running": "yellow", "failed_retryable": "magenta",
           "executed": "green", "failed": "red", "skipped": "dim", "cancelled": "red"}
@@ -101,6 +102,16 @@ def check_disrupt_flags(args: argparse.Namespace) -> None:
         check_events(instance, disruption, source=str(path), index=k if len(found) > 1 else None)
 
 
+def interrupted_line(log: ExecutionLog, stop: Interrupted) -> str:
+    """One line on a run a signal stopped, from its log: where it stopped, what it kept, how to resume."""
+    versions = log.versions()
+    kept = f"{len(versions)} plan version{'s' if len(versions) != 1 else ''} committed" + (
+        f" (current v{versions[-1]})" if versions else "")
+    where = f" during {stop.where}" if stop.where else ""
+    return (f"run {log.run_id} interrupted by {stop.signal_name}{where}; {kept}; resume it with the same "
+            f"command and --run-id {log.run_id}")
+
+
 def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     variant = Variant(args.variant)
@@ -110,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
                            disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,
                            repair_method=args.repair_method, repair_budget=args.repair_budget, workers=args.workers,
                            repair_effort=args.repair_effort,
-                           variant=variant, faults=args.faults)
+                           variant=variant, faults=args.faults, deterministic=not args.wall_clock)
     except ValidationError as e:
         # Name the flag, not pydantic's field: "--repair-effort: Input should be greater than 0".
         first = e.errors()[0]
@@ -128,15 +139,19 @@ def _run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     live_ok = console.is_terminal and not args.json and not args.quiet
     view = _LiveView(console, f"alas run {run_id}" + (" (resumed)" if resumed else ""))
-    if live_ok:
-        with Live(view.render(), console=console, refresh_per_second=8, transient=False) as live:
-            view.live = live
-            result = run_pipeline(config, log, listener=view.update, agent_spec=agent_spec)
-    elif not console.is_terminal and not args.quiet:  # a CI log or a pipe: progress lines instead of a view
-        with ProgressLines(f"alas run {run_id}", every=2.0, heartbeat=15.0) as lines:
-            result = run_pipeline(config, log, listener=_node_lines(lines), agent_spec=agent_spec)
-    else:
-        result = run_pipeline(config, log, agent_spec=agent_spec)
+    try:
+        if live_ok:
+            with Live(view.render(), console=console, refresh_per_second=8, transient=False) as live:
+                view.live = live
+                result = run_pipeline(config, log, listener=view.update, agent_spec=agent_spec)
+        elif not console.is_terminal and not args.quiet:  # a CI log or a pipe: progress lines instead of a view
+            with ProgressLines(f"alas run {run_id}", every=2.0, heartbeat=15.0) as lines:
+                result = run_pipeline(config, log, listener=_node_lines(lines), agent_spec=agent_spec)
+        else:
+            result = run_pipeline(config, log, agent_spec=agent_spec)
+    except Interrupted as e:
+        e.summary = interrupted_line(log, e)
+        raise
     summary = result.summary() | ({"llm": usage} if usage else {}) | {"resumed": resumed}
     summary |= {"repair_totals": repair_totals(result.repairs), "moved_since_first": moved_since_first(result),
                 "pipeline_seconds": summary["seconds"]}
@@ -148,9 +163,11 @@ def _run(args: argparse.Namespace) -> int:
         print_json(summary)
     elif not args.quiet:
         Console().print(summary_table(summary))
+        if result.run is None:
+            print(f"note: run {run_id} had finished: its stored result (nothing ran again)", file=sys.stderr)
         for note in summary["notes"]:
             print(f"note: {note}", file=sys.stderr)
-        for name, err in result.run.errors.items():
+        for name, err in result.errors.items():
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:
             print(f"plans, disruptions, report, gantt.png and gantt.html written to {args.out}")
@@ -205,7 +222,7 @@ def register(commands: Commands) -> None:
     from alas_argo.cli.llm_commands import add_llm_arguments
 
     p = commands.add(
-        "run", _run, help="Plan an instance with agents, validate, commit; disrupt and repair locally.",
+        "run", _run, stoppable=True, help="Plan an instance with agents, validate, commit; disrupt and repair locally.",
         description="Run the ALAS pipeline on one instance: job agents propose in parallel, the supervisor "
         "merges, the independent validator checks (validate -> repair -> validate under a loop guard), the "
         "optimizer improves, the plan is committed as version 1; with --disrupt a disruption is revealed, "
@@ -213,7 +230,13 @@ def register(commands: Commands) -> None:
         "version.\n\nexamples:\n  alas run ta01 --disrupt breakdown\n  alas run ft06 --planner heuristic "
         "--disrupt shock --out out/ft06\n  alas run la01 --disrupt mixed --disruptions 3 --json\n"
         "  alas run ta01 --run-id my-run        # resume a run with the same id\n\n"
-        "exit codes: 0 valid final plan, 1 run failed or final plan invalid, 2 bad input, 75 transient")
+        "Runs are reproducible: every solve and repair is limited by CP-SAT deterministic time on one worker "
+        "with fixed seeds (--wall-clock opts out), so the same inputs give the same plans. A run records its "
+        "inputs when it starts; an existing --run-id resumes it only with the same inputs (exit 2 naming what "
+        "differs), returns the stored result of a finished run at once, and continues an interrupted one after "
+        "its last finished step. Ctrl-C or SIGTERM stops the search cleanly and exits 130 or 143.\n\n"
+        "exit codes: 0 valid final plan, 1 run failed or final plan invalid, 2 bad input, 75 transient, "
+        "130 / 143 interrupted (SIGINT / SIGTERM)")
     p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")
     p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
@@ -222,13 +245,19 @@ def register(commands: Commands) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm"], default="cpsat",
                    help="planner backend (default cpsat)")
-    p.add_argument("--time-limit", type=float, default=10.0, help="optimizer seconds (default 10)")
+    p.add_argument("--time-limit", type=float, default=10.0,
+                   help="optimizer budget in nominal seconds of deterministic search (default 10)")
     p.add_argument("--repair-method", default="lcrp",
                    choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
-    p.add_argument("--repair-budget", type=float, default=5.0, help="seconds per repair (default 5)")
+    p.add_argument("--repair-budget", type=float, default=5.0, help="nominal seconds per repair (default 5)")
     p.add_argument("--repair-effort", type=float, default=1.0,
                    help="LCRP's time-box multiplier (default 1, about 0.2 s on 20x15; 4 moves far fewer operations)")
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT workers and parallel agents (default 2)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="parallel agents, and CP-SAT workers with --wall-clock (default 2)")
+    p.add_argument("--wall-clock", action="store_true",
+                   help="limit solves and repairs by wall time on --workers workers instead of deterministic time "
+                   "on one (faster to a good plan on an idle machine, but the same inputs no longer give the same "
+                   "plans; replay then reports drift)")
     p.add_argument("--variant", choices=[v.value for v in Variant], default="full",
                    help="ablation variant (default full)")
     p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")

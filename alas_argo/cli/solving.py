@@ -91,7 +91,7 @@ def _solve(args: argparse.Namespace) -> int:
 def register(commands: Commands) -> None:
     """Add `alas solve`."""
     p = commands.add(
-        "solve", _solve, help="Plan a static instance (dispatching warm start, CP-SAT, LNS).",
+        "solve", _solve, stoppable=True, help="Plan a static instance (dispatching warm start, CP-SAT, LNS).",
         description="Plan INSTANCE (a bundled name such as ta01, or a Taillard / OR-Library / JSON file). "
         "The best dispatching rule gives a warm start; CP-SAT improves it, followed by large-neighbourhood "
         "search on large instances. --out writes the schedule JSON; --json prints a summary (with the "

@@ -64,7 +64,8 @@ def _step(args: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     """Add `alas step`."""
-    p = commands.add("step", _step, help="Run one workflow step (the entrypoint of every Argo template).",
+    p = commands.add("step", _step, stoppable=True,
+                     help="Run one workflow step (the entrypoint of every Argo template).",
                      description="Run one step of a workflow: read inputs from the execution log, run the role, "
                      "record the output in the log, and write Argo output parameters to --outputs. Exit codes: "
                      "0 ok, 75 transient (retry), 2 or 1 permanent.")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -23,6 +24,7 @@ from alas_argo.errors import ContractError, InfeasibleError, InputError, NoSolut
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.modeling import Key, OperationModel, ProgressEvent, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
 
 __all__ = ["ProgressEvent", "SolveRequest", "SolveResult", "SolveStatus", "StabilityObjective", "optimize"]
 
@@ -51,7 +53,7 @@ class SolveRequest:
 
     Attributes:
         instance: The instance; its nominal durations apply unless ``durations`` overrides them.
-        time_limit: Seconds of wall time (or deterministic time units when ``deterministic``).
+        time_limit: Nominal seconds: deterministic time (see ``deterministic``) or wall time.
         workers: CP-SAT search workers.
         seed: CP-SAT random seed.
         hint: A warm start. When it is feasible for this request the result is never worse than it.
@@ -67,13 +69,16 @@ class SolveRequest:
         stability_time_fraction: Share of ``time_limit`` given to the second phase of TOTAL_SHIFT.
         makespan_limit: Require makespan <= this (InfeasibleError when proven impossible).
         horizon: Latest end of any operation; derived from the data when None.
-        deterministic: Budget in CP-SAT deterministic time with a deterministic parallel search, so that
-            the same request and seed reproduce the same schedule (for replay).
+        deterministic: Budget in CP-SAT deterministic time on one search worker (the default), so that the
+            same request and seed reproduce the same schedule on any machine under any load (replay, resume);
+            False: ``time_limit`` wall seconds on ``workers`` workers (see :mod:`alas_argo.jssp.searching`).
         precedences: Extra (a, b) pairs: operation a ends before operation b starts. LNS uses them to keep
             the machine order of the operations outside its neighbourhood.
         makespan_weight: Weight of the makespan in the WEIGHTED objective; None means the number of
             operations with a reference start (one time unit of makespan is worth one unit of shift on
             every operation).
+        clock: The clock a caller spending one budget over several solves reads (each solve is charged to
+            it); None: the solve keeps its own.
     """
 
     instance: Instance
@@ -91,9 +96,14 @@ class SolveRequest:
     stability_time_fraction: float = 0.5
     makespan_limit: int | None = None
     horizon: int | None = None
-    deterministic: bool = False
+    deterministic: bool = True
     precedences: Sequence[tuple[Key, Key]] = ()
     makespan_weight: int | None = None
+    clock: SearchClock | None = field(default=None, compare=False, repr=False)
+
+    def search_clock(self) -> SearchClock:
+        """The request's clock, or a new one of its kind."""
+        return self.clock if self.clock is not None else SearchClock(deterministic=self.deterministic)
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,8 @@ class SolveResult:
         seconds: Wall time spent.
         total_shift: Sum of |start - reference| over operations with a reference start, else None.
         improved: True when the schedule is strictly shorter than the hint (always True without a hint).
+        limits: What makes the search reproducible (:meth:`SearchClock.record`): the kind of limit, search
+            workers, deterministic time spent.
     """
 
     schedule: Schedule
@@ -117,6 +129,7 @@ class SolveResult:
     seconds: float
     total_shift: int | None
     improved: bool
+    limits: Mapping[str, Any] = field(default_factory=dict)
 
 
 class _Reporter(cp_model.CpSolverSolutionCallback):
@@ -134,18 +147,8 @@ class _Reporter(cp_model.CpSolverSolutionCallback):
 
 
 def _parameters(request: SolveRequest, seconds: float) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.num_workers = max(1, request.workers)
-    p.random_seed = request.seed
-    if request.deterministic:
-        p.max_deterministic_time = max(seconds, 0.01)
-        # Deterministic parallel search: reproducible with more than one worker.
-        p.interleave_search = request.workers > 1
-        p.max_time_in_seconds = max(60.0, 20 * seconds)  # a safety net, not the budget
-    else:
-        p.max_time_in_seconds = max(seconds, 0.01)
-    return solver
+    return new_solver(seconds=seconds, workers=request.workers, seed=request.seed,
+                      deterministic=request.deterministic)
 
 
 def _schedule(request: SolveRequest, m: OperationModel, solver: cp_model.CpSolver) -> Schedule:
@@ -186,6 +189,8 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         NoSolutionError: The time ran out before any solution and there was no usable hint.
     """
     started = time.monotonic()
+    clock = request.search_clock()
+    began = clock.now()
     if request.stability is not StabilityObjective.NONE and request.reference is None:
         raise InputError(f"stability objective {request.stability.value} needs a reference plan")
     m = build_model(request.instance, durations=request.durations, fixed=request.fixed,
@@ -202,7 +207,7 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
     first_share = 1.0 - request.stability_time_fraction if two_phase else 1.0
     solver = _parameters(request, request.time_limit * first_share)
     callback = _Reporter(m, "cpsat", started, progress) if progress else None
-    code = solver.solve(m.model, callback)
+    code = run_solver(solver, m.model, clock, callback, where="the CP-SAT solve")
     if code == cp_model.MODEL_INVALID:
         raise ContractError(f"CP-SAT rejected the model: {m.model.validate()}")
     if code == cp_model.INFEASIBLE:
@@ -227,24 +232,24 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
             m.model.add_hint(var, by_key[key].start)
         m.model.add(m.makespan <= schedule.makespan)
         m.model.minimize(sum(shifts))
-        remaining = max(0.05, request.time_limit - (time.monotonic() - started))
-        solver2 = _parameters(request, remaining if not request.deterministic
-                              else request.time_limit * request.stability_time_fraction)
+        solver2 = _parameters(request, max(0.05, request.time_limit - (clock.now() - began)))
         callback2 = _Reporter(m, "stability", started, progress) if progress else None
-        if solver2.solve(m.model, callback2) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if run_solver(solver2, m.model, clock, callback2, where="the stability solve") in (
+                cp_model.OPTIMAL, cp_model.FEASIBLE):
             candidate = _schedule(request, m, solver2)
             if _key(request, candidate) <= _key(request, schedule):
                 schedule = candidate
     seconds = time.monotonic() - started
+    limits = clock.record(request.workers)
     if hint is not None and schedule is hint:
         return SolveResult(schedule=hint, status=SolveStatus.HINT, objective=hint.makespan,
                            bound=min(bound, hint.makespan), seconds=seconds,
-                           total_shift=_total_shift(hint, request.reference), improved=False)
+                           total_shift=_total_shift(hint, request.reference), improved=False, limits=limits)
     status = SolveStatus.OPTIMAL if proven or schedule.makespan <= bound else SolveStatus.FEASIBLE
     return SolveResult(schedule=schedule, status=status, objective=schedule.makespan,
                        bound=min(bound, schedule.makespan), seconds=seconds,
                        total_shift=_total_shift(schedule, request.reference),
-                       improved=hint is None or schedule.makespan < hint.makespan)
+                       improved=hint is None or schedule.makespan < hint.makespan, limits=limits)
 
 
 def _usable_hint(request: SolveRequest, hint_makespan: int | None) -> Schedule | None:

@@ -30,6 +30,7 @@ from alas_argo.errors import InputError
 from alas_argo.jssp.cpsat import SolveRequest, SolveResult, SolveStatus
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
 from alas_argo.jssp.sequencing import Sequences
 
 __all__ = ["LnsConfig", "Neighbourhood", "improve"]
@@ -88,7 +89,7 @@ def _window(seqs: Sequences, size: int, kind: Neighbourhood, rng: random.Random)
 
 
 def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
-          seed: int) -> tuple[Sequences, bool] | None:
+          seed: int, clock: SearchClock) -> tuple[Sequences, bool] | None:
     """Re-sequence ``relaxed`` inside the current sequences; None when CP-SAT found nothing."""
     rel = set(relaxed)
     tails = seqs.tails()
@@ -109,6 +110,7 @@ def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
         if mp is not None:
             lb = max(lb, seqs.start[mp] + seqs.duration[mp])
         if lb + d > horizon:
+            clock.charge_nothing()
             return None
         var = model.new_int_var(lb, horizon - d, f"s{op}")
         starts[op] = var
@@ -132,11 +134,8 @@ def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
         if len(intervals) > 1:
             model.add_no_overlap(intervals)
     model.minimize(estimate)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.02, time_limit)
-    solver.parameters.num_workers = max(1, workers)
-    solver.parameters.random_seed = seed
-    code = solver.solve(model)
+    solver = new_solver(seconds=max(0.02, time_limit), workers=workers, seed=seed, deterministic=clock.deterministic)
+    code = run_solver(solver, model, clock, where="an LNS move")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     new_start = {op: int(solver.value(v)) for op, v in starts.items()}
@@ -148,8 +147,9 @@ def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
         for op, var in starts.items():
             model.add_hint(var, new_start[op])
         model.minimize(sum(starts[op] + seqs.duration[op] for op in relaxed))
-        solver.parameters.max_time_in_seconds = min(0.05, time_limit)
-        if solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        solver = new_solver(seconds=min(0.05, time_limit), workers=workers, seed=seed,
+                            deterministic=clock.deterministic)
+        if run_solver(solver, model, clock, where="an LNS move") in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             new_start = {op: int(solver.value(v)) for op, v in starts.items()}
     moved = seqs.resequenced(new_start)
     return None if moved is None else (moved, code == cp_model.OPTIMAL)
@@ -158,7 +158,8 @@ def _move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int,
 def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
             config: LnsConfig | None = None,
             progress: Callable[[ProgressEvent], None] | None = None) -> SolveResult:
-    """Improve a schedule by LNS for ``request.time_limit`` seconds; never returns anything worse.
+    """Improve a schedule by LNS for ``request.time_limit`` nominal seconds (deterministic time by default, see
+    :mod:`alas_argo.jssp.searching`; each move is charged to ``request.clock``); never returns anything worse.
 
     LNS handles the static problem (with ``durations`` and ``release``); pinned operations, minimum starts,
     downtimes and extra precedences belong to :func:`alas_argo.jssp.cpsat.optimize`. It minimizes the
@@ -178,6 +179,8 @@ def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
         raise InputError("LNS handles static requests only (no fixed, min_starts, downtimes, precedences)")
     cfg = config or LnsConfig()
     started = time.monotonic()
+    clock = request.search_clock()
+    began = clock.now()
     rng = random.Random(request.seed)
     best = Sequences.from_schedule(request.instance, incumbent, durations=request.durations,
                                    release=request.release)
@@ -185,14 +188,14 @@ def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
     n = len(best.start)
     size = max(min(cfg.initial_size, n), min(cfg.min_size, n))
     while best.makespan > bound:
-        left = request.time_limit - (time.monotonic() - started)
+        left = request.time_limit - (clock.now() - began)
         if left < 0.05:
             break
         draw = rng.random()
         kind = (Neighbourhood.CRITICAL if draw < cfg.critical_share else Neighbourhood.MACHINES
                 if draw < cfg.critical_share + cfg.machines_share else Neighbourhood.WINDOW)
         moved = _move(best, _window(best, size, kind, rng), min(cfg.move_time, left), request.workers,
-                      rng.randrange(1 << 30))
+                      rng.randrange(1 << 30), clock)
         if moved is None:
             size = max(cfg.min_size, int(size * cfg.shrink))
             continue
@@ -210,4 +213,4 @@ def improve(request: SolveRequest, incumbent: Schedule, *, bound: int = 0,
     return SolveResult(schedule=schedule, status=SolveStatus.OPTIMAL if best.makespan <= bound
                        else SolveStatus.FEASIBLE, objective=best.makespan, bound=min(bound, best.makespan),
                        seconds=time.monotonic() - started, total_shift=shift,
-                       improved=best.makespan < start_makespan)
+                       improved=best.makespan < start_makespan, limits=clock.record(request.workers))

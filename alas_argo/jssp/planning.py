@@ -19,6 +19,7 @@ from alas_argo.jssp.dispatching import DispatchingRule, best_dispatch, dispatch
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.lns import LnsConfig, improve
 from alas_argo.jssp.modeling import ProgressEvent
+from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["LNS_THRESHOLD", "SolveMethod", "plan"]
 
@@ -49,18 +50,20 @@ def _trivial_bound(instance: Instance) -> int:
 def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed: int = 0,
          method: SolveMethod | str = SolveMethod.AUTO, rule: DispatchingRule | str | None = None,
          progress: Callable[[ProgressEvent], None] | None = None,
-         lns_config: LnsConfig | None = None) -> SolveResult:
-    """Plan a static instance within ``time_limit`` seconds.
+         lns_config: LnsConfig | None = None, deterministic: bool = True) -> SolveResult:
+    """Plan a static instance within ``time_limit`` nominal seconds.
 
     Args:
         instance: The instance.
-        time_limit: Wall-clock budget for the whole plan (warm start included).
-        workers: CP-SAT workers.
+        time_limit: The budget for the whole plan: deterministic time spent by the solves (the default: the
+            same seed gives the same plan anywhere), or wall time with the warm start included.
+        workers: CP-SAT workers (one under a deterministic limit, see :mod:`alas_argo.jssp.searching`).
         seed: Seed for CP-SAT and the LNS neighbourhood choice.
         method: See :class:`SolveMethod`.
         rule: The warm-start rule; None tries every deterministic rule and keeps the best.
         progress: Called with the warm start (phase ``dispatch``) and every improvement after it.
         lns_config: Tuning of the LNS phase.
+        deterministic: Deterministic limits (reproducible) rather than wall-clock ones.
 
     Returns:
         The best schedule found; never worse than the warm start.
@@ -85,28 +88,36 @@ def plan(instance: Instance, *, time_limit: float = 10.0, workers: int = 2, seed
         progress(ProgressEvent(phase=f"dispatch:{chosen.value}", makespan=warm.makespan, bound=bound,
                                seconds=time.monotonic() - started))
 
+    clock = SearchClock(deterministic=deterministic)
+
     def left() -> float:
-        return max(0.05, time_limit - (time.monotonic() - started))
+        # Wall clock: the warm start counted too, as it always did; deterministic: only the solves.
+        spent = time.monotonic() - started if not deterministic else clock.now()
+        return max(0.05, time_limit - spent)
 
     if method is SolveMethod.DISPATCH or warm.makespan <= bound:
         status = SolveStatus.OPTIMAL if warm.makespan <= bound else SolveStatus.FEASIBLE
         return SolveResult(schedule=warm, status=status, objective=warm.makespan, bound=bound,
-                           seconds=time.monotonic() - started, total_shift=None, improved=True)
-    request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed, hint=warm)
+                           seconds=time.monotonic() - started, total_shift=None, improved=True,
+                           limits=clock.record(workers))
+    request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed, hint=warm,
+                           deterministic=deterministic, clock=clock)
     if method is SolveMethod.LNS:
         result = improve(request, warm, bound=bound, config=lns_config, progress=progress)
     elif method is SolveMethod.CPSAT or instance.num_operations <= LNS_THRESHOLD:
         result = optimize(request, progress=progress)
     else:
         first = optimize(SolveRequest(instance=instance, time_limit=left() * CPSAT_SHARE, workers=workers,
-                                      seed=seed, hint=warm), progress=progress)
+                                      seed=seed, hint=warm, deterministic=deterministic, clock=clock),
+                         progress=progress)
         if first.status is SolveStatus.OPTIMAL:
             result = first
         else:
             bound = max(bound, first.bound)
-            lns_request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed)
+            lns_request = SolveRequest(instance=instance, time_limit=left(), workers=workers, seed=seed,
+                                       deterministic=deterministic, clock=clock)
             result = improve(lns_request, first.schedule, bound=bound, config=lns_config, progress=progress)
     return SolveResult(schedule=result.schedule, status=result.status, objective=result.objective,
                        bound=min(max(result.bound, bound), result.objective),
                        seconds=time.monotonic() - started, total_shift=None,
-                       improved=result.objective < warm.makespan)
+                       improved=result.objective < warm.makespan, limits=clock.record(workers))

@@ -14,6 +14,10 @@ class EventType(StrEnum):
     RUN_RESUMED = "run.resumed"
     RUN_SUCCEEDED = "run.succeeded"
     RUN_FAILED = "run.failed"
+    #: A stop request (SIGINT / SIGTERM) ended the run; what finished is kept and the run can be resumed.
+    RUN_INTERRUPTED = "run.interrupted"
+    #: What a run was asked to do (instance, disruptions, planner, seed, limits, ...) and their hash.
+    RUN_INPUTS = "run.inputs"
     NODE_READY = "node.ready"
     NODE_STARTED = "node.started"
     NODE_SUCCEEDED = "node.succeeded"

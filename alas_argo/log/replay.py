@@ -16,6 +16,8 @@ Payload contract (the pipeline writes these events; every field name is normativ
       {"instance": ..., "baseline": {schedule JSON} | "baseline_version": N,
        "disruption": {disruption JSON}, "method": str, "budget": float, "seed": int, "workers": int,
        "effort": float (LCRP's time-box multiplier; 1 when absent),
+       "deterministic": bool (budgets in CP-SAT deterministic time; false when absent: logs written before
+       deterministic limits counted wall time), "seed" (0 when absent), "workers" (1 when absent),
        "plan": {repaired schedule JSON} | "result_version": N, "metrics": {...}}
 
 Plans are given inline or by a committed version of the same run (read and hash-checked through
@@ -23,7 +25,9 @@ Plans are given inline or by a committed version of the same run (read and hash-
 repair has parity when it yields the same operations (job, step, machine, start, end). CP-SAT repairs
 under a wall-clock budget are not guaranteed bit-reproducible (the search stops where the clock says),
 so repair drift is reported per step — makespan recorded vs replayed, operations placed differently,
-total start shift — rather than hidden.
+total start shift — rather than hidden. Repairs recorded with ``"deterministic": true`` (the default since
+deterministic limits, :mod:`alas_argo.jssp.searching`) are re-run under the same deterministic limits and
+reproduce their plan exactly.
 """
 
 from __future__ import annotations
@@ -166,7 +170,8 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     recorded = inputs.plan(p, "plan", "result_version")
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
-                    seed=int(p["seed"]), workers=int(p["workers"]), effort=float(p.get("effort", 1.0)))
+                    seed=int(p.get("seed", 0)), workers=int(p.get("workers", 1)), effort=float(p.get("effort", 1.0)),
+                    deterministic=bool(p.get("deterministic", False)))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

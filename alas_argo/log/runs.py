@@ -13,7 +13,8 @@ from alas_argo.log.store import Store
 
 __all__ = ["RunSummary", "list_runs", "run_status"]
 
-_TERMINAL = {EventType.RUN_SUCCEEDED: "succeeded", EventType.RUN_FAILED: "failed"}
+_TERMINAL = {EventType.RUN_SUCCEEDED: "succeeded", EventType.RUN_FAILED: "failed",
+             EventType.RUN_INTERRUPTED: "interrupted"}
 
 
 class RunSummary(BaseModel):
@@ -24,7 +25,8 @@ class RunSummary(BaseModel):
     run_id: str = Field(description="The run id.")
     events: int = Field(description="Number of event records.")
     plans: int = Field(description="Number of stored plan objects.")
-    status: str = Field(description="succeeded, failed, running (no terminal event yet) or empty.")
+    status: str = Field(description="succeeded, failed, interrupted (stopped by SIGINT / SIGTERM; resumable), "
+                        "running (no terminal event yet) or empty.")
     last_type: str | None = Field(None, description="Type of the last event.")
     last_timestamp: str | None = Field(None, description="Time of the last event.")
 

@@ -36,19 +36,24 @@ _COMMIT_OUT: dict[str, Any] = {"type": "object", "required": ["version"],
                                "properties": {"version": {"type": "integer", "minimum": 1}}}
 
 
+#: Every node's output is recorded under this key once it succeeds, so a resumed run continues after its
+#: last finished node from the recorded outputs: no agent, optimizer or repair runs twice.
+_RECORDED = Idempotency(key="{run}:{node}")
+
+
 def _policies(config: RunConfig) -> dict[str, Policy]:
     return {
         # Agents may fail transiently (an LLM endpoint); a definitive failure rolls the run back.
         "agent": Policy(retry=Retry(max_attempts=3, backoff=Backoff(kind="exponential", initial=0.2, max=2.0,
                                                                     jitter=0.5)),
-                        timeout=config.agent_timeout),
-        "step": Policy(retry=Retry(max_attempts=2, backoff=Backoff(kind="fixed", initial=0.1))),
+                        timeout=config.agent_timeout, idempotency=_RECORDED),
+        "step": Policy(retry=Retry(max_attempts=2, backoff=Backoff(kind="fixed", initial=0.1)), idempotency=_RECORDED),
         # The revalidation loop: validate -> repair -> validate until valid or the guard trips.
-        "revalidate": Policy(loop_guard=LoopGuard(max_iters=config.max_revalidations)),
+        "revalidate": Policy(loop_guard=LoopGuard(max_iters=config.max_revalidations), idempotency=_RECORDED),
         # Commits are idempotent per run and node, so a resumed run never commits a version twice.
-        "commit": Policy(idempotency=Idempotency(key="{run}:{node}"), on_failure="rollback"),
+        "commit": Policy(idempotency=_RECORDED, on_failure="rollback"),
         "repair": Policy(retry=Retry(max_attempts=2, backoff=Backoff(kind="fixed", initial=0.1)),
-                         on_failure="retry"),
+                         on_failure="retry", idempotency=_RECORDED),
     }
 
 

@@ -38,3 +38,6 @@ class RunConfig(BaseModel):
     faults: int = Field(0, ge=0, le=100, description="Structural faults injected into the supervisor's plan "
                         "(ablation and demonstrations).")
     agent_timeout: float = Field(60.0, gt=0, description="Seconds one job agent may take.")
+    deterministic: bool = Field(True, description="Limit every CP-SAT solve (optimizer and repairs) by "
+                                "deterministic time on one search worker, so that the same inputs give the same "
+                                "plans (replay, resume); False: wall-clock limits on `workers` workers.")

@@ -78,7 +78,7 @@ class Stages:
                            Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)}[role]
                 spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
                         "effort": self.config.repair_effort, "seed": self.config.seed, "workers": self.config.workers,
-                        "time_limit": self.config.time_limit}
+                        "time_limit": self.config.time_limit, "deterministic": self.config.deterministic}
                 self._agents[role] = self.registry.create(role, backend, spec)
             return self._agents[role].agent
 
@@ -152,6 +152,11 @@ class Stages:
         """Improve the valid plan; never worse."""
         plan = _plan(ctx.deps["check_plan"]["plan"])
         improved = self.agent(Role.OPTIMIZER).improve(self.instance, plan)
+        # What makes the solve reproducible goes to the log with its result.
+        self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id, attempt=ctx.attempt, payload={
+            "role": "optimizer", "method": improved.method, "makespan": improved.schedule.makespan,
+            "before": plan.makespan, "time_limit": self.config.time_limit, "seed": self.config.seed,
+            "workers": self.config.workers, "limits": dict(improved.limits)})
         return _plan_out(improved.schedule, method=improved.method, seconds=improved.seconds,
                          before=plan.makespan)
 
@@ -199,8 +204,10 @@ class Stages:
         """Commit the plan as a new immutable version."""
         source = ctx.deps[ctx.params["source"]]
         plan = _plan(source["plan"])
-        meta = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
-                "makespan": plan.makespan}
+        meta: dict[str, Any] = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
+                                "makespan": plan.makespan}
+        if "metrics" in source:  # the repair this plan came from, for the run's summary (read from the log)
+            meta["repair"] = source["metrics"]
         # The key makes the commit exactly-once even if the process dies between the commit and the
         # runtime's idempotency record: a resumed run finds the version instead of committing it again.
         version = self.log.commit_plan(plan.to_json(), node_id=ctx.node_id, reason=ctx.params["reason"], meta=meta,
@@ -252,7 +259,8 @@ class Stages:
             from alas_argo.agents.roles import RepairerRole
 
             repairer = RepairerRole(method, budget=self.config.repair_budget, seed=self.config.seed,
-                                    workers=self.config.workers, effort=self.config.repair_effort)
+                                    workers=self.config.workers, effort=self.config.repair_effort,
+                                    deterministic=self.config.deterministic)
         self.log.record(EventType.REPAIR_STARTED, node_id=ctx.node_id, attempt=ctx.attempt,
                         payload={"method": repairer.method, "level": ctx.level})
         result = repairer.repair_disruption(self.instance, baseline, disruption)
@@ -260,7 +268,8 @@ class Stages:
         self.log.record(EventType.REPAIR_FINISHED, node_id=ctx.node_id, attempt=ctx.attempt, payload={
             "instance": self.ref, "baseline": baseline.to_json(), "disruption": disruption.to_json(),
             "method": repairer.method, "budget": repairer.budget, "seed": repairer.seed, "workers": repairer.workers,
-            "effort": repairer.effort, "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
+            "effort": repairer.effort, "deterministic": repairer.deterministic, "limits": result.limits,
+            "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
         return _plan_out(result.schedule, metrics=metrics, baseline=baseline.to_json(),
                          disruption=disruption.to_json())
 

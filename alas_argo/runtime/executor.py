@@ -64,7 +64,12 @@ class Runtime:
 
     def run(self, workflow: Workflow, inputs: Mapping[str, Any] | None = None, *,
             run_id: str | None = None) -> RunResult:
-        """Validate ``workflow`` (WorkflowError listing every problem) and run it to the end."""
+        """Validate ``workflow`` (WorkflowError listing every problem) and run it to the end.
+
+        Raises:
+            Interrupted: A stop request (SIGINT / SIGTERM, :mod:`alas_argo.interrupts`) ended the run; a
+                ``run.interrupted`` event names the nodes it stopped.
+        """
         ensure_valid(workflow, require_output_contracts=self.require_output_contracts)
         started = time.perf_counter()
         run = RunState(workflow, run_id or uuid.uuid4().hex[:12], dict(inputs or {}), self.journal,
@@ -79,6 +84,15 @@ class Runtime:
                 failed_node, mode = schedule.drive()
         finally:
             dispatcher.close()
+        if schedule.interrupted is not None:
+            # Stopped on request: nothing is compensated (what finished stays, a resume continues from it).
+            stop = schedule.interrupted
+            if schedule.stopped:
+                nodes = ", ".join(schedule.stopped)
+                stop.where = f"{nodes} ({stop.where})" if stop.where and stop.where not in nodes else nodes
+            run.record(EventType.RUN_INTERRUPTED, signal=stop.signal_name, exit_code=stop.exit_code,
+                       stopped=schedule.stopped, executed=sorted(run.outputs))
+            raise stop
         compensated: list[str] = []
         if failed_node is not None and mode in (OnFailure.ROLLBACK, OnFailure.RETRY):
             saga = Saga(workflow, self.handlers, self.journal, run.run_id)

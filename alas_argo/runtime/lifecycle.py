@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from alas_argo import interrupts
 from alas_argo.errors import LoopGuardTripped, WorkflowError
 from alas_argo.ir.node import Node, NodeKind, SideEffect
 from alas_argo.log.events import EventType
@@ -94,6 +95,7 @@ class NodeRunner:
         items_done: dict[int, Any] = {}
         loop_state: dict[str, Any] = {}
         for attempt in range(1, policy.retry.max_attempts + 1):
+            interrupts.check(f"node {node.id}")  # a stop request: no new attempt (not a failure either)
             run.move(node.id, NodeState.RUNNING, attempt=attempt)
             try:
                 doc = self.input_document(node, deps)
@@ -140,6 +142,7 @@ class NodeRunner:
         clock = self.run.clock
         loop_state.setdefault("start", clock.now())
         while True:
+            interrupts.check(f"node {node.id}")
             iteration = loop_state.get("iterations", 0) + 1
             over_time = guard.deadline is not None and clock.now() - loop_state["start"] >= guard.deadline
             if iteration > guard.max_iters or over_time:
@@ -165,6 +168,7 @@ class NodeRunner:
             raise WorkflowError(f"map items {node.items!r} is not a list", where={"node": node.id})
 
         def one(index: int, item: Any) -> Any:
+            interrupts.check(f"node {node.id} item {index}")
             ctx = self.context(node, attempt, deps, item=item, index=index)
             out = self._call(node, ctx, {**doc, "item": item, "index": index}, timeout)
             self.contracts.check(node.output, out, node_id=node.id, what=f"output of item {index}")

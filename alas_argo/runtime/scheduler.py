@@ -6,6 +6,10 @@ any_of losers are skipped or cancelled. Task and map nodes are handed to a threa
 :class:`~alas_argo.runtime.lifecycle.NodeRunner` drives them); choice and parallel nodes are evaluated
 inline. A node's result counts only once the scheduler has *settled* it, so no decision races with a
 worker that has changed a state but not yet reported back.
+
+A stop request (SIGINT / SIGTERM, :mod:`alas_argo.interrupts`) ends the run without failing it: nothing new
+is dispatched, the nodes in flight finish or stop (a stopped search raises ``Interrupted`` in its node's
+thread), what finished keeps its result, and nothing is compensated, so the run can be resumed.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import concurrent.futures as cf
 from collections import defaultdict
 from typing import Any
 
+from alas_argo import interrupts
 from alas_argo.errors import WorkflowError
 from alas_argo.ir.node import Join, Node, NodeKind
 from alas_argo.ir.policy import OnFailure
@@ -51,25 +56,60 @@ class Scheduler:
         self.held: list[tuple[str, dict[str, Any]]] = []
         self.failed_node: str | None = None
         self.mode: OnFailure | None = None
+        #: The stop request that ended the run, if one did, and the nodes it stopped in flight.
+        self.interrupted: interrupts.Interrupted | None = None
+        self.stopped: list[str] = []
 
     def drive(self) -> tuple[str | None, OnFailure | None]:
-        """Run until nothing can progress; returns the node that failed the run and its failure mode."""
+        """Run until nothing can progress; returns the node that failed the run and its failure mode.
+
+        After a stop request it returns once the nodes in flight are done, with ``interrupted`` set.
+        """
         dirty = set(self.graph)
         while True:
-            while dirty and self.failed_node is None:
-                dirty = self._decide(dirty)
-            self._dispatch_held()
-            if self.failed_node is not None:
-                self._abort()
+            if self.interrupted is None and (signum := interrupts.stop_requested()) is not None:
+                self.interrupted = interrupts.Interrupted(signum)
+            if self.interrupted is None:
+                while dirty and self.failed_node is None:
+                    dirty = self._decide(dirty)
+                self._dispatch_held()
+                if self.failed_node is not None:
+                    self._abort()
+            else:
+                self._hold_back()
             if not self.inflight:
-                if dirty and self.failed_node is None:
+                if dirty and self.failed_node is None and self.interrupted is None:
                     continue
                 break
             done, _ = cf.wait(list(self.inflight), return_when=cf.FIRST_COMPLETED)
             for fut in done:
                 node_id = self.inflight.pop(fut)
-                dirty |= self._settle(node_id, fut.result())
+                try:
+                    outcome = fut.result()
+                except interrupts.Interrupted as e:
+                    self._stopped(node_id, e)
+                    continue
+                dirty |= self._settle(node_id, outcome)
         return self.failed_node, self.mode
+
+    def _hold_back(self) -> None:
+        """A stop was requested: queued nodes never start (they stay pending, to run on resume)."""
+        for fut, node_id in list(self.inflight.items()):
+            if fut.cancel():
+                del self.inflight[fut]
+                self.run.move(node_id, NodeState.CANCELLED, error=self.interrupted)
+        for node_id, _ in self.held:
+            self.run.move(node_id, NodeState.CANCELLED, error=self.interrupted)
+        self.held = []
+
+    def _stopped(self, node_id: str, error: interrupts.Interrupted) -> None:
+        """A node whose work stopped on the request: cancelled, not failed (no retry, no compensation)."""
+        if self.interrupted is None:
+            self.interrupted = error
+        self.stopped.append(node_id)
+        self.settled.add(node_id)
+        if self.run.state(node_id) not in TERMINAL:
+            self.run.move(node_id, NodeState.CANCELLED, error=error)
 
     def _status(self, d: Dependency) -> str:
         if d.source not in self.settled:

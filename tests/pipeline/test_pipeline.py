@@ -110,15 +110,19 @@ def test_no_repair_trips_loop_guard_and_fails(tmp_path: Path) -> None:
     assert EventType.LOOP_GUARD_TRIPPED in [e.type for e in log.events()]
 
 
-def test_resume_reuses_idempotent_results(tmp_path: Path) -> None:
+def test_a_finished_run_asked_again_returns_its_stored_result(tmp_path: Path) -> None:
     config = RunConfig(instance="ft06", planner="cpsat", disrupt="breakdown", time_limit=1, repair_budget=1)
     first = run_pipeline(config, _log(tmp_path, "same"))
-    assert first.succeeded
+    assert first.succeeded and first.run is not None
+    events = len(_log(tmp_path, "same").events())
     again = run_pipeline(config, _log(tmp_path, "same"))
-    assert again.succeeded and again.versions == [1, 2]  # no version committed twice
+    assert again.succeeded and again.versions == [1, 2] and again.resumed
+    assert again.run is None  # nothing ran: no agent, optimizer, repair or commit
     log = _log(tmp_path, "same")
-    hits = [e for e in log.events() if e.type == EventType.NODE_IDEMPOTENT_HIT]
-    assert {e.node_id for e in hits} >= {"commit_v1", "commit_2"}
+    assert len(log.events()) == events  # not one event appended
+    keep = {"seconds", "ran"}
+    assert {k: v for k, v in again.summary().items() if k not in keep} == \
+        {k: v for k, v in first.summary().items() if k not in keep}
     assert log.verify().ok
 
 

@@ -19,6 +19,7 @@ from alas_argo.jssp.repair.methods import Repairer, RepairMethod, get_repairer
 from alas_argo.jssp.repair.metrics import moved_operations, total_start_shift, wip_moved
 from alas_argo.jssp.repair.result import RepairOutcome, RepairResult
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport
 
@@ -81,6 +82,7 @@ def repair(
     seed: int = 0,
     workers: int = 2,
     effort: float = 1.0,
+    deterministic: bool = True,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
 
@@ -89,10 +91,13 @@ def repair(
         schedule: The plan in force when the disruption is revealed.
         disruption: What happened.
         method: ``lcrp`` (default), ``aor``, ``right-shift``, ``full`` or ``full-stable``.
-        budget: Seconds of CP-SAT time the method may use.
+        budget: Nominal seconds of CP-SAT time the method may use.
         seed: CP-SAT seed.
-        workers: CP-SAT workers.
+        workers: CP-SAT workers (one under a deterministic limit).
         effort: LCRP's time-box multiplier (more seconds, usually a shorter plan); other methods ignore it.
+        deterministic: Count every budget in CP-SAT deterministic time on one worker (the default: the same
+            inputs give the same repair, which replay checks); False counts wall time on ``workers`` workers
+            (see :mod:`alas_argo.jssp.searching`).
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.
@@ -115,8 +120,9 @@ def repair(
     def is_valid(plan: Schedule) -> bool:
         return validate(instance, plan, disruption=disruption, baseline=schedule).valid
 
+    clock = SearchClock(deterministic=deterministic)
     outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
-                                   effort=effort)
+                                   effort=effort, clock=clock)
     report = validate(instance, outcome.schedule, disruption=disruption, baseline=schedule)
     if not report.valid:
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
@@ -137,4 +143,5 @@ def repair(
         seconds=round(time.monotonic() - started, 4),
         valid=report.valid,
         notes=outcome.notes,
+        limits=clock.record(workers),
     )

@@ -41,7 +41,6 @@ a repair that takes as long as a global re-solve has lost its point.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
@@ -56,6 +55,7 @@ from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "MAX_GROWTHS", "STEP_FLOOR",
            "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
@@ -104,7 +104,7 @@ def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, K
 
 
 def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget: float, seed: int, workers: int,
-           is_valid: Validator, notes: list[str]) -> tuple[Schedule | None, bool]:
+             is_valid: Validator, notes: list[str], clock: SearchClock) -> tuple[Schedule | None, bool]:
     """The first neighbourhood, the cascade: a time-boxed makespan solve in which only the ``affected``
     operations may move (everything else pinned at its planned start), hinted with the first edit; it stops
     early when it proves optimality. Returns its plan when shorter than the first edit's and valid (else None),
@@ -112,7 +112,7 @@ def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget:
     planned = state.baseline.starts()
     pins = {k: planned[k] for k in state.free - affected}
     request = disrupted_request(state, pins=pins, hint=first, time_limit=budget, seed=seed, workers=workers,
-                                makespan_limit=first.makespan)
+                                makespan_limit=first.makespan, clock=clock)
     try:
         result = optimize(request)
     except (InfeasibleError, NoSolutionError) as e:
@@ -143,7 +143,7 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
-         is_valid: Validator, effort: float = 1.0) -> RepairOutcome:
+         is_valid: Validator, effort: float = 1.0, clock: SearchClock | None = None) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
 
     Args:
@@ -156,10 +156,12 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         effort: Multiplies the time box (the cascade solve by its square root). 1 keeps a 20x15 repair near
             0.2 s; 2 and 4 (about 1.8 and 3.4 times the seconds) mostly buy fewer moved operations
             (``bench/README.md``).
+        clock: What the time box is counted in: deterministic time spent by the solves (the default, so the
+            same inputs give the same repair), or wall time (see :mod:`alas_argo.jssp.searching`).
     """
-    started = time.monotonic()
+    clock = clock if clock is not None else SearchClock()
     total, cascade_cap = _caps(state, budget, effort)
-    deadline = started + total
+    deadline = clock.now() + total
     inst, base = state.instance, state.baseline
     free = state.free
     incumbent, bound = aor(state), lower_bound(state)
@@ -171,7 +173,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         incumbent = active
     elif not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
-        return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0)
+        return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0, clock=clock)
     affected = moved_keys(base, incumbent) | state.interrupted | {
         k for k in free if state.durations[k] != inst.duration(*k)}
     notes.append(f"{len(affected)} affected operations")
@@ -186,28 +188,31 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # same makespan). The windows are for a cascade solve that ran out of time without gaining.
     succeeded = not open_makespan
     if open_makespan:
-        cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes)
+        cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes, clock)
         if cascade is not None:
             incumbent = settled(state, cascade, cascade.makespan, free - region, is_valid)
         succeeded = cascade is not None or proven
     if not succeeded:
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
-                                                         workers=workers, is_valid=is_valid, notes=notes)
+                                                         workers=workers, is_valid=is_valid, notes=notes,
+                                                         clock=clock)
     if succeeded:
-        incumbent = stabilized(state, incumbent, region, deadline - time.monotonic(), seed=seed, workers=workers,
-                               is_valid=is_valid, notes=notes)
+        incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
+                               is_valid=is_valid, notes=notes, clock=clock)
     polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
     if polished is not incumbent:
         notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
                      " operations back at their planned start")
         incumbent = polished
     if not succeeded:
-        return _fallback(state, incumbent, deadline - time.monotonic(), seed, workers, is_valid, notes, growths)
+        return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
+                         clock=clock)
     return RepairOutcome(incumbent, region, growths, False, notes)
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,
-             workers: int, is_valid: Validator, notes: list[str]) -> tuple[Schedule, set[Key], int, bool]:
+             workers: int, is_valid: Validator, notes: list[str],
+             clock: SearchClock) -> tuple[Schedule, set[Key], int, bool]:
     """Growing time windows on the touched machines (plus the cascade): re-sequence inside, everything else
     pinned, while a step is infeasible or gains more than it costs; each step seeks a shorter makespan first.
     Returns the incumbent, the neighbourhood, the growth steps and whether any step succeeded."""
@@ -227,7 +232,7 @@ def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], dea
     width = max(2 * disruption_size(state), 2 * sum(state.durations.values()) // max(1, len(state.durations)))
     region, growths, succeeded = set(affected), 0, False
     for step in range(MAX_GROWTHS + 1):
-        remaining = deadline - time.monotonic()
+        remaining = deadline - clock.now()
         if remaining <= 0.01:
             notes.append("time box spent")
             break
@@ -242,7 +247,7 @@ def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], dea
         # The incumbent's makespan is a hard limit: a neighbourhood that cannot meet it is too small.
         request = disrupted_request(
             state, pins=pins, hint=incumbent, seed=seed, workers=workers, time_limit=min(step_limit, remaining),
-            makespan_limit=incumbent.makespan, precedences=_arcs(incumbent, window, free - set(pins)))
+            makespan_limit=incumbent.makespan, precedences=_arcs(incumbent, window, free - set(pins)), clock=clock)
         try:
             found = solve_neighbourhood(request, planned, minimize_makespan=True)
         except (InfeasibleError, NoSolutionError) as e:
@@ -276,10 +281,10 @@ def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], dea
 
 
 def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: int, workers: int,
-              is_valid: Validator, notes: list[str], growths: int) -> RepairOutcome:
+              is_valid: Validator, notes: list[str], growths: int, *, clock: SearchClock) -> RepairOutcome:
     """Global re-solve hinted with the incumbent; the incumbent stays when the re-solve is no better."""
     try:
-        plan = full(state, incumbent, budget=max(0.05, budget), seed=seed, workers=workers).schedule
+        plan = full(state, incumbent, budget=max(0.05, budget), seed=seed, workers=workers, clock=clock).schedule
     except (InfeasibleError, NoSolutionError) as e:
         notes.append(f"fallback failed: {e}")
         plan = incumbent

@@ -14,6 +14,7 @@ from alas_argo.jssp.repair.resolving import full, full_stable
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, right_shift
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["RepairMethod", "Repairer", "get_repairer"]
 
@@ -40,16 +41,19 @@ class RepairMethod(StrEnum):
 class Repairer(Protocol):
     """One repair strategy: an execution state in, a repaired plan and its neighbourhood out.
 
-    ``effort`` scales LCRP's time box; the other methods take their budget as it is and ignore it.
+    ``effort`` scales LCRP's time box; the other methods take their budget as it is and ignore it. Every solve
+    is charged to ``clock``, which also says how budgets are counted (deterministic time by default).
     """
 
     def __call__(self, state: ExecutionState, *, budget: float, seed: int, workers: int,
-                 is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome: ...
+                 is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+                 clock: SearchClock | None = None) -> RepairOutcome: ...
 
 
 def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+            clock: SearchClock | None = None) -> RepairOutcome:
         plan = method(state)
         # A sequence-keeping repair may touch exactly what it moved (plus what it had to restart).
         return RepairOutcome(plan, moved_keys(state.baseline, plan) | state.interrupted)
@@ -58,11 +62,12 @@ def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
 
 def _resolving(stable: bool) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+            clock: SearchClock | None = None) -> RepairOutcome:
         hint = aor(state)
         solve = full_stable if stable else full
         try:
-            result = solve(state, hint, budget=budget, seed=seed, workers=workers)
+            result = solve(state, hint, budget=budget, seed=seed, workers=workers, clock=clock)
         except NoSolutionError:
             return RepairOutcome(hint, set(state.free), fallback=True,
                                  notes=["no CP-SAT solution in time; the AOR warm start stands"])
@@ -75,8 +80,9 @@ def _resolving(stable: bool) -> Repairer:
 
 
 def _lcrp(state: ExecutionState, *, budget: float, seed: int, workers: int,
-          is_valid: Callable[[Schedule], bool], effort: float = 1.0) -> RepairOutcome:
-    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort)
+          is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+          clock: SearchClock | None = None) -> RepairOutcome:
+    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort, clock=clock)
 
 
 _REPAIRERS: dict[RepairMethod, Repairer] = {

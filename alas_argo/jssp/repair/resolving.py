@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from alas_argo.jssp.cpsat import SolveRequest, SolveResult, StabilityObjective, optimize
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["disrupted_request", "full", "full_stable"]
 
@@ -28,11 +29,13 @@ def disrupted_request(
     makespan_limit: int | None = None,
     stability_time_fraction: float = 0.5,
     precedences: Sequence[tuple[Key, Key]] = (),
+    clock: SearchClock | None = None,
 ) -> SolveRequest:
     """A CP-SAT request for the disrupted problem with ``pins`` (frozen operations included) as constants.
 
     The stability reference is always the plan in force, so "shift" means distance from what the shop
-    floor was told.
+    floor was told. The solve is charged to ``clock`` and limited the way it counts (deterministic time by
+    default, see :mod:`alas_argo.jssp.searching`).
     """
     pins = {**pins, **state.frozen_starts()}
     return SolveRequest(
@@ -51,25 +54,28 @@ def disrupted_request(
         stability_time_fraction=stability_time_fraction,
         makespan_limit=makespan_limit,
         precedences=precedences,
+        deterministic=clock.deterministic if clock is not None else True,
+        clock=clock,
     )
 
 
-def full(state: ExecutionState, hint: Schedule, *, budget: float, seed: int = 0, workers: int = 2
-         ) -> SolveResult:
-    """Re-solve all free operations for the least makespan within ``budget`` seconds.
+def full(state: ExecutionState, hint: Schedule, *, budget: float, seed: int = 0, workers: int = 2,
+         clock: SearchClock | None = None) -> SolveResult:
+    """Re-solve all free operations for the least makespan within ``budget`` nominal seconds of ``clock``.
 
     Raises:
         InfeasibleError: the disrupted problem has no solution (cannot happen when ``hint`` is feasible).
         NoSolutionError: no solution in time and no usable hint.
     """
-    return optimize(disrupted_request(state, pins={}, hint=hint, time_limit=budget, seed=seed, workers=workers))
+    return optimize(disrupted_request(state, pins={}, hint=hint, time_limit=budget, seed=seed, workers=workers,
+                                      clock=clock))
 
 
-def full_stable(state: ExecutionState, hint: Schedule, *, budget: float, seed: int = 0, workers: int = 2
-                ) -> SolveResult:
+def full_stable(state: ExecutionState, hint: Schedule, *, budget: float, seed: int = 0, workers: int = 2,
+                clock: SearchClock | None = None) -> SolveResult:
     """Re-solve all free operations: least makespan first, then the least total start shift at it.
 
     The budget is split evenly between the two phases.
     """
     return optimize(disrupted_request(state, pins={}, hint=hint, time_limit=budget, seed=seed, workers=workers,
-                                      stability=StabilityObjective.TOTAL_SHIFT))
+                                      stability=StabilityObjective.TOTAL_SHIFT, clock=clock))

@@ -51,6 +51,9 @@ class RepairResult(BaseModel):
     seconds: float = Field(description="Wall-clock time of the repair.")
     valid: bool = Field(description="Verdict of the independent validator on the repaired plan.")
     notes: list[str] = Field(default_factory=list, description="How the method got there, step by step.")
+    limits: dict[str, Any] = Field(default_factory=dict, description="What makes the repair reproducible: "
+                                   "deterministic or wall-clock limits, search workers, deterministic time spent "
+                                   "(alas_argo.jssp.searching.SearchClock.record).")
 
     def metrics(self) -> dict[str, Any]:
         """The metrics without the schedule."""

@@ -8,7 +8,6 @@ were given unless the validator accepts something that moves fewer operations at
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Set
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
@@ -18,6 +17,7 @@ from alas_argo.jssp.repair.resolving import disrupted_request
 from alas_argo.jssp.repair.settling import restore, settle
 from alas_argo.jssp.repair.subproblem import fewest_moves
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["CHUNK", "MIN_SECONDS", "settled", "stabilized"]
 
@@ -32,7 +32,7 @@ Validator = Callable[[Schedule], bool]
 
 
 def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds: float, *, seed: int, workers: int,
-               is_valid: Validator, notes: list[str]) -> Schedule:
+               is_valid: Validator, notes: list[str], clock: SearchClock | None = None) -> Schedule:
     """What is left of the time box, spent keeping operations at their planned start: the fewest moved
     operations inside ``region`` at ``plan``'s makespan, everything outside it held where ``plan`` has it.
 
@@ -40,32 +40,33 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     moved operations are nearly all among a repair's, and the smaller model counts much faster (0.70 instead
     of 0.73 of a makespan-only re-solve's moves in 0.6 s). More than :data:`CHUNK` of them are counted a chunk
     of consecutive planned starts at a time, everything else held, in passes that alternate the chunk
-    boundaries while a pass still gains.
+    boundaries while a pass still gains. ``seconds`` are counted on ``clock`` (deterministic time by default).
     """
-    started = time.monotonic()
+    clock = clock if clock is not None else SearchClock()
+    started = clock.now()
     deadline = started + seconds
     planned = state.baseline.starts()
     current, solves, offset = plan, 0, 0
-    while (left := deadline - time.monotonic()) >= MIN_SECONDS:
+    while (left := deadline - clock.now()) >= MIN_SECONDS:
         starts = current.starts()
         movable = sorted((k for k in region if starts[k] != planned[k]), key=lambda k: (planned[k], k))
         if len(movable) <= CHUNK:
-            current, solves = _fewest(state, current, set(movable), left, seed, workers, planned), solves + 1
+            current, solves = _fewest(state, current, set(movable), left, seed, workers, planned, clock), solves + 1
             break
         before = moved_operations(state.baseline, current)
         cuts = [0, *range(offset, len(movable), CHUNK)] if offset else list(range(0, len(movable), CHUNK))
         chunks = [movable[a:b] for a, b in zip(cuts, [*cuts[1:], len(movable)], strict=True) if b > a]
         for i, chunk in enumerate(chunks):
-            left = deadline - time.monotonic()
+            left = deadline - clock.now()
             if left < MIN_SECONDS:
                 break
             current, solves = _fewest(state, current, set(chunk), left / (len(chunks) - i), seed, workers,
-                                      planned), solves + 1
+                                      planned, clock), solves + 1
         if moved_operations(state.baseline, current) >= before:
             # A pass that gains nothing: the rest of the time to all of them at once, from where the chunks are.
-            left = deadline - time.monotonic()
+            left = deadline - clock.now()
             if left >= MIN_SECONDS:
-                current, solves = _fewest(state, current, set(movable), left, seed, workers, planned), solves + 1
+                current, solves = _fewest(state, current, set(movable), left, seed, workers, planned, clock), solves + 1
             break
         offset = CHUNK // 2 if offset == 0 else 0
     if current is plan:
@@ -76,7 +77,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     before, after = moved_operations(base, plan), moved_operations(base, found)
     if after < before and found.makespan <= plan.makespan:
         if is_valid(found):
-            notes.append(f"fewest moves in {time.monotonic() - started:.2f} s ({solves} count solves): "
+            notes.append(f"fewest moves in {clock.now() - started:.2f} s ({solves} count solves): "
                          f"{before} -> {after} moved")
             return found
         notes.append("fewest moves: candidate rejected by the validator")
@@ -84,12 +85,12 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
 
 
 def _fewest(state: ExecutionState, plan: Schedule, editable: Set[Key], seconds: float, seed: int,
-            workers: int, planned: Mapping[Key, int]) -> Schedule:
+            workers: int, planned: Mapping[Key, int], clock: SearchClock) -> Schedule:
     """One count-only solve with only ``editable`` free to move: its plan when it moves no more, else
     ``plan``."""
     starts = plan.starts()
     request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=plan, seed=seed,
-                                workers=workers, time_limit=seconds, makespan_limit=plan.makespan)
+                                workers=workers, time_limit=seconds, makespan_limit=plan.makespan, clock=clock)
     try:
         found = fewest_moves(request, planned)
     except (InfeasibleError, NoSolutionError):

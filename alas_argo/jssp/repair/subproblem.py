@@ -17,16 +17,14 @@ from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.execution import Key
 from alas_argo.jssp.modeling import OperationModel, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.searching import new_solver, run_solver
 
 __all__ = ["fewest_moves", "solve_neighbourhood"]
 
 
 def _solver(request: SolveRequest, seconds: float) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = max(1, request.workers)
-    solver.parameters.random_seed = request.seed
-    solver.parameters.max_time_in_seconds = max(0.01, seconds)
-    return solver
+    return new_solver(seconds=seconds, workers=request.workers, seed=request.seed,
+                      deterministic=request.deterministic)
 
 
 def _read(request: SolveRequest, m: OperationModel, solver: cp_model.CpSolver) -> Schedule:
@@ -61,17 +59,19 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
     best: Schedule | None = None
     limit = request.makespan_limit
     budget = request.time_limit
+    clock = request.search_clock()
     if minimize_makespan:
         m.model.minimize(m.makespan)
         solver = _solver(request, budget * makespan_share)
-        if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        began = clock.now()
+        if run_solver(solver, m.model, clock, where="a neighbourhood solve") in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             best = _read(request, m, solver)
             limit = best.makespan if limit is None else min(limit, best.makespan)
             m.model.clear_hints()
             for key, var in m.starts.items():
                 m.model.add_hint(var, best.by_key()[key].start)
         # A makespan phase that proves optimality early leaves its unused time to the stability phase.
-        budget -= solver.wall_time
+        budget -= clock.now() - began
     if limit is not None:
         m.model.add(m.makespan <= limit)
     shifts = []
@@ -83,7 +83,7 @@ def solve_neighbourhood(request: SolveRequest, reference: Mapping[Key, int], *, 
             shifts.append(shift)
     m.model.minimize(sum(shifts))
     solver = _solver(request, budget)
-    if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if run_solver(solver, m.model, clock, where="a neighbourhood solve") in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         candidate = _read(request, m, solver)
         if best is None or candidate.makespan <= best.makespan:
             best = candidate
@@ -146,7 +146,8 @@ def fewest_moves(request: SolveRequest, reference: Mapping[Key, int]) -> Schedul
     # Measured on 20x15 disruptions with the moved operations as the only variables (0.2 s boxes): presolve
     # costs more than it saves (0.74 instead of 0.79 of a makespan-only re-solve's moves).
     solver.parameters.cp_model_presolve = False
-    if solver.solve(m.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if run_solver(solver, m.model, request.search_clock(), where="a count solve") in (
+            cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _read(request, m, solver)
     return _hint(request) if m.hint_makespan is not None else None
 

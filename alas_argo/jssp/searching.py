@@ -1,0 +1,144 @@
+"""How long a search may run, measured so that a run can be reproduced, and the one place CP-SAT solves run.
+
+Two kinds of limits (every budget in the API stays in *nominal seconds*):
+
+- **deterministic** (the default): CP-SAT's deterministic time (``max_deterministic_time``, a count of the
+  work the search did) with one search worker and a fixed seed. The same request gives the same schedule on
+  any machine under any load, which is what replay and resume need. A nominal second is
+  :data:`DTIME_PER_SECOND` units of deterministic time: about one second of one core of the development
+  machine. CP-SAT's multi-worker search is not reproducible under a deterministic limit (its workers race
+  to share solutions), so the count of workers is fixed at one.
+- **wall clock**: ``max_time_in_seconds`` on ``workers`` workers. On an idle machine it reaches a good plan
+  faster; it is not reproducible (the search stops where the clock says, and the workers race).
+
+Code that spends one budget over several solves (LNS, LCRP, static planning) reads the time from a
+:class:`SearchClock`: wall seconds, or the deterministic time its solves have spent so far (Python work in
+between costs nothing), so its decisions ("is there time for another step?") are reproducible too.
+
+Every solve goes through :func:`run_solver`, which registers it for stop requests
+(:mod:`alas_argo.interrupts`): SIGINT / SIGTERM end the search, and :class:`~alas_argo.interrupts.Interrupted`
+is raised here, after ``solve`` has returned, never inside a callback.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from alas_argo import interrupts
+
+__all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "new_solver", "run_solver", "search_workers"]
+
+#: Deterministic time units per nominal second. Measured on the 2-core development machine: single-worker
+#: CP-SAT solves of ft10, ta01 and LCRP subproblems spend 3.4-4.8 s of CPU per unit (see bench/README.md,
+#: "Deterministic limits"); a nominal second is therefore about a quarter of a unit.
+DTIME_PER_SECOND = 0.15
+#: The least a solve is charged on a deterministic clock, in nominal seconds: loops that stop when the
+#: budget is spent always make progress, even over solves that presolve settles at once.
+MIN_CHARGE = 0.001
+
+
+def search_workers(workers: int, *, deterministic: bool) -> int:
+    """CP-SAT search workers for a request asking for ``workers``: one under a deterministic limit."""
+    return 1 if deterministic else max(1, workers)
+
+
+class SearchClock:
+    """The time a budget is spent against: wall seconds, or nominal seconds of deterministic time.
+
+    Not thread-safe: one clock per sequence of solves.
+
+    Args:
+        deterministic: Count deterministic time (reproducible) instead of wall time.
+    """
+
+    def __init__(self, *, deterministic: bool = True) -> None:
+        self.deterministic = deterministic
+        self._started = time.monotonic()
+        self._spent = 0.0
+        #: Deterministic time units the solves charged to this clock (both modes; recorded with results).
+        self.dtime = 0.0
+        #: Solves charged to this clock.
+        self.solves = 0
+
+    def now(self) -> float:
+        """Nominal seconds since the clock started."""
+        if self.deterministic:
+            return self._spent
+        return time.monotonic() - self._started
+
+    def left(self, budget: float) -> float:
+        """What is left of ``budget`` seconds counted from the clock's start."""
+        return budget - self.now()
+
+    def charge(self, solver: cp_model.CpSolver) -> None:
+        """Count a finished solve (at least :data:`MIN_CHARGE` on a deterministic clock)."""
+        self.solves += 1
+        self.dtime += solver.deterministic_time
+        self._spent += max(MIN_CHARGE, solver.deterministic_time / DTIME_PER_SECOND)
+
+    def charge_nothing(self) -> None:
+        """Count a search step that ended before any solve (so a loop over such steps still ends)."""
+        self._spent += MIN_CHARGE
+
+    def record(self, workers: int) -> dict[str, Any]:
+        """What makes the searches on this clock reproducible, for the execution log."""
+        return {"deterministic": self.deterministic, "dtime_per_second": DTIME_PER_SECOND,
+                "search_workers": search_workers(workers, deterministic=self.deterministic),
+                "deterministic_time": round(self.dtime, 6), "solves": self.solves}
+
+
+def new_solver(*, seconds: float, workers: int, seed: int, deterministic: bool) -> cp_model.CpSolver:
+    """A CP-SAT solver limited to ``seconds`` nominal seconds, with CP-SAT's own SIGINT handler off.
+
+    Under a deterministic limit a wall-clock limit stays as a safety net far beyond the budget (a search
+    that hits it would not be reproducible, so it must never be the one that ends it).
+    """
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.catch_sigint_signal = False  # CP-SAT's handler aborts the process when a solve runs off the main thread
+    p.random_seed = seed
+    p.num_workers = search_workers(workers, deterministic=deterministic)
+    seconds = max(seconds, 0.01)
+    if deterministic:
+        p.max_deterministic_time = seconds * DTIME_PER_SECOND
+        p.max_time_in_seconds = max(600.0, 200 * seconds)
+    else:
+        p.max_time_in_seconds = seconds
+    return solver
+
+
+def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, clock: SearchClock | None = None,
+               callback: cp_model.CpSolverSolutionCallback | None = None, *, where: str = "a solve") -> Any:
+    """Solve ``model``, stoppable by SIGINT / SIGTERM, and charge ``clock``; returns CP-SAT's status.
+
+    On the main thread, with the signal handlers of :func:`alas_argo.interrupts.handling_signals` installed,
+    the search runs in a helper thread while the main thread waits: Python runs signal handlers only on the
+    main thread, and only between bytecodes, never while it is inside ``solve``.
+
+    Raises:
+        Interrupted: A stop was requested before or during the solve.
+    """
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            box["status"] = solver.solve(model, callback)
+        except BaseException as e:  # handed to the caller's thread below
+            box["error"] = e
+
+    with interrupts.stoppable(solver, where):
+        if threading.current_thread() is threading.main_thread() and interrupts.handlers_installed():
+            helper = threading.Thread(target=body, name="alas-solve", daemon=True)
+            helper.start()
+            helper.join()
+        else:
+            body()
+    if "error" in box:
+        raise box["error"]
+    if clock is not None:
+        clock.charge(solver)
+    return box["status"]
