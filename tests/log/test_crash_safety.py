@@ -18,6 +18,7 @@ import pytest
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
+from alas_argo.log.layout import idempotency_key
 from alas_argo.log.s3_store import S3Store
 from alas_argo.log.store import Store
 from tests.s3server import LoopbackS3
@@ -56,11 +57,12 @@ def test_sigkill_mid_run_then_resume(kind: str, tmp_path: Path, request: pytest.
     store, flags, env = _backend(kind, tmp_path, request)
     log = ExecutionLog(store, "crash")
     first = _alas([*RUN, *flags], env, capture=False)
-    # Kill once two versions are committed and their idempotency records written, before the run ends.
+    # Kill once two versions are committed and their idempotency records written, before the run ends (every
+    # node records its output; the second commit's record is the one to wait for).
     deadline = time.monotonic() + 120
+    second_commit = idempotency_key("crash", "crash:commit_2")
     while True:
-        idem = store.list(prefix="runs/crash/idempotency/")
-        if len(idem) >= 2 or first.poll() is not None or time.monotonic() > deadline:
+        if store.list(prefix=second_commit) or first.poll() is not None or time.monotonic() > deadline:
             break
         time.sleep(0.02)
     assert first.poll() is None, "the run ended before it could be killed"
