@@ -40,7 +40,8 @@ def _static(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     names = suite(args.suite)
     directory = check_output_dir(Path(args.out) if args.out else default_directory(args.suite))
-    title = f"Static benchmark: {args.suite}, {args.time_limit:g} s per instance, {args.workers} workers"
+    limits = "deterministic limits, 1 worker" if args.deterministic else f"{args.workers} workers"
+    title = f"Static benchmark: {args.suite}, {args.time_limit:g} s per instance, {limits}"
     with PartialTable(directory / "static.csv", COLUMNS) as table:
         rows = _plan_suite(args, names, table.add)
     csv_path, md_path = write_tables(rows, directory, title=title)
@@ -70,10 +71,11 @@ def _plan_suite(args: argparse.Namespace, names: list[str], keep: Callable[[Stat
                 lines.working_on(f"{name} ({event.phase}, incumbent {event.makespan})")
 
             return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                              method=args.method, on_row=plain_row, progress=plain_event)
+                              method=args.method, on_row=plain_row, progress=plain_event,
+                              deterministic=args.deterministic)
     if args.json:
         return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                          method=args.method, on_row=keep)
+                          method=args.method, on_row=keep, deterministic=args.deterministic)
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -90,7 +92,7 @@ def _plan_suite(args: argparse.Namespace, names: list[str], keep: Callable[[Stat
                           f"{'valid' if row.valid else 'INVALID'} {row.seconds:.1f} s", highlight=False)
 
         return run_static(names, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                          method=args.method, on_row=on_row, progress=on_event)
+                          method=args.method, on_row=on_row, progress=on_event, deterministic=args.deterministic)
 
 
 def register(commands: Commands) -> None:
@@ -109,4 +111,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,
                    help="planner method (default auto)")
     p.add_argument("--out", metavar="DIR", help="output directory (default bench/results/static-<suite>-<time>)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="limit each plan by CP-SAT deterministic time on one worker, as alas run and alas solve do "
+                   "by default (default here: wall time on --workers workers)")
     p.add_argument("--json", action="store_true", help="print the rows and summary as JSON")

@@ -37,7 +37,7 @@ def summary(instance: Instance, result: SolveResult, method: str) -> dict[str, A
         "instance": instance.name, "size": instance.size, "method": method, "status": result.status.value,
         "makespan": result.objective, "bound": result.bound, "upper_bound": instance.upper_bound,
         "gap_percent": gap_percent(result.objective, instance.upper_bound),
-        "seconds": round(result.seconds, 3),
+        "seconds": round(result.seconds, 3), "limits": dict(result.limits),
     }
 
 
@@ -71,7 +71,7 @@ def _solve(args: argparse.Namespace) -> int:
     live = not args.json and sys.stderr.isatty()
     with progress_display(live, instance.name) as report:
         result = plan(instance, time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                      method=args.method, rule=args.rule, progress=report)
+                      method=args.method, rule=args.rule, progress=report, deterministic=not args.wall_clock)
     doc = summary(instance, result, args.method)
     if args.out:
         write_json_file(args.out, result.schedule.to_json())
@@ -95,10 +95,16 @@ def register(commands: Commands) -> None:
         description="Plan INSTANCE (a bundled name such as ta01, or a Taillard / OR-Library / JSON file). "
         "The best dispatching rule gives a warm start; CP-SAT improves it, followed by large-neighbourhood "
         "search on large instances. --out writes the schedule JSON; --json prints a summary (with the "
-        "schedule when --out is not given).")
+        "schedule when --out is not given). The same seed gives the same schedule: the search is limited by "
+        "CP-SAT deterministic time on one worker unless --wall-clock. Ctrl-C stops it (exit 130, nothing "
+        "written).")
     p.add_argument("instance", metavar="INSTANCE", help="bundled instance name or instance file")
-    p.add_argument("--time-limit", type=float, default=10.0, metavar="S", help="seconds (default 10)")
-    p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers (default 2)")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="nominal seconds of deterministic search (default 10; wall seconds with --wall-clock)")
+    p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers with --wall-clock (default 2)")
+    p.add_argument("--wall-clock", action="store_true",
+                   help="limit the search by wall time on --workers workers instead of deterministic time on one: "
+                   "often a better plan in the same time on an idle machine, but not reproducible")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--rule", choices=[r.value for r in DispatchingRule], default=None,
                    help="warm-start dispatching rule (default: the best of all deterministic rules)")

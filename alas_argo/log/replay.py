@@ -16,8 +16,9 @@ Payload contract (the pipeline writes these events; every field name is normativ
       {"instance": ..., "baseline": {schedule JSON} | "baseline_version": N,
        "disruption": {disruption JSON}, "method": str, "budget": float, "seed": int, "workers": int,
        "effort": float (LCRP's time-box multiplier; 1 when absent),
-       "deterministic": bool (budgets in CP-SAT deterministic time; false when absent: logs written before
-       deterministic limits counted wall time), "seed" (0 when absent), "workers" (1 when absent),
+       "deterministic": bool (budgets in CP-SAT deterministic time; when absent, ``metrics.limits.deterministic``,
+       else false: logs written before deterministic limits counted wall time), "seed" (0 when absent),
+       "workers" (1 when absent),
        "plan": {repaired schedule JSON} | "result_version": N, "metrics": {...}}
 
 Plans are given inline or by a committed version of the same run (read and hash-checked through
@@ -162,6 +163,14 @@ def _validation(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any
     return same, detail, drift
 
 
+def _deterministic(payload: dict[str, Any]) -> bool:
+    """Whether the recorded repair counted deterministic time: said at the top, or in its metrics' limits."""
+    if "deterministic" in payload:
+        return bool(payload["deterministic"])
+    limits = (payload.get("metrics") or {}).get("limits") or {}
+    return bool(limits.get("deterministic", False))
+
+
 def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     from alas_argo.jssp.repair import repair
 
@@ -171,7 +180,7 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
                     seed=int(p.get("seed", 0)), workers=int(p.get("workers", 1)), effort=float(p.get("effort", 1.0)),
-                    deterministic=bool(p.get("deterministic", False)))
+                    deterministic=_deterministic(p))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

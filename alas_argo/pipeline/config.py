@@ -28,9 +28,10 @@ class RunConfig(BaseModel):
                                 "(one disruption object or a list of them); None for no disruption.")
     disruptions: int = Field(1, ge=1, le=20, description="How many disruptions a generated sequence holds.")
     seed: int = Field(0, ge=0, description="Seed of every randomized choice.")
-    time_limit: float = Field(10.0, gt=0, description="Seconds for the optimizer (CP-SAT / LNS).")
+    time_limit: float = Field(10.0, gt=0, description="Nominal seconds for the optimizer (CP-SAT / LNS); see "
+                              "`deterministic`.")
     repair_method: str = Field("lcrp", description="Repair method after a disruption.")
-    repair_budget: float = Field(5.0, gt=0, description="Seconds for each repair.")
+    repair_budget: float = Field(5.0, gt=0, description="Nominal seconds for each repair; see `deterministic`.")
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     workers: int = Field(2, ge=1, le=64, description="CP-SAT workers and parallel job agents.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
