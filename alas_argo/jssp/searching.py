@@ -32,9 +32,10 @@ from alas_argo import interrupts
 
 __all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "new_solver", "run_solver", "search_workers"]
 
-#: Deterministic time units per nominal second. Measured on the 2-core development machine: single-worker
-#: CP-SAT solves of ft10, ta01 and LCRP subproblems spend 3.4-4.8 s of CPU per unit (see bench/README.md,
-#: "Deterministic limits"); a nominal second is therefore about a quarter of a unit.
+#: Deterministic time units per nominal second. Measured on the 2-core development machine (load 7-10), CPU
+#: seconds per unit around every single-worker solve of ``plan`` (2 s) and of lcrp and full repairs on ft10,
+#: ta01, ta21 and ta41: 4.2 (whole-instance solves of small instances) to 11.3 (LCRP's subproblems), median
+#: about 7.5; so a nominal second is about one CPU second (bench/README.md, "deterministic limits").
 DTIME_PER_SECOND = 0.15
 #: The least a solve is charged on a deterministic clock, in nominal seconds: loops that stop when the
 #: budget is spent always make progress, even over solves that presolve settles at once.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from alas_argo.cli import main
-from alas_argo.jssp.limits import DTIME_PER_SECOND
+from alas_argo.jssp.searching import DTIME_PER_SECOND
 from alas_argo.log import EventType, ExecutionLog, FsStore
 from alas_argo.log.replay import replay_log
 from alas_argo.pipeline import RunConfig, run_pipeline
