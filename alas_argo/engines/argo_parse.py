@@ -3,7 +3,7 @@ back into the IR.
 
 :func:`read_native` reads only what Argo itself says (DAG ``depends``, ``withParam`` sources, template
 ``parallelism``, ``retryStrategy``, deadlines, ``memoize`` or the step's idempotency key, step arguments, the
-exit handler);
+``onExit`` handler);
 :func:`from_argo` then applies the annotations the compiler left for what Argo only approximates.
 """
 
@@ -83,10 +83,12 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     labels = meta.get("labels") or {}
     ann_of = {n: (t.get("metadata") or {}).get("annotations") or {} for n, t in templates.items()}
     id_of = {n: a[nm.ANN_NODE] for n, a in ann_of.items() if nm.ANN_NODE in a}
+    # Compensations are what Argo runs on exit, so they are read from the template ``onExit`` names: a handler
+    # template nothing points at never runs, and a document that only carries one compensates nothing.
     comps: dict[str, Any] = {}
-    if nm.EXIT_HANDLER in templates:
-        for task in templates[nm.EXIT_HANDLER]["dag"]["tasks"]:
-            comps.update(loads(_args(task).get("compensations")) or {})
+    handler = templates.get(spec.get("onExit", ""))
+    for task in ((handler or {}).get("dag") or {}).get("tasks") or []:
+        comps.update(loads(_args(task).get("compensations")) or {})
     nodes: list[dict[str, Any]] = []
     policies: dict[str, Any] = {}
     catch_of: dict[str, list[dict[str, Any]]] = {}
