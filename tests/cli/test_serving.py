@@ -38,6 +38,7 @@ def first_match(stream: IO[str], pattern: str) -> re.Match[str]:
     raise AssertionError(f"no line matching {pattern!r} in {seen!r}")
 
 
+@pytest.mark.timeout(60)  # 12 s measured in the whole suite on a loaded 2-core machine
 def test_metrics_serve_answers_and_stops_on_sigterm() -> None:
     script = "import sys; from alas_argo.cli import main; sys.exit(main())"
     proc = subprocess.Popen([sys.executable, "-c", script, "metrics", "serve", "--port", "0"],
@@ -79,6 +80,7 @@ def test_controller_refuses_to_start_without_a_token(monkeypatch: pytest.MonkeyP
     assert "ALAS_CONTROLLER__TOKEN" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(60)  # 12 s measured in the whole suite on a loaded 2-core machine
 def test_controller_serves_until_sigterm(tmp_path: Path) -> None:
     import os
 

@@ -144,6 +144,7 @@ def test_row(feature: Any, engine: str) -> None:
             assert _probe(native, path) == _probe(original, path), path
 
 
+@pytest.mark.timeout(120)  # 31 s measured in the whole suite on a loaded 2-core machine
 def test_matrix_json_and_cli() -> None:
     rows = matrix_json()
     assert {r["feature"] for r in rows} == {f.key for f in MATRIX}

@@ -50,6 +50,7 @@ def _committed_nodes(log: ExecutionLog) -> list[str]:
     return [e.node_id or "" for e in log.events() if e.type is EventType.PLAN_COMMITTED]
 
 
+@pytest.mark.timeout(120)  # 35 s measured in the whole suite on a loaded 2-core machine
 @pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["fs", "s3"])

@@ -24,6 +24,10 @@ from alas_argo import metrics
 RULES = Path(__file__).resolve().parents[2] / "observability" / "rules" / "alas.rules.yaml"
 BINARY = shutil.which("prometheus")
 
+# A real server: 5 s measured, but its own waits (30 s for readiness, 30 s for a scrape) must fail first, with
+# their message, before the suite's per-test limit would.
+pytestmark = pytest.mark.timeout(90)
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -22,6 +22,10 @@ from tests.workflows.argo_walker import Walker
 
 GOLDENS = Path(__file__).resolve().parents[2] / "workflows" / "argo"
 
+# Each walk runs every step as a CLI call against S3: 6 to 27 s measured in the whole suite on a loaded 2-core
+# machine, above the suite's default per-test limit.
+pytestmark = pytest.mark.timeout(90)
+
 
 @pytest.fixture
 def s3_env(s3_server: LoopbackS3, s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> S3Store:
