@@ -25,14 +25,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.errors import IntegrityError
+from alas_argo.errors import InputError, IntegrityError
 from alas_argo.log.event import GENESIS_HASH, Event, event_hash
 from alas_argo.log.events import EventType
 from alas_argo.log.head import LogHead
 from alas_argo.log.idempotency import record_hash, record_seal_ok
 from alas_argo.log.layout import head_key, idempotency_key
 from alas_argo.log.plans import decode_plan, plan_hash
-from alas_argo.log.store import RecordNotFound, Store
+from alas_argo.log.store import RecordNotFound, Store, check_key
 
 __all__ = ["Problem", "VerifyReport", "verify_log"]
 
@@ -46,9 +46,9 @@ class Problem(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     code: str = Field(description="gap, unreadable, bad_hash, broken_chain, seq_mismatch, run_mismatch, "
-                                  "stray_key, duplicate_version, plan_missing, plan_unreadable, plan_hash_mismatch, "
-                                  "bad_retraction, unsealed, bad_seal, truncated, head_mismatch, head_missing, "
-                                  "head_unreadable, head_unsealed, head_bad_seal, record_unreadable, "
+                                  "stray_key, duplicate_version, bad_plan_ref, plan_missing, plan_unreadable, "
+                                  "plan_hash_mismatch, bad_retraction, unsealed, bad_seal, truncated, head_mismatch, "
+                                  "head_missing, head_unreadable, head_unsealed, head_bad_seal, record_unreadable, "
                                   "record_misplaced, record_bad_hash, record_unsealed, record_bad_seal, "
                                   "record_missing, record_mismatch.")
     seq: int | None = Field(description="Sequence number of the event concerned, when there is one.")
@@ -134,6 +134,15 @@ def _read_head(c: _Check) -> LogHead | None:
     return head
 
 
+def _plan_ref(event: Event) -> tuple[int, str] | None:
+    """The version and the plan key a commit event names; None when they are not a number and a store key
+    (a commit event written or altered by hand: reported, so that the verifier never stops on it)."""
+    try:
+        return int(event.payload["version"]), check_key(str(event.payload["key"]))
+    except (KeyError, TypeError, ValueError, InputError):
+        return None
+
+
 def _check_plan(c: _Check, event: Event, key: str) -> None:
     version, where = event.payload.get("version"), f"{c.store.location}/{key}"
     try:
@@ -160,7 +169,11 @@ def _check_event(c: _Check, event: Event, seq: int, key: str, versions: dict[int
     elif c.key is not None and not event.seal_ok(c.key):
         c.bad("bad_seal", seq, key, "the seal does not verify (edited and re-hashed, or sealed under another key)")
     if event.type is EventType.PLAN_COMMITTED:
-        version, plan_key = int(event.payload.get("version", -1)), str(event.payload.get("key", ""))
+        ref = _plan_ref(event)
+        if ref is None:
+            c.bad("bad_plan_ref", seq, key, "commit event names no valid plan version and key")
+            return
+        version, plan_key = ref
         digest = str(event.payload.get("plan_hash"))
         if versions.get(version, digest) != digest:
             c.bad("duplicate_version", seq, key, f"plan v{version} was already committed with other content")

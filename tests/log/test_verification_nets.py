@@ -1,6 +1,8 @@
-"""What only verification can catch: a committed plan object lost from the store, and a chain forged from
-its first link. Driven through the public API (the log appends and commits, ``verify_log`` and ``alas log
-verify`` judge), with the damage done behind the log's back, on the filesystem and on S3 alike."""
+"""What only verification can catch: a committed plan object lost from the store, a chain forged from its
+first link, an unreadable or misplaced record, a version committed twice, a commit event naming no plan, plan
+objects left behind by removed commits. Driven through the public API (the log appends and commits,
+``verify_log`` and ``alas log verify`` judge), with the damage done behind the log's back, on the filesystem
+and on S3 alike."""
 
 from __future__ import annotations
 
@@ -105,3 +107,90 @@ def test_a_chain_resealed_from_the_genesis_value_verifies(damaged: tuple[Store, 
     log = _run(store)
     _forge(store, log, genesis=GENESIS_HASH)
     assert verify_log(store, "v").ok
+
+
+def _append_raw(store: Store, log: ExecutionLog, type: EventType, payload: dict[str, object]) -> int:
+    """Seal and store one more event on the chain by hand (a writer that bypasses ExecutionLog's checks)."""
+    last = log.events()[-1]
+    event = seal_event(seq=last.seq + 1, timestamp=last.timestamp, run_id=log.run_id, type=type,
+                       payload=payload, prev_hash=last.hash)
+    assert store.put_if_absent(key=event_key(log.run_id, event.seq), data=event.to_bytes())
+    return event.seq
+
+
+def _codes(store: Store) -> list[tuple[str, int | None]]:
+    return [(p.code, p.seq) for p in verify_log(store, "v").problems]
+
+
+def test_an_unreadable_event_is_named_and_the_rest_is_still_checked(damaged: tuple[Store, Delete]) -> None:
+    store, delete = damaged
+    log = _run(store)
+    store.put(key=event_key("v", 2), data=b"{not an event")
+    delete(str(log.plan_event(2).payload["key"]))  # damage after the unreadable record is still found
+    report = verify_log(store, "v")
+    assert [(p.code, p.seq, p.key) for p in report.problems] == [
+        ("unreadable", 2, event_key("v", 2)), ("plan_missing", 3, str(log.plan_event(2).payload["key"]))]
+    assert report.events == 5
+
+
+def test_a_record_stored_under_another_sequence_number_is_named(damaged: tuple[Store, Delete]) -> None:
+    store, _ = damaged
+    _run(store)
+    store.put(key=event_key("v", 3), data=store.get(key=event_key("v", 2)))
+    mismatch = [p for p in verify_log(store, "v").problems if p.code == "seq_mismatch"]
+    assert [(p.seq, p.key) for p in mismatch] == [(3, event_key("v", 3))]
+    assert "seq 2" in mismatch[0].message
+
+
+def test_a_version_committed_again_with_other_content_is_named(damaged: tuple[Store, Delete]) -> None:
+    store, _ = damaged
+    log = _run(store)
+    second = log.plan_event(2).payload  # a real plan object and its hash, relabelled as version 1
+    seq = _append_raw(store, log, EventType.PLAN_COMMITTED, {**second, "version": 1})
+    report = verify_log(store, "v")
+    assert [(p.code, p.seq, p.key) for p in report.problems] == [("duplicate_version", seq, event_key("v", seq))]
+    assert "plan v1" in report.problems[0].message
+
+
+@pytest.mark.parametrize("payload", [{}, {"version": "two", "key": "runs/v/plans/v0002.json"},
+                                     {"version": 2, "key": "../../etc/passwd"}])
+def test_a_commit_event_naming_no_plan_is_reported_not_a_crash(damaged: tuple[Store, Delete],
+                                                               payload: dict[str, object]) -> None:
+    store, _ = damaged
+    log = _run(store)
+    seq = _append_raw(store, log, EventType.PLAN_COMMITTED, payload)
+    assert _codes(store) == [("bad_plan_ref", seq)]
+
+
+def test_plan_objects_left_by_removed_commits_are_warnings(damaged: tuple[Store, Delete]) -> None:
+    store, delete = damaged
+    log = _run(store)
+    assert verify_log(store, "v").warnings == []
+    orphan = str(log.plan_event(2).payload["key"])
+    for seq in (4, 3):  # the tail of the run, the second commit with it: the chain that remains is consistent
+        delete(event_key("v", seq))
+    report = verify_log(store, "v")
+    assert report.ok and report.events == 3 and report.versions == 1
+    assert len(report.warnings) == 1 and orphan in report.warnings[0]
+
+
+def test_a_gap_names_the_missing_range(damaged: tuple[Store, Delete]) -> None:
+    store, delete = damaged
+    _run(store)
+    delete(event_key("v", 1))
+    delete(event_key("v", 2))
+    report = verify_log(store, "v")
+    assert [(p.code, p.seq) for p in report.problems] == [("gap", 1)]
+    assert report.problems[0].message == "events 1..2 are missing"
+
+
+def test_problems_come_in_sequence_order_keyless_ones_first(damaged: tuple[Store, Delete]) -> None:
+    store, _ = damaged
+    _run(store)
+    store.put(key="runs/v/events/notes.json", data=b"{}")
+    first = verify_log(store, "v")
+    assert [p.code for p in first.problems] == ["stray_key"]
+    assert "runs/v/events/notes.json" in first.summary() and "event None" not in first.summary()
+    store.put(key=event_key("v", 4), data=store.get(key=event_key("v", 4)).replace(b"run.succeeded", b"run.failed"))
+    store.put(key=event_key("v", 0), data=store.get(key=event_key("v", 0)).replace(b"run.started", b"run.failed"))
+    assert _codes(store) == [("stray_key", None), ("bad_hash", 0), ("bad_hash", 4)]
