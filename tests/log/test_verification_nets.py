@@ -6,6 +6,7 @@ and on S3 alike."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,6 +78,10 @@ def test_the_cli_names_a_deleted_plan_object(tmp_path: Path, capsys: pytest.Capt
     assert main(args) == 1
     out = capsys.readouterr().out
     assert "BROKEN" in out and key in out and "missing" in out
+    assert main([*args, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and doc["first_bad"] == doc["problems"][0]
+    assert (doc["first_bad"]["code"], doc["first_bad"]["seq"], doc["first_bad"]["key"]) == ("plan_missing", 3, key)
 
 
 def _forge(store: Store, log: ExecutionLog, genesis: str) -> None:
