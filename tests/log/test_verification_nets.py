@@ -164,7 +164,18 @@ def test_a_commit_event_naming_no_plan_is_reported_not_a_crash(damaged: tuple[St
     store, _ = damaged
     log = _run(store)
     seq = _append_raw(store, log, EventType.PLAN_COMMITTED, payload)
-    assert _codes(store) == [("bad_plan_ref", seq)]
+    after = _append_raw(store, log, EventType.RUN_SUCCEEDED, {})
+    store.put(key=event_key("v", after), data=store.get(key=event_key("v", after)).replace(b"{}", b'{"x":1}'))
+    assert _codes(store) == [("bad_plan_ref", seq), ("bad_hash", after)]  # and the events after it are checked
+
+
+def test_the_same_commit_recorded_twice_is_no_problem(damaged: tuple[Store, Delete]) -> None:
+    """A duplicate_version is a version committed with *other* content; the same content again is not."""
+    store, _ = damaged
+    log = _run(store)
+    _append_raw(store, log, EventType.PLAN_COMMITTED, dict(log.plan_event(2).payload))
+    report = verify_log(store, "v")
+    assert report.ok and report.versions == 2
 
 
 def test_plan_objects_left_by_removed_commits_are_warnings(damaged: tuple[Store, Delete]) -> None:
