@@ -17,14 +17,22 @@ from types import SimpleNamespace
 import pytest
 
 import alas_argo.jssp.repair as repair_package
-from alas_argo.errors import ContractError, InfeasibleError
+from alas_argo.errors import ContractError, InfeasibleError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import optimize
 from alas_argo.jssp.dispatching import dispatch
-from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
+from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown, generate_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.repair import RepairMethod, RepairOutcome, get_repairer, lower_bound, repair
+from alas_argo.jssp.repair import (
+    MAX_EFFORT,
+    RepairMethod,
+    RepairOutcome,
+    check_effort,
+    get_repairer,
+    lower_bound,
+    repair,
+)
 from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair.lcrp import lcrp
 from alas_argo.jssp.repair.resolving import disrupted_request
@@ -54,16 +62,32 @@ def _shortened(plan: Schedule, reveal: int) -> Schedule:
     return Schedule.from_operations(plan.instance, ops)
 
 
+def _frozen_nudged(plan: Schedule, d: Disruption) -> Schedule | None:
+    """``plan`` with one operation that had started by the reveal started one unit later, where the slack
+    allows (nothing else breaks): wrong only against the plan in force (``frozen_moved``)."""
+    ops = plan.operations
+    down = [(b.machine, b.start, b.end) for b in d.breakdowns]
+    for o in sorted(ops, key=lambda o: o.start):
+        if o.start >= d.time:
+            break
+        after = [x for x in ops if x is not o and (x.machine == o.machine or x.job == o.job) and x.start >= o.end]
+        if all(x.start >= o.end + 1 for x in after) and not any(
+                m == o.machine and s < o.end + 1 and o.start + 1 < e for m, s, e in down):
+            moved = Operation(job=o.job, step=o.step, machine=o.machine, start=o.start + 1, end=o.end + 1)
+            return Schedule.from_operations(plan.instance, [moved if x is o else x for x in ops])
+    return None
+
+
 # -- repair(): the final validation ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("corruption", ["unrepaired", "wrong duration"])
+@pytest.mark.parametrize("corruption", ["unrepaired", "wrong duration", "frozen moved"])
 @pytest.mark.parametrize("method", list(RepairMethod))
 def test_a_method_returning_a_rejected_plan_is_a_contract_error(ft06: Instance, method: RepairMethod,
                                                                 corruption: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     plan = dispatch(ft06, "mwkr")
-    d = Disruption(time=10, events=[MachineBreakdown(machine=plan.operations[-1].machine, start=10,
+    d = Disruption(time=20, events=[MachineBreakdown(machine=plan.operations[-1].machine, start=20,
                                                      duration=200)])
     assert not validate(ft06, plan, disruption=d, baseline=plan).valid  # the breakdown hits the plan in force
     real = get_repairer(method)
@@ -71,12 +95,72 @@ def test_a_method_returning_a_rejected_plan_is_a_contract_error(ft06: Instance, 
     def broken(state: ExecutionState, **kw: object) -> RepairOutcome:
         out = real(state, **kw)  # type: ignore[arg-type]
         assert validate(ft06, out.schedule, disruption=d, baseline=plan).valid  # the method itself is fine
-        wrong = state.baseline if corruption == "unrepaired" else _shortened(out.schedule, d.time)
+        if corruption == "unrepaired":
+            wrong = state.baseline
+        elif corruption == "wrong duration":
+            wrong = _shortened(out.schedule, d.time)
+        else:
+            nudged = _frozen_nudged(out.schedule, d)
+            assert nudged is not None
+            # Only the plan in force tells: judged without it, the plan is feasible.
+            assert validate(ft06, nudged, disruption=d).valid
+            wrong = nudged
         return RepairOutcome(wrong, out.neighbourhood, out.growths, out.fallback, out.notes)
 
     monkeypatch.setattr(repair_package, "get_repairer", lambda _m: broken)
-    with pytest.raises(ContractError, match=rf"^{method.value} produced a plan the validator rejects \(.+ x\d"):
+    codes = {"unrepaired": r".+ x\d+", "wrong duration": r"wrong_duration x1", "frozen moved": r"frozen_moved x1"}
+    with pytest.raises(ContractError, match=rf"^{method.value} produced a plan the validator rejects "
+                                            rf"\({codes[corruption]}\); first: "):
         repair(ft06, plan, d, method, budget=0.5)
+
+
+def test_the_method_gets_the_callers_settings_and_a_validator_that_knows_the_plan_in_force(
+        ft06: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = dispatch(ft06, "mwkr")
+    d = Disruption(time=20, events=[MachineBreakdown(machine=plan.operations[-1].machine, start=20,
+                                                     duration=200)])
+    real = get_repairer("aor")
+    seen: dict[str, object] = {}
+    region: set[tuple[int, int]] = set()
+
+    def spy(state: ExecutionState, *, is_valid: Callable[[Schedule], bool], **kw: object) -> RepairOutcome:
+        out = real(state, is_valid=is_valid, **kw)  # type: ignore[arg-type]
+        nudged = _frozen_nudged(out.schedule, d)
+        assert nudged is not None
+        seen.update(kw, accepts_own=is_valid(out.schedule), accepts_nudged=is_valid(nudged))
+        region.update(out.neighbourhood | {(0, 0)})
+        return RepairOutcome(out.schedule, region, 3, False, ["spied"])
+
+    monkeypatch.setattr(repair_package, "get_repairer", lambda _m: spy)
+    r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5)
+    assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "accepts_own": True,
+                    "accepts_nudged": False}
+    assert r.neighbourhood_growths == 3 and r.notes == ["spied"] and not r.fallback
+    assert r.edit_radius == len(region) and r.edit_machines == sorted({ft06.machine(*k) for k in region})
+
+
+@pytest.mark.parametrize(("effort", "ok"), [(0.0, False), (-1.0, False), (0.01, True), (MAX_EFFORT, True),
+                                            (MAX_EFFORT + 0.01, False)])
+def test_effort_is_checked_against_its_documented_range(effort: float, ok: bool) -> None:
+    if ok:
+        check_effort(effort)
+    else:
+        with pytest.raises(InputError, match=r"^effort must be in \(0, 100\], got "):
+            check_effort(effort)
+
+
+def test_a_plan_committed_after_an_earlier_event_of_the_disruption_is_in_force(ft06: Instance) -> None:
+    """A sequence of disruptions: the second carries the first's duration change forward, and the plan in
+    force already runs the operation with its new duration; it must not be taken for an invalid plan."""
+    plan = dispatch(ft06, "mwkr")
+    op = next(o for o in sorted(plan.operations, key=lambda o: o.start) if o.start >= 30)
+    longer = DurationChange(job=op.job, step=op.step, duration=op.end - op.start + 5)
+    in_force = repair(ft06, plan, Disruption(time=10, events=[longer]), "aor").schedule
+    now = in_force.by_key()[(op.job, op.step)]
+    assert now.end - now.start == longer.duration and now.start >= 20  # changed, and still pending at 20
+    d2 = Disruption(time=20, events=[longer, MachineBreakdown(machine=now.machine, start=20, duration=5)])
+    r = repair(ft06, in_force, d2, "aor")
+    assert r.valid and validate(ft06, r.schedule, disruption=d2, baseline=in_force).valid
 
 
 # -- LCRP: never worse than AOR ------------------------------------------------------------------------------
