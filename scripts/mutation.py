@@ -19,6 +19,7 @@ survivor (``no tests``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -72,8 +73,12 @@ def _mutmut(workdir: Path, *args: str) -> str:
 
 
 def _names(workdir: Path) -> list[str]:
-    out = _mutmut(workdir, "print-time-estimates")
-    return sorted(line.split()[-1] for line in out.splitlines() if line.strip() and "__mutmut_" in line)
+    # From the generation run's records: ``mutmut print-time-estimates`` would list them too, but it drops the
+    # test-to-function map that the run of the sample needs (mutmut 3.8.1).
+    names: set[str] = set()
+    for meta in (workdir / "mutants").rglob("*.py.meta"):
+        names.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return sorted(names)
 
 
 def _results(workdir: Path) -> dict[str, str]:
