@@ -248,3 +248,30 @@ def test_an_invalid_fallback_plan_is_never_returned(la01: Instance, monkeypatch:
     # Through the entry point too: the repair succeeds with the incumbent instead of raising.
     r = repair(la01, plan, d, "lcrp", budget=0.5)
     assert r.fallback and r.valid and r.makespan >= lower_bound(st)
+
+
+def test_an_aor_plan_the_validator_rejects_goes_to_the_global_fallback(la01: Instance,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "breakdown", seed=3)
+    st = ExecutionState.at(la01, plan, d)
+    real = _verdict(la01, plan, d)
+    cheap = aor(st)
+    other = _delayed_last(cheap, 7)  # valid, and not AOR's plan
+
+    def is_valid(s: Schedule) -> bool:
+        return s.starts() != cheap.starts() and real(s)
+
+    hints: list[Schedule] = []
+
+    def resolve(state: ExecutionState, hint: Schedule, **_k: object) -> SimpleNamespace:
+        hints.append(hint)
+        return SimpleNamespace(schedule=other)
+
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "redispatch", lambda _state: cheap)  # no shorter first edit
+    monkeypatch.setattr(lcrp_module, "full", resolve)
+    out = lcrp(st, budget=0.5, is_valid=is_valid)
+    assert [h.starts() for h in hints] == [cheap.starts()]  # hinted with the rejected plan
+    assert out.fallback and out.schedule.starts() == other.starts() and out.neighbourhood == st.free
+    assert any(n.startswith("aor plan rejected") for n in out.notes)
