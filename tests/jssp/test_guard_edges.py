@@ -1,6 +1,7 @@
 """Domain guarantees at their edges, found untested by mutation testing: the validator names the operation an
 overlap runs into and survives an empty schedule; a disruption on the first or last machine is accepted and
-one beyond them refused (naming where); a sequence of one disruption is a sequence."""
+one beyond them refused (naming where); a sequence of one disruption is a sequence; the downtime interrupts
+exactly the started operations whose half-open interval meets it, one-unit operations included."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from alas_argo.jssp.disruption import (
     check_disruption,
     generate_sequence,
 )
+from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import repair
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ViolationCode
@@ -83,3 +86,23 @@ def test_a_sequence_of_one_disruption_and_of_none(tiny: Instance) -> None:
     assert len(generate_sequence(tiny, plan, "breakdown", count=1, seed=2)) == 1
     with pytest.raises(InputError, match="count must be at least 1, got 0"):
         generate_sequence(tiny, plan, "breakdown", count=0)
+
+
+def test_an_operation_that_ends_as_the_downtime_begins_is_not_interrupted(tiny: Instance) -> None:
+    plan = dispatch(tiny, "mwkr")  # machine 1 runs (job 2, step 0) over [0, 4)
+    assert plan.by_key()[(2, 0)].end == 4
+    touching = Disruption(time=3, events=[MachineBreakdown(machine=1, start=4, duration=2)])
+    assert (2, 0) not in ExecutionState.at(tiny, plan, touching).interrupted
+    overlapping = Disruption(time=3, events=[MachineBreakdown(machine=1, start=3, duration=2)])
+    assert (2, 0) in ExecutionState.at(tiny, plan, overlapping).interrupted
+    for d in (touching, overlapping):
+        assert repair(tiny, plan, d, "aor").valid
+
+
+def test_a_one_unit_operation_hit_by_the_downtime_is_interrupted(tiny: Instance) -> None:
+    plan = dispatch(tiny, "mwkr")  # machine 2 runs (job 1, step 1), one unit long, over [5, 6)
+    assert (plan.by_key()[(1, 1)].start, plan.by_key()[(1, 1)].end) == (5, 6)
+    d = Disruption(time=6, events=[MachineBreakdown(machine=2, start=5, duration=2)])
+    assert (1, 1) in ExecutionState.at(tiny, plan, d).interrupted
+    r = repair(tiny, plan, d, "aor")
+    assert r.valid and r.schedule.by_key()[(1, 1)].start >= 7  # restarted after the downtime
