@@ -54,10 +54,14 @@ def _configure(workdir: Path, module: str, tests: list[str], keyword: str | None
     # The whole package is copied into mutmut's tree (a lone module would not shadow the installed package);
     # only the module is mutated.
     extra = ["-p", "no:cacheprovider", *(["-k", keyword] if keyword else [])]
+    # mutmut runs the tests from its own tree: the files tests read relative to the repository root (README,
+    # goldens, chart, dashboards) go there too.
+    also = sorted(p.name for p in workdir.iterdir() if p.name not in ("alas_argo", "tests", "mutants"))
     pyproject = workdir / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "\n[tool.mutmut]\n"
                          'source_paths = ["alas_argo"]\n'
                          f"only_mutate = [{module!r}]\n"
+                         f"also_copy = {also!r}\n"
                          f"pytest_add_cli_args_test_selection = {tests!r}\n"
                          f"pytest_add_cli_args = {extra!r}\n".replace("'", '"'))
 
@@ -67,7 +71,8 @@ def _mutmut(workdir: Path, *args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(workdir)}
     done = subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=workdir, env=env, capture_output=True,
                           text=True)
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or "failed to collect stats" in done.stdout \
+            or "Failed to run clean test" in done.stdout:
         sys.exit(f"mutation: mutmut {' '.join(args[:1])} failed (exit {done.returncode}):\n"
                  f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return done.stdout
