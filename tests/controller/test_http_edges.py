@@ -15,6 +15,7 @@ from alas_argo.controller import ControllerServer, RepairService
 from alas_argo.controller.contracts import DisruptionRequest, RepairResponse
 from alas_argo.controller.repair_service import RunNotFound
 from alas_argo.errors import AlasError, ConflictError, InfeasibleError, InputError, StoreError, StoreUnavailable
+from alas_argo.log import ExecutionLog
 from alas_argo.log.s3_store import S3Store
 from tests.controller.conftest import TOKEN
 from tests.controller.test_http import BREAKDOWN, call, post
@@ -98,3 +99,19 @@ def test_reads_need_the_token_too(controller: str, run_id: str) -> None:
     assert call(controller, "GET", f"/runs/{run_id}", token=f"{TOKEN}x")[0] == 401
     status, doc, _ = call(controller, "GET", f"/runs/{run_id}")
     assert status == 200 and doc["run_id"] == run_id and doc["version"] == 1
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_a_refused_request_commits_nothing(controller: str, run_id: str, s3_store: S3Store,
+                                           token: str | None) -> None:
+    status, _, _ = post(controller, BREAKDOWN, token=token)
+    assert status == 401
+    assert ExecutionLog(s3_store, run_id).versions() == [1]  # the 401 is the whole answer: no repair ran
+    assert post(controller, BREAKDOWN)[0] == 201 and ExecutionLog(s3_store, run_id).versions() == [1, 2]
+
+
+def test_without_a_token_configured_no_authorization_is_asked(make_controller: Callable[..., ControllerServer],
+                                                              run_id: str) -> None:
+    """``alas controller serve --no-auth``, for a local test: the server runs with no token."""
+    base = _base(make_controller(token=None))
+    assert post(base, BREAKDOWN, token=None)[0] == 201
