@@ -77,7 +77,9 @@ class LogHead(BaseModel):
         self.last[etype] = event.seq
         p = event.payload
         if event.type is EventType.PLAN_COMMITTED:
-            version = int(p.get("version", 0))
+            # A hand-written commit event may name no number: it folds as no version (verify reports it).
+            raw = p.get("version", 0)
+            version = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
             if version >= 1 and self.ref(version) is None:  # a duplicate number is verify's to report
                 self.versions.append(VersionRef(
                     version=version, seq=event.seq, key=str(p.get("key", "")), plan_hash=str(p.get("plan_hash", "")),

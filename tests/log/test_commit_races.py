@@ -1,6 +1,7 @@
 """Two writers committing to one run, interleaved at the worst moment on purpose (not by chance): the second
 writer's commit event is about to land when the first writer's commit overtakes it. Version numbers stay
-unique, and the same plan committed by both is one commit (on both backends)."""
+unique, a commit under one idempotency key lands once, and a compare-and-swap overtaken fails (on both
+backends)."""
 
 from __future__ import annotations
 
@@ -52,12 +53,14 @@ def _commits(store: Store) -> list[int]:
             if e.type is EventType.PLAN_COMMITTED]
 
 
-def test_the_same_plan_committed_by_two_writers_at_once_is_one_commit(store: Store) -> None:
+def test_the_same_commit_by_two_writers_at_once_lands_once(store: Store) -> None:
+    """Exactly-once by idempotency key holds when the other writer's commit overtakes this one."""
     first = ExecutionLog(store, "r")
     first.append(EventType.RUN_STARTED)
     won: list[int] = []
-    second = ExecutionLog(_Overtaken(store, lambda: won.append(first.commit_plan(_plan(3)))), "r")
-    assert second.commit_plan(_plan(3)) == 1
+    overtake = _Overtaken(store, lambda: won.append(first.commit_plan(_plan(3), idempotency_key="node:commit")))
+    second = ExecutionLog(overtake, "r")
+    assert second.commit_plan(_plan(3), idempotency_key="node:commit") == 1
     assert won == [1] and _commits(store) == [1]
     assert verify_log(store, "r").ok
 

@@ -28,8 +28,9 @@ def test_a_record_keeps_its_key_run_and_creation_time_in_clear(store: Store) -> 
     log = ExecutionLog(store, "clear", clock=clock)
     log.idempotency_put("node:plan:abc", {"makespan": 55})
     record = json.loads(store.get(key=idempotency_key("clear", "node:plan:abc")))
-    assert record == {"key": "node:plan:abc", "run_id": "clear", "result": {"makespan": 55},
-                      "created": datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC).isoformat()}
+    assert {k: record[k] for k in ("key", "run_id", "result", "created")} == {
+        "key": "node:plan:abc", "run_id": "clear", "result": {"makespan": 55},
+        "created": datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC).isoformat()}
 
 
 @pytest.mark.parametrize("data", [b"not json", b'{"key": "k"}', b"[1, 2]"])
