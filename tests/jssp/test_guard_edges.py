@@ -9,13 +9,8 @@ import pytest
 
 from alas_argo.errors import InputError
 from alas_argo.jssp.dispatching import dispatch
-from alas_argo.jssp.disruption import (
-    Disruption,
-    DurationChange,
-    MachineBreakdown,
-    check_disruption,
-    generate_sequence,
-)
+from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown, generate_sequence
+from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
@@ -64,7 +59,7 @@ def test_a_breakdown_on_the_first_or_last_machine_is_accepted_beyond_them_refuse
 
 @pytest.mark.parametrize(("event", "message"), [
     (MachineBreakdown(machine=0, start=-1, duration=3), "negative breakdown start -1"),
-    (MachineBreakdown(machine=0, start=1, duration=-3), "negative breakdown duration -3"),
+    (MachineBreakdown(machine=0, start=1, duration=-3), "negative duration -3"),
     (DurationChange(job=0, step=3, duration=2), r"operation \(job 0, step 3\) does not exist"),
     (DurationChange(job=0, step=0, duration=-2), "negative duration -2")])
 def test_a_bad_event_is_named_by_its_place(tiny: Instance, event: MachineBreakdown | DurationChange,
