@@ -20,10 +20,12 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
+from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Sample
 
 __all__ = [
     "MAX_LABEL_VALUES",
@@ -38,12 +40,15 @@ __all__ = [
     "count_policy_event",
     "count_run_outcome",
     "exposition",
+    "fold_samples",
     "label_value",
     "observe_llm_exchange",
     "observe_log_append",
     "observe_operator_pass",
     "observe_repair",
+    "observe_repair_record",
     "observe_validation",
+    "samples",
     "serve",
 ]
 
@@ -202,6 +207,17 @@ def observe_repair(method: str, seconds: float, moved: int, edit_radius: int, ma
     MAKESPAN_GAP.labels(method=m).observe(max(0.0, makespan_gap))
 
 
+def observe_repair_record(record: Mapping[str, Any]) -> None:
+    """:func:`observe_repair` from a repair's recorded metrics (``RepairResult.metrics()`` with the plan's
+    ``makespan`` and the ``baseline_makespan``); a patch, which records no timing, is not a repair."""
+    if "seconds" not in record or "edit_radius" not in record:
+        return
+    baseline = float(record.get("baseline_makespan") or 0)
+    gap = (float(record.get("makespan") or 0) - baseline) / max(1.0, baseline)
+    observe_repair(str(record.get("method")), float(record["seconds"]), int(record.get("moved_operations") or 0),
+                   int(record["edit_radius"]), gap, fallback=bool(record.get("fallback")))
+
+
 def count_policy_event(event: PolicyEvent | str) -> None:
     """Count one policy action; unknown names are recorded as ``other``."""
     name = event.value if isinstance(event, PolicyEvent) else str(event)
@@ -254,9 +270,103 @@ def observe_operator_pass(ok: bool, finished_at: float) -> None:
     OPERATOR_LAST_PASS.set(finished_at)
 
 
+class Point(NamedTuple):
+    """One sample of a counter or histogram: its sample name (``alas_runs_total``, ``..._bucket``), its
+    labels (sorted pairs) and its value."""
+
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    value: float
+
+
+# Samples other processes handed to this one (short-lived step pods, through the controller): added to this
+# process's own samples in the exposition, so one scrape shows both.
+_folded: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+_folded_lock = threading.Lock()
+
+
+def _additive() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Sample names of this registry's counters and histograms -> (family, label names a sample carries)."""
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for collector in (PLANS_COMMITTED, PLANS_RETRACTED, VALIDATIONS, VIOLATIONS, REPAIRS, REPAIR_SECONDS,
+                      EDIT_RADIUS, MOVED_OPERATIONS, MAKESPAN_GAP, POLICY_EVENTS, LOG_APPEND_SECONDS, RUNS,
+                      LLM_CALLS, LLM_TOKENS, LLM_FAILURES, LLM_LATENCY_SECONDS):
+        # The client library has no public accessor for a metric's name and label names.
+        family, names = collector._name, tuple(collector._labelnames)
+        if isinstance(collector, Histogram):
+            out.update({f"{family}_bucket": (family, (*names, "le")), f"{family}_sum": (family, names),
+                        f"{family}_count": (family, names)})
+        else:
+            out[f"{family}_total"] = (family, names)
+    return out
+
+
+_ADDITIVE = _additive()
+_ADDITIVE_FAMILIES = frozenset(family for family, _ in _ADDITIVE.values())
+
+
+def _exposition_order(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[Any, ...]:
+    """A histogram's series the way the client library writes them: per label set, buckets by bound, then
+    count and sum."""
+    name, labels = key
+    le = dict(labels).get("le")
+    rank = 0 if name.endswith("_bucket") else 1 if name.endswith("_count") else 2
+    return tuple(kv for kv in labels if kv[0] != "le"), rank, float(le) if le is not None else 0.0
+
+
+def samples() -> list[Point]:
+    """This process's counter and histogram samples that are not zero (what a step pod hands on)."""
+    return [Point(s.name, tuple(sorted(s.labels.items())), float(s.value))
+            for family in REGISTRY.collect() for s in family.samples
+            if s.name in _ADDITIVE and s.value > 0]
+
+
+def fold_samples(points: Iterable[Point]) -> int:
+    """Add samples another process reported to this process's exposition; return how many were taken.
+
+    A sample is taken only when it names one of this module's counters or histograms with exactly that
+    metric's labels, its value is a finite non-negative number, and its label values pass
+    :func:`label_value` (so a report cannot add series beyond what this process could create itself).
+    """
+    taken = []
+    for name, labels, value in points:
+        known = _ADDITIVE.get(name)
+        if known is None or tuple(k for k, _ in labels) != tuple(sorted(known[1])):
+            continue
+        if not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
+            continue
+        clean = tuple((k, v if k == "le" else label_value(k, v)) for k, v in labels)
+        taken.append(((name, clean), float(value)))
+    with _folded_lock:
+        for key, value in taken:
+            _folded[key] = _folded.get(key, 0.0) + value
+    return len(taken)
+
+
+class _WithFolded:
+    """A collector view of :data:`REGISTRY` whose samples include the folded ones."""
+
+    def collect(self) -> Iterable[Metric]:
+        with _folded_lock:
+            folded = dict(_folded)
+        for family in REGISTRY.collect():
+            if family.name not in _ADDITIVE_FAMILIES:
+                yield family
+                continue
+            merged = Metric(family.name, family.documentation, family.type, family.unit)
+            own = {(s.name, tuple(sorted(s.labels.items()))) for s in family.samples}
+            for s in family.samples:
+                more = folded.get((s.name, tuple(sorted(s.labels.items()))), 0.0)
+                merged.samples.append(Sample(s.name, s.labels, s.value + more, s.timestamp, s.exemplar))
+            extra = sorted((k for k in folded if _ADDITIVE[k[0]][0] == family.name and k not in own),
+                           key=_exposition_order)
+            merged.samples.extend(Sample(name, dict(labels), folded[(name, labels)]) for name, labels in extra)
+            yield merged
+
+
 def exposition() -> bytes:
-    """The current metrics in the Prometheus text format."""
-    return generate_latest(REGISTRY)
+    """The current metrics in the Prometheus text format (this process's and the folded ones)."""
+    return generate_latest(_WithFolded())
 
 
 def serve(host: str = "127.0.0.1", port: int = 9464) -> WSGIServer:

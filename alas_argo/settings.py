@@ -13,9 +13,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from alas_argo.errors import InputError, first_error
 from alas_argo.scrubbing import register_secret
 
 __all__ = [
@@ -131,6 +132,16 @@ def load_settings(**overrides: dict[str, Any]) -> Settings:
         **overrides: Per group, the fields given on the command line, e.g. ``store={"kind": "s3"}``.
             ``None`` values are ignored so that unset flags do not clobber the environment.
     """
+    try:
+        return _load(overrides)
+    except ValidationError as e:
+        where, message = first_error(e)
+        var = "ALAS_" + where.upper().replace(".", "__")
+        # The value is left out: it may be a secret.
+        raise InputError(f"invalid setting {where}: {message}", where=var) from None
+
+
+def _load(overrides: dict[str, dict[str, Any]]) -> Settings:
     base = Settings()
     merged: dict[str, Any] = {}
     conventional = _conventional_env()

@@ -21,6 +21,14 @@ from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import Event, EventType
+from alas_argo.metrics import (
+    PolicyEvent,
+    RunOutcome,
+    count_plan_committed,
+    count_policy_event,
+    count_run_outcome,
+    observe_repair_record,
+)
 from alas_argo.steps import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -133,6 +141,7 @@ def controller(ctx: StepContext) -> StepOutput:
         result = repairer.repair_disruption(inst, baseline, disruption)
         plan, metrics = result.schedule, result.metrics()
         ctx.log.append(EventType.REPAIR_FINISHED, node_id=ctx.input.node, payload={"metrics": metrics})
+        observe_repair_record(metrics)
     else:
         plan = Schedule.model_validate(ctx.dep(ctx.input.params.get("source", "supervise"))["doc"]["plan"])
     report = ValidatorRole().check(inst, plan, disruption=disruption, baseline=baseline)
@@ -143,6 +152,7 @@ def controller(ctx: StepContext) -> StepOutput:
         return StepOutput({"valid": False, "plan": patched.to_json(), "metrics": metrics,
                            "violations": sorted({str(v.code) for v in report.violations})})
     version = _commit(ctx, plan, ctx.input.params.get("reason", mode), {"makespan": plan.makespan})
+    count_plan_committed("repair" if mode == "repair" else "plan")
     return StepOutput({"valid": True, "version": version, "makespan": plan.makespan, "metrics": metrics})
 
 
@@ -206,7 +216,16 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
 def compensate(ctx: StepContext) -> StepOutput:
     """Exit handler: compensate this workflow's committed saga steps in reverse order, each at most once."""
     if ctx.input.status == "Succeeded":
+        count_run_outcome(RunOutcome.SUCCEEDED)
         return StepOutput({"compensated": []})
+    out = _compensate_all(ctx)
+    for _ in out:
+        count_policy_event(PolicyEvent.COMPENSATION)
+    count_run_outcome(RunOutcome.COMPENSATED if out else RunOutcome.FAILED)
+    return StepOutput({"compensated": out})
+
+
+def _compensate_all(ctx: StepContext) -> list[dict[str, Any]]:
     events = ctx.log.events()
     committed = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id in ctx.input.compensations
                  and e.payload.get("scope") == ctx.input.scope]
@@ -215,7 +234,7 @@ def compensate(ctx: StepContext) -> StepOutput:
         result = _compensate_node(ctx, events, node, ctx.input.compensations[node])
         if result is not None:
             out.append(result)
-    return StepOutput({"compensated": out})
+    return out
 
 
 def compensation_step(ctx: StepContext) -> StepOutput:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
+from alas_argo.cli import main
+from alas_argo.errors import InputError
 from alas_argo.settings import StoreKind, load_settings
 
 
@@ -29,7 +30,25 @@ def test_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rejects_bad_values() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(InputError) as workers:
         load_settings(solver={"workers": 0})
-    with pytest.raises(ValidationError):
+    assert workers.value.where == "ALAS_SOLVER__WORKERS" and "solver.workers" in workers.value.message
+    with pytest.raises(InputError) as kind:
         load_settings(store={"kind": "ftp"})
+    assert kind.value.where == "ALAS_STORE__KIND"
+
+
+@pytest.mark.parametrize(("var", "value", "says"), [
+    ("ALAS_CONTROLLER__PORT", "abc", "controller.port: Input should be a valid integer"),
+    ("ALAS_STORE__KIND", "nfs", "store.kind: Input should be 'fs' or 's3'"),
+    ("ALAS_STORE__LOG_KEY", "s3cr3t", "store.log_key")])
+def test_an_invalid_setting_is_one_line_naming_its_variable(var: str, value: str, says: str,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A wrong ALAS_* value is an InputError (exit 2, one line) naming the variable, never the value (it may be a
+    secret) and never a pydantic traceback; the process that meets it first is usually a pod starting."""
+    monkeypatch.setenv(var, value)
+    assert main(["log", "ls", "--root", "/nonexistent-alas"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"alas: error: {var}: invalid setting {says}"), err
+    assert "Traceback" not in err and (value not in err or var.endswith("KIND"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from alas_argo import metrics
 from alas_argo.agents.supervisor import priority_decode
 from alas_argo.jssp.dispatching import best_dispatch
 from alas_argo.jssp.disruption import Disruption
@@ -37,7 +38,9 @@ class ValidatorRole:
         fresh_schedule = Schedule.model_validate(schedule.to_json())
         fresh_baseline = Schedule.model_validate(baseline.to_json()) if baseline is not None else None
         fresh_disruption = Disruption.model_validate(disruption.to_json()) if disruption is not None else None
-        return validate(fresh_instance, fresh_schedule, disruption=fresh_disruption, baseline=fresh_baseline)
+        report = validate(fresh_instance, fresh_schedule, disruption=fresh_disruption, baseline=fresh_baseline)
+        metrics.observe_validation(report.valid, (str(v.code) for v in report.violations))
+        return report
 
 
 class RepairerRole:

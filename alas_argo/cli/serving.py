@@ -98,6 +98,11 @@ def _controller(args: argparse.Namespace) -> int:
         # In the background: /healthz answers at once, /readyz once the bucket exists.
         threading.Thread(target=create_bucket_when_reachable, args=(settings.store, stop), name="create-bucket",
                          daemon=True).start()
+    from alas_argo.metrics_outbox import MetricsInbox
+
+    # Step pods leave what they counted in the store; /metrics shows it folded into this process's counters.
+    threading.Thread(target=MetricsInbox(service.store).run, args=(stop,), name="metrics-inbox",
+                     daemon=True).start()
     try:
         server = serve(service, settings.controller.host, settings.controller.port, token=token,
                        max_body_bytes=settings.controller.max_body_bytes)

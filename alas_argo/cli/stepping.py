@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from alas_argo.cli.app import Commands
-from alas_argo.errors import InputError
+from alas_argo.errors import AlasError, InputError
 from alas_argo.settings import load_settings
+
+if TYPE_CHECKING:
+    from alas_argo.log import Store
 
 __all__ = ["register"]
 
@@ -57,9 +61,24 @@ def _step(args: argparse.Namespace) -> int:
         compensates=[c for c in (args.compensates or "").split(",") if c],
         idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None))
     settings = load_settings(store={"kind": args.store, "root": args.root})
-    out = run_step(inp, open_store(settings))
+    store = open_store(settings)
+    try:
+        out = run_step(inp, store)
+    finally:
+        _hand_on_metrics(store, args.kind)
     write_outputs(args.outputs, out)
     return 0
+
+
+def _hand_on_metrics(store: Store, kind: str) -> None:
+    """Leave what this pod counted for the controller to fold (alas_argo.metrics_outbox); never changes
+    how the step ends."""
+    from alas_argo.metrics_outbox import write_report
+
+    try:
+        write_report(store, source=f"step {kind}")
+    except AlasError as e:
+        sys.stderr.write(f"alas step: metrics not handed on: {e}\n")
 
 
 def register(commands: Commands) -> None:

@@ -165,7 +165,10 @@ class ExecutionLog:
                 stamp = self._clock().astimezone(UTC).isoformat(timespec="microseconds")
                 event = seal_event(seq=seq, timestamp=stamp.replace("+00:00", "Z"), run_id=self.run_id,
                                    prev_hash=head.hash, **fields).sealed_with(self.seal_key)
-                if self.store.put_if_absent(key=event_key(self.run_id, seq), data=event.to_bytes()):
+                put_started = time.perf_counter()
+                created = self.store.put_if_absent(key=event_key(self.run_id, seq), data=event.to_bytes())
+                metrics.observe_log_append(self.store.kind, time.perf_counter() - put_started)
+                if created:
                     self._cursor.appended(event)
                     self._write_head(head)
                     return event

@@ -61,6 +61,8 @@ class FsStore(Store):
         root: Directory of the store; created on the first write.
     """
 
+    kind = "fs"
+
     def __init__(self, root: str | os.PathLike[str] = ".alas") -> None:
         self.root = Path(root)
         self.location = f"fs:{self.root}"

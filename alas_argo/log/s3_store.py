@@ -80,6 +80,8 @@ class S3Store(Store):
         sleep: Injected sleep, so tests can observe the backoff without waiting for it.
     """
 
+    kind = "s3"
+
     def __init__(self, *, bucket: str, endpoint: str | None = None, prefix: str = "", region: str = "us-east-1",
                  access_key: str | None = None, secret_key: str | None = None, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, max_retries: int = 4, backoff: float = 0.1,

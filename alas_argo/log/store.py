@@ -47,6 +47,8 @@ class Store(ABC):
 
     #: Human-readable location, used in error messages ("fs:.alas", "s3://bucket/prefix").
     location: str = "store"
+    #: The backend's name (``fs``, ``s3``): a metric label.
+    kind: str = "store"
     #: Key of the log's keyed seals (``store.log_key`` in the settings); None seals nothing. It travels with
     #: the store because every log opened on the store must seal and check under the same key.
     seal_key: bytes | None = None

@@ -117,10 +117,7 @@ def _observe(result: PipelineResult, *, new_versions: int) -> None:
     for _ in range(new_versions):
         metrics.count_plan_committed("plan")
     for r in result.repairs:
-        if "seconds" in r and "edit_radius" in r:  # a repair method ran (a patch has no such metrics)
-            gap = (r["makespan"] - r["baseline_makespan"]) / max(1, r["baseline_makespan"])
-            metrics.observe_repair(str(r["method"]), float(r["seconds"]), int(r["moved_operations"]),
-                                   int(r["edit_radius"]), gap, fallback=bool(r.get("fallback")))
+        metrics.observe_repair_record(r)
     for _ in result.compensated:
         metrics.count_policy_event(metrics.PolicyEvent.COMPENSATION)
     outcome = metrics.RunOutcome.SUCCEEDED if result.succeeded else (

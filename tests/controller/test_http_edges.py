@@ -69,9 +69,9 @@ class _Failing(RepairService):
      "disruption.events[0]", None),
     (InfeasibleError("no plan honours it"), 422, "no plan honours it", None, None),
     # What the store or a bug says stays in the log (it names endpoints, buckets, keys): the client gets a
-    # fixed sentence.
+    # fixed sentence, and for a refusal the kind of problem without its names (public_reason).
     (StoreUnavailable("s3://b/k unreachable"), 503, "the store is unavailable; try again later", None, "5"),
-    (StoreError("bucket gone"), 500, "store error", None, None),
+    (StoreError("bucket 'alas-prod' gone: s3://alas-prod/runs/x"), 500, "store error: bucket gone", None, None),
     (AlasError("something else"), 500, "internal error", None, None)],
     ids=["not-found", "conflict", "input", "infeasible", "unavailable", "store", "other"])
 def test_service_errors_map_to_their_statuses(make_controller: Callable[..., ControllerServer], s3_store: S3Store,

@@ -113,8 +113,9 @@ def _series(expr: str, recorded: dict[str, str]) -> set[str]:
 
 
 def test_alerts_use_only_metrics_the_controller_and_operator_expose(tmp_path: Path) -> None:
-    """Step pods are short-lived and nothing scrapes them: an alert on a metric only they would count can
-    never fire. Every series an alert reads must be one the controller or the operator exposes."""
+    """Step pods are short-lived: what they count reaches Prometheus only through the controller's inbox, seconds
+    later and only when their report could be written. Every series an alert reads must be one the controller or
+    the operator counts itself."""
     root = RULES_DIR.parents[1]
     done = subprocess.run([sys.executable, "-c", _EXERCISE, str(tmp_path / "log")], capture_output=True,
                           text=True, timeout=300, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
@@ -122,7 +123,7 @@ def test_alerts_use_only_metrics_the_controller_and_operator_expose(tmp_path: Pa
     exposed = {line.split("{")[0].split(" ")[0] for line in done.stdout.splitlines()
                if line and not line.startswith("#")}
     assert "alas_repairs_total" in exposed and "alas_operator_last_pass_timestamp_seconds" in exposed
-    assert "alas_validations_total" not in exposed  # what only the pipeline counts is not there
+    assert "alas_validations_total" not in exposed  # what only the pipeline counts is not counted here
     doc = yaml.safe_load(RULES.read_text())
     recorded = {r["record"]: r["expr"] for g in doc["groups"] for r in g["rules"] if "record" in r}
     for alert in (r for g in doc["groups"] for r in g["rules"] if "alert" in r):

@@ -17,6 +17,7 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.s3_store import S3Store
+from alas_argo.metrics_outbox import OUTBOX, read_report, write_report
 from tests.s3server import LoopbackS3
 from tests.workflows.argo_walker import Walker
 
@@ -48,7 +49,17 @@ def _walk(name: str, workflow: str, args: dict[str, str]) -> Any:
     return Walker(doc, _run, name=workflow, arguments=args).run()
 
 
+def _handed_on(store: S3Store, after: str | None) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The sum of the metrics reports step pods wrote after key ``after``."""
+    total: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for key in store.list(prefix=OUTBOX, start_after=after):
+        for point in read_report(store.get(key=key), where=key):
+            total[(point.name, point.labels)] = total.get((point.name, point.labels), 0.0) + point.value
+    return total
+
+
 def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -> None:
+    settled = write_report(s3_env, source="earlier tests")  # the walk's pods then report only the walk
     walk = _walk("alas-plan", "alas-plan-x7k2p", {"run-id": "walk-ft06", "instance": "ft06",
                                                   "planner": "heuristic", "time-limit": "2"})
     assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
@@ -71,12 +82,21 @@ def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -
     assert not any(e.type is EventType.COMPENSATION_STARTED for e in events)
     # Parameters carried log keys only: no pod argument is anywhere near a plan's size.
     assert max(len(a) for p in walk.pods for a in p.argv) < 2_000
+    # What the pods counted is left in the store for the controller's /metrics (metrics_outbox).
+    handed = _handed_on(s3_env, settled)
+    assert handed[("alas_plans_committed_total", (("source", "plan"),))] == 1
+    assert handed[("alas_plans_committed_total", (("source", "repair"),))] == 1
+    assert handed[("alas_validations_total", (("verdict", "valid"),))] >= 2
+    assert handed[("alas_log_append_duration_seconds_count", (("backend", "s3"),))] == len(events)
+    assert handed[("alas_repairs_total", (("fallback", "false"), ("method", "lcrp")))] + handed.get(
+        ("alas_repairs_total", (("fallback", "true"), ("method", "lcrp"))), 0) == 1
 
 
 def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: S3Store) -> None:
     # commit-plan commits v1, then disrupt fails permanently on an unknown scenario (exit 2, not retried):
     # the exit handler must retract what this workflow committed, and only that, exactly once.
     args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    settled = write_report(s3_env, source="earlier tests")
     walk = _walk("alas-plan", "alas-plan-saga1", args)
     assert walk.status == "Failed"
     assert [p.exit_code for p in walk.pods if p.template == "disrupt"] == [2]
@@ -88,6 +108,9 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
     # The retraction is a logged transition: no plan is in force for any reader any more.
     assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [1]
     assert log.current_plan() is None and log.retracted() == [1]
+    handed = _handed_on(s3_env, settled)
+    assert handed[("alas_runs_total", (("outcome", "compensated"),))] == 1
+    assert handed[("alas_policy_events_total", (("event", "compensation"),))] == 1
     assert ExecutionLog(s3_env, "walk-saga").verify().current_version is None
 
     # The exit handler re-run (a retried pod): nothing is compensated twice.
