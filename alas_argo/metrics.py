@@ -30,6 +30,7 @@ from prometheus_client.samples import Sample
 __all__ = [
     "MAX_LABEL_VALUES",
     "REGISTRY",
+    "Point",
     "PolicyEvent",
     "RunOutcome",
     "count_http_request",

@@ -21,8 +21,8 @@ EXPECTED = {
         "MAX_LABEL_VALUES", "REGISTRY", "PolicyEvent", "RunOutcome", "count_http_request", "count_operator_action",
         "count_operator_failure", "observe_operator_pass",
         "count_plan_committed", "count_plan_retracted", "count_policy_event",
-        "count_run_outcome", "exposition", "label_value", "observe_llm_exchange", "observe_log_append",
-        "observe_repair",
+        "count_run_outcome", "exposition", "fold_samples", "label_value", "observe_llm_exchange", "observe_log_append",
+        "observe_repair", "observe_repair_record", "samples", "Point",
         "observe_validation", "serve"},
 }
 MODULES = ["alas_argo.controller.bucket", "alas_argo.controller.contracts", "alas_argo.controller.http_server",
