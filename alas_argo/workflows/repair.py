@@ -14,7 +14,7 @@ __all__ = ["build"]
 
 def build() -> Workflow:
     """The IR of ``alas-repair``."""
-    from workflows.plan_and_repair import _VALID, POLICIES
+    from alas_argo.workflows.plan import _VALID, POLICIES
 
     inputs = {"run-id": "", "disruption": "", "scenarios": '["breakdown"]', "seeds": "[0]", "method": "lcrp",
               "time-limit": "10"}

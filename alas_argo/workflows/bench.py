@@ -13,7 +13,7 @@ __all__ = ["build"]
 
 def build() -> Workflow:
     """The IR of ``alas-bench``."""
-    from workflows.plan_and_repair import INPUTS, POLICIES
+    from alas_argo.workflows.plan import INPUTS, POLICIES
 
     inputs = {k: v for k, v in INPUTS.items() if k != "instance"} | {"suite": "smoke"}
     nodes = [
