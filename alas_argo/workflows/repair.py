@@ -1,32 +1,30 @@
-"""(c) Repair on disruption: the WorkflowTemplate ``alas-repair``, submitted by the controller or the
-operator for a run that already has a committed plan.
+"""Repair on disruption: the WorkflowTemplate ``alas-repair``, submitted for a run that already has a
+committed plan (by the controller, the operator or a user).
 
-disrupt (the given disruption, or one generated from the scenario) -> controller (LCRP repair, revalidate,
-commit a new version); the commit is retracted by the exit handler if the workflow fails after it.
+It is the disruption segment of the one pipeline definition (:func:`alas_argo.workflows.plan.disruption_segment`)
+with the plan in force read from the run's log: disrupt (the given disruption, or one generated from the
+scenario) -> repair (LCRP, escalating to patch and replan) -> recheck (revalidate, patch until valid) ->
+commit a new version; the commit is retracted by the exit handler if the workflow fails after it.
 """
 
 from __future__ import annotations
 
-from alas_argo.ir import Edge, Node, Workflow, ensure_valid
+from alas_argo.ir import Edge, Workflow, ensure_valid
+from alas_argo.workflows.plan import INPUTS, Engine, Shape, disruption_segment, policies
 
 __all__ = ["build"]
+
+#: Parameters of ``alas-repair``: the pipeline's, without the planning ones.
+_INPUTS = {k: v for k, v in INPUTS.items() if k not in ("instance", "planner", "faults", "variant")}
 
 
 def build() -> Workflow:
     """The IR of ``alas-repair``."""
-    from alas_argo.workflows.plan import _VALID, POLICIES
-
-    inputs = {"run-id": "", "disruption": "", "scenarios": '["breakdown"]', "seeds": "[0]", "method": "lcrp",
-              "time-limit": "10"}
-    nodes = [
-        Node(id="disrupt", role="disrupt", policy_ref="step", output={"type": "object"},
-             description="Record the disruption against the plan in force."),
-        Node(id="repair", role="controller", policy_ref="controller", loop=_VALID, side_effect="write",
-             compensation="retract-repair", params={"mode": "repair", "reason": "repair"}, output={"type": "object"},
-             description="LCRP repair, revalidated, committed as a new version."),
-        Node(id="retract-repair", role="retract", description="Compensation: retract the repaired commit."),
-    ]
+    nodes, edges, _ = disruption_segment(1, None)
+    shape = Shape(engine=Engine.CLUSTER, name="alas-repair")
+    used = {n.policy_ref for n in nodes if n.policy_ref is not None}
     return ensure_valid(Workflow(
-        name="alas-repair", description="Repair a committed plan after a disruption.", nodes=nodes,
-        edges=[Edge(source="disrupt", target="repair")],
-        policies={"step": POLICIES["step"], "controller": POLICIES["controller"]}, meta={"inputs": inputs}))
+        name=shape.name, description="Repair a committed plan after a disruption.", nodes=nodes,
+        edges=[Edge(source=a, target=b) for a, b in edges],
+        policies={k: v for k, v in policies(shape).items() if k in used}, meta={"inputs": _INPUTS}),
+        require_output_contracts=True)
