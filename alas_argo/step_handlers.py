@@ -1,7 +1,10 @@
 """The roles `alas step` runs in the cluster, one handler per step kind (see :mod:`alas_argo.steps`).
 
-They call the same agents, validator and repair the local pipeline calls; what differs is the plumbing:
-every input comes from the execution log and every plan that matters is committed to it as a version.
+The pipeline's roles (blueprint, job-agent, supervisor, revalidate, optimizer, commit, disrupt, repairer, ...)
+are the local pipeline's own handlers (:mod:`alas_argo.pipeline.stepping`). Here are the rest: compensation
+(the exit handler and the compensation steps), the benchmark fan-out, the IR's choice and parallel nodes,
+and ``supervise`` / ``controller``, the step kinds of the cluster workflow before the single definition
+(kept so that templates rendered before it still run on a newer image).
 """
 
 from __future__ import annotations
@@ -9,14 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.registry import Role, default_registry
 from alas_argo.agents.roles import RepairerRole, ValidatorRole
 from alas_argo.errors import ContractError, InputError
-from alas_argo.jssp.catalog import load_instance, suite
-from alas_argo.jssp.disruption import Disruption, generate_disruption
-from alas_argo.jssp.disruption_rules import check_disruption
+from alas_argo.jssp.catalog import suite
+from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
@@ -29,6 +30,7 @@ from alas_argo.metrics import (
     count_run_outcome,
     observe_repair_record,
 )
+from alas_argo.pipeline.stepping import PIPELINE_STEPS, recorded_instance
 from alas_argo.steps import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -45,35 +47,7 @@ def _spec(ctx: StepContext) -> dict[str, Any]:
 
 
 def _instance(ctx: StepContext) -> Instance:
-    """The run's instance: recorded by its blueprint step in the run's first run.started event (found by the
-    log's index in one read; a run whose first run.started lacks it is searched in full)."""
-    started = ctx.log.first(EventType.RUN_STARTED)
-    if started is not None and "instance" not in started.payload:
-        started = next((e for e in ctx.log.events() if e.type is EventType.RUN_STARTED and "instance" in e.payload),
-                       None)
-    if started is not None:
-        return Instance.model_validate(started.payload["instance"])
-    raise InputError("the run has no blueprint (no run.started event with an instance)", where=f"run {ctx.log.run_id}")
-
-
-def blueprint(ctx: StepContext) -> StepOutput:
-    """Load the instance, record it in the log, and list the jobs the agents fan out over."""
-    inst = load_instance(ctx.run_input("instance"))
-    if ctx.log.first(EventType.RUN_STARTED) is None:
-        ctx.log.append(EventType.RUN_STARTED, node_id=ctx.input.node, payload={
-            "instance": inst.to_json(), "planner": ctx.run_input("planner", "heuristic"), "scope": ctx.input.scope})
-    jobs = list(range(inst.num_jobs))
-    return StepOutput({"instance": inst.name, "jobs": jobs, "size": inst.size}, {"jobs": _compact(jobs)})
-
-
-def job_agent(ctx: StepContext) -> StepOutput:
-    """One job agent proposes its job's operations from its bounded context."""
-    inst, job = _instance(ctx), int(ctx.input.item)
-    if not 0 <= job < inst.num_jobs:
-        raise InputError(f"job {job} does not exist", where={"job": job})
-    agent = default_registry().create(Role.JOB_AGENT, ctx.run_input("planner", "heuristic"), _spec(ctx)).agent
-    proposal: JobProposal = agent.propose(build_job_contexts(inst)[job])
-    return StepOutput(proposal.model_dump(mode="json"))
+    return recorded_instance(ctx.log)
 
 
 def supervise(ctx: StepContext) -> StepOutput:
@@ -156,29 +130,6 @@ def controller(ctx: StepContext) -> StepOutput:
     return StepOutput({"valid": True, "version": version, "makespan": plan.makespan, "metrics": metrics})
 
 
-def disrupt(ctx: StepContext) -> StepOutput:
-    """Reveal a disruption against the plan in force: the given one, or one generated from the scenario."""
-    inst = _instance(ctx)
-    current = ctx.log.current_plan()
-    if current is None:
-        raise InputError("no committed plan to disrupt", where=f"run {ctx.log.run_id}")
-    version, doc = current
-    baseline = Schedule.model_validate(doc)
-    given = ctx.json_input("disruption", None)
-    if given is not None:
-        disruption = Disruption.model_validate(given)
-    else:
-        scenario = (ctx.json_input("scenarios", ["breakdown"]) or ["none"])[0]
-        if scenario == "none":
-            return StepOutput({"disruption": None, "baseline_version": version})
-        seed = int((ctx.json_input("seeds", [0]) or [0])[0])
-        disruption = generate_disruption(inst, baseline, scenario, seed=seed)
-    check_disruption(inst, baseline, disruption)
-    ctx.log.append(EventType.DISRUPTION_OBSERVED, node_id=ctx.input.node,
-                   payload={"disruption": disruption.to_json(), "baseline_version": version})
-    return StepOutput({"disruption": disruption.to_json(), "baseline_version": version})
-
-
 def retract(ctx: StepContext, committed: dict[str, Any]) -> dict[str, Any]:
     """Compensation of a commit: a ``plan.retracted`` transition, after which the latest version that is not
     retracted is in force again, or none (the log is never edited; retracting twice changes nothing)."""
@@ -258,13 +209,13 @@ def bench_plan(ctx: StepContext) -> StepOutput:
 def bench_case(ctx: StepContext) -> StepOutput:
     """One benchmark case: the whole local pipeline for one instance, scenario and seed, in its own run."""
     from alas_argo.log import ExecutionLog
-    from alas_argo.pipeline import RunConfig, run_pipeline
+    from alas_argo.pipeline import run_pipeline
+    from alas_argo.pipeline.parameters import config_from_parameters
 
     case = ctx.input.item if isinstance(ctx.input.item, dict) else json.loads(str(ctx.input.item))
-    config = RunConfig(instance=case["instance"], planner=ctx.run_input("planner", "heuristic"),
-                       disrupt=None if case["scenario"] == "none" else case["scenario"], seed=int(case["seed"]),
-                       repair_method=ctx.run_input("method", "lcrp"),
-                       time_limit=float(ctx.run_input("time-limit", "10")), workers=1)
+    # The workflow's parameters, as alas-plan reads them, with the case's instance, scenario and seed.
+    config, _ = config_from_parameters(ctx.input.run_inputs, instance=case["instance"], seed=int(case["seed"]),
+                                       disrupt=None if case["scenario"] == "none" else case["scenario"])
     sub = f"{ctx.log.run_id}.{case['instance']}.{case['scenario']}.{case['seed']}"
     summary = run_pipeline(config, ExecutionLog(ctx.store, sub)).summary()
     keep = ("instance", "status", "makespan_before", "makespan_after", "upper_bound", "final_valid",
@@ -310,9 +261,9 @@ def gather(ctx: StepContext) -> StepOutput:
 
 HANDLERS: dict[str, Handler] = {
     "choose": choose, "gather": gather,
-    "blueprint": blueprint, "job-agent": job_agent, "supervise": supervise, "controller": controller,
-    "disrupt": disrupt, "compensate": compensate, "bench-plan": bench_plan, "bench-case": bench_case,
-    "aggregate": aggregate,
+    "supervise": supervise, "controller": controller, "compensate": compensate, "bench-plan": bench_plan,
+    "bench-case": bench_case, "aggregate": aggregate,
     # Every compensation role is a step kind too: the compiler renders a template per compensation node.
     **{role: compensation_step for role in COMPENSATORS},
+    **PIPELINE_STEPS,
 }

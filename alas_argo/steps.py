@@ -50,6 +50,9 @@ class StepInput(BaseModel):
     status: str | None = Field(None, description="Workflow status (exit handler).")
     idempotency_key: str | None = Field(None, description="Rendered idempotency key of the node.")
     output_contract: dict[str, Any] | None = Field(None, description="JSON Schema the output must satisfy.")
+    repair: dict[str, Any] | None = Field(None, description="The node's repair spec (IR RepairSpec): after a "
+                                          "permanent failure the step escalates to its patch role, then its replan "
+                                          "role.")
 
 
 @dataclass
@@ -73,6 +76,10 @@ class StepContext:
         self.input, self.store, self.log = inp, store, log
         self.previous: dict[str, Any] | None = None
         self.iteration = 0
+        #: "run", or the escalation level being tried ("patch", "replan").
+        self.level = "run"
+        #: The error being recovered from, at an escalation level.
+        self.failure: AlasError | None = None
 
     def read(self, key: str) -> dict[str, Any]:
         """The output record stored under ``key``."""
@@ -144,6 +151,46 @@ def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:
         raise ContractError(f"output breaks the node's contract at {where}: {error.message}", where=f"node {inp.node}")
 
 
+def _failed(log: ExecutionLog, inp: StepInput, e: AlasError) -> None:
+    log.append(EventType.NODE_FAILED, node_id=inp.node, payload={
+        "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})
+
+
+def _escalate(inp: StepInput, table: dict[str, Handler], ctx: StepContext, error: AlasError) -> StepOutput:
+    """The IR's escalation ladder after the retry level, as the local runtime climbs it: the repair spec's
+    patch role, then its replan role, each logged as ``recovery.escalated``. Argo's retryStrategy is the
+    retry level; it retries transient failures only (a permanent one fails the same way again), so a
+    permanent failure escalates at once, inside the same pod.
+
+    Raises:
+        AlasError: The last level failed too.
+    """
+    spec = inp.repair or {}
+    ladder = [("patch", spec.get("patch"), int(spec.get("maxPatches", 1))),
+              ("replan", spec.get("replan"), int(spec.get("maxReplans", 1)))]
+    previous = "retry"
+    for level, role, tries in ladder:
+        if not role:
+            continue
+        ctx.log.append(EventType.RECOVERY_ESCALATED, node_id=inp.node, payload={
+            "from": previous, "to": level, "error": f"{type(error).__name__}: {error}", "scope": inp.scope})
+        previous = level
+        kind = str(role).replace("_", "-")
+        if kind not in table:
+            raise InputError(f"no step kind {kind!r} for the {level} level", where=f"node {inp.node}")
+        for _ in range(tries):
+            ctx.level, ctx.failure, ctx.previous = level, error, None
+            try:
+                out = table[kind](ctx)
+                _check_contract(inp, out.doc)
+                return out
+            except AlasError as e:
+                if e.transient:
+                    raise  # Argo retries the pod: the ladder starts again from the recorded state
+                error = e
+    raise error
+
+
 def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None = None) -> StepOutput:
     """Run one step: reuse its recorded output, or run its handler (looping under the guard) and record it.
 
@@ -185,10 +232,14 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
             ctx.previous = out.doc
             out = table[inp.kind](ctx)
         _check_contract(inp, out.doc)
-    except AlasError as e:
-        log.append(EventType.NODE_FAILED, node_id=inp.node, payload={
-            "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})
-        raise
+    except AlasError as failed:
+        try:
+            if inp.repair is None or failed.transient:
+                raise
+            out = _escalate(inp, table, ctx, failed)
+        except AlasError as e:
+            _failed(log, inp, e)
+            raise
     record = log.idempotency_claim(key, {"doc": out.doc, "params": out.params})
     won = record["result"]
     if idem is not None:

@@ -67,10 +67,20 @@ def _lint(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from alas_argo.engines.rendering import compare_tree, load_definitions, render_all, repo_root, write_tree
+    from alas_argo.engines.rendering import (
+        compare_tree,
+        default_out,
+        load_definitions,
+        render_all,
+        repo_root,
+        write_tree,
+    )
 
-    out = Path(args.out) if args.out else repo_root() / "workflows"
-    chart = None if args.no_chart else Path(args.chart_dir) if args.chart_dir else repo_root() / "charts/alas/workflows"
+    out = Path(args.out) if args.out else default_out()
+    beside = repo_root() / "charts/alas/workflows"
+    chart: Path | None = Path(args.chart_dir) if args.chart_dir else beside
+    if args.no_chart or (not args.chart_dir and not beside.parent.is_dir()):  # no chart beside a wheel install
+        chart = None
     if not args.check:
         check_output_dir(out)
         if chart is not None and chart.parent.is_dir():
@@ -142,16 +152,18 @@ def register(commands: Commands) -> None:
     p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
     p.add_argument("files", nargs="+", metavar="FILE", help="rendered Argo YAML or ASL JSON files")
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
-                     description="Compile the IR workflows in workflows/ to Argo WorkflowTemplates (argo/*.yaml) and "
-                     "ASL state machines (asl/*.asl.json) under --out, and copy the templates into the Helm chart.")
-    p.add_argument("--out", help="output directory (default: workflows/ of the checkout)")
+                     description="Compile the shipped IR workflows (alas_argo.workflows) to Argo WorkflowTemplates "
+                     "(argo/*.yaml) and ASL state machines (asl/*.asl.json) under --out, and copy the templates into "
+                     "the Helm chart when its directory exists.")
+    p.add_argument("--out", help="output directory (default: workflows/ of the checkout, else ./workflows)")
     p.add_argument("--image", default="alas:0.1.0", help="image every template runs (default: alas:0.1.0)")
-    p.add_argument("--workflows", help="directory of the workflow definitions (default: workflows/)")
+    p.add_argument("--workflows", help="directory of other IR definitions, a package with WORKFLOWS in its "
+                   "__init__.py (default: the shipped ones)")
     p.add_argument("--chart-dir", help="where the chart picks templates up (default: charts/alas/workflows)")
     p.add_argument("--no-chart", action="store_true", help="do not copy templates into the chart")
     p.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 when stale")
     p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",
-                     description="Submit WORKFLOW (a name from workflows/, e.g. alas-plan, or a rendered YAML file) "
+                     description="Submit WORKFLOW (a shipped workflow, e.g. alas-plan, or a rendered YAML file) "
                      "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE).")
     p.add_argument("workflow", metavar="WORKFLOW", help="a workflow name (alas-plan, alas-repair, alas-bench) or a "
                    "rendered .yaml/.json file")
@@ -160,6 +172,6 @@ def register(commands: Commands) -> None:
     p.add_argument("--token", help="bearer token")
     p.add_argument("--namespace", help="namespace")
     p.add_argument("--image", help="image (for a workflow compiled from its definition)")
-    p.add_argument("--workflows", help="directory of the workflow definitions")
+    p.add_argument("--workflows", help="directory of other IR definitions (default: the shipped ones)")
     p.add_argument("--dry-run", action="store_true", help="print the Workflow (YAML) instead of submitting it")
     p.add_argument("--json", action="store_true", help="with --dry-run: print the Workflow as JSON instead of YAML")

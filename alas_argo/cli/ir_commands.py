@@ -160,7 +160,7 @@ def register(commands: Commands) -> None:
     e.add_argument("name", metavar="NAME", help="workflow name, e.g. alas-plan")
     e.add_argument("--format", choices=["json", "yaml"], default="json", help="document format (default json)")
     e.add_argument("--out", metavar="FILE", help="write the document here instead of printing it")
-    e.add_argument("--workflows", metavar="DIR", help="directory of the workflow definitions (default: workflows/)")
+    e.add_argument("--workflows", metavar="DIR", help="directory of other IR definitions (default: the shipped ones)")
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="local runtime overhead per node and parallel speed-up on a process pool")
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")

@@ -59,7 +59,8 @@ def _step(args: argparse.Namespace) -> int:
         choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
         compensations=_json(args.compensations, "compensations", {}), status=args.status,
         compensates=[c for c in (args.compensates or "").split(",") if c],
-        idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None))
+        idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None),
+        repair=_json(args.repair, "repair", None))
     settings = load_settings(store={"kind": args.store, "root": args.root})
     store = open_store(settings)
     try:
@@ -109,5 +110,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--compensates", help="saga steps this compensation undoes, comma-separated (retract step)")
     p.add_argument("--idempotency-key", help="the node's rendered idempotency key")
     p.add_argument("--output-contract", help="JSON Schema the output must satisfy")
+    p.add_argument("--repair", help="the node's repair spec (JSON): after a permanent failure, run its patch role, "
+                   "then its replan role")
     p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")
     p.add_argument("--root", help="directory of the fs store")

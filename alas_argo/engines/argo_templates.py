@@ -175,6 +175,9 @@ class Compiler:
             args += ["--idempotency-key", self.memo_key(n, policy)]
         if n.output is not None:
             args += ["--output-contract", dumps(n.output)]  # the step refuses output that breaks it
+        if n.repair is not None:
+            # The escalation ladder after Argo's retries: the step runs the patch role, then the replan role.
+            args += ["--repair", dumps(n.repair.to_json())]
         return args
 
     def memo_key(self, n: Node, policy: Policy) -> str:

@@ -81,6 +81,9 @@ class _Compiler:
             guard = policy.loop_guard
             params["loop"] = {"until": n.loop.until.to_json(), "max_iters": guard.max_iters if guard else 1,
                               **({"deadline": guard.deadline} if guard and guard.deadline else {})}
+        if n.repair is not None:
+            # As on Argo: the Task (`alas step`) climbs the ladder itself after a failure States.Retry gave up on.
+            params["repair"] = n.repair.to_json()
         if n.kind is NodeKind.MAP:
             params["item.$"] = "$$.Map.Item.Value"
         return {"Type": "Task", "Resource": an.RESOURCE + (role or "task"), "Parameters": params}

@@ -108,6 +108,12 @@ MATRIX: tuple[Feature, ...] = (
             lambda wf, n: n.kind is NodeKind.PARALLEL and n.max_concurrency is not None),
     Feature("map", "map node (fan-out over a list)", (N, "DAG template, task `withParam`"),
             (N, "Map state, ItemsPath"), lambda wf, n: n.kind is NodeKind.MAP),
+    Feature("map_outputs", "a map node's outputs handed to its dependents (one per item, in item order)",
+            (A, "a pod-less `collect-keys` step takes the items' aggregated `key` outputs as an argument and "
+                "returns them as the map DAG's output (Argo v3.6.5 gives a DAG's own outputs `[]` for a fanned-out "
+                "task); only log keys travel, never the outputs themselves"),
+            (N, "the Map state's output array"),
+            lambda wf, n: n.kind is NodeKind.MAP and any(d.source == n.id for d in wf.dependencies())),
     Feature("map_concurrency", "max_concurrency of a map node", (N, "`parallelism` of the map's DAG template"),
             (N, "MaxConcurrency"), lambda wf, n: n.kind is NodeKind.MAP and n.max_concurrency is not None),
     Feature("retry", "retry.max_attempts", (N, "retryStrategy.limit = max_attempts - 1"),
@@ -153,8 +159,17 @@ MATRIX: tuple[Feature, ...] = (
             (A, "output schema passed to the step, which refuses output breaking it; input schema in annotation"),
             (A, "checked by the Task; schemas in Comment"), lambda wf, n: n.input is not None
             or n.output is not None),
-    Feature("repair", "repair spec (patch / replan)", (A, "run by the controller step; spec in annotation"),
-            (A, "spec in Comment"), lambda wf, n: n.repair is not None),
+    Feature("repair", "repair spec: escalation retry -> patch -> replan",
+            (A, "retry is the template's retryStrategy (transient exit 75 only); after a permanent failure the "
+                "same pod runs the patch role, then the replan role (`--repair`), logged as recovery.escalated, not "
+                "as DAG nodes of their own: a task's failure can only start another task through `depends: "
+                "x.Failed` plus continueOn, which would fail the workflow's phase checks and leave the consumer "
+                "three candidate outputs; a pod killed outright (SIGKILL, OOM, eviction after the last retry) "
+                "cannot escalate; the spec also in annotation"),
+            (A, "retry is Retry[]; the Task gets the spec in Parameters.repair and climbs the ladder itself, as "
+                "on Argo (Step Functions could chain Catch -> patch -> replan states; not rendered, so one node "
+                "stays one state); a Task that dies cannot escalate; spec in Comment"),
+            lambda wf, n: n.repair is not None),
     Feature("side_effect", "side-effect class", (A, "annotation"), (A, "Comment"),
             lambda wf, n: n.side_effect is not SideEffect.NONE),
 )

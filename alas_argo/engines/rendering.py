@@ -1,5 +1,6 @@
-"""Rendering the workflows users submit: load the IR builders in ``workflows/``, compile each to an Argo
-WorkflowTemplate (YAML) and an ASL state machine (JSON), and write or compare the golden files."""
+"""Rendering the workflows users submit: take the IR builders shipped in :mod:`alas_argo.workflows` (or a
+directory of other definitions), compile each to an Argo WorkflowTemplate (YAML) and an ASL state machine
+(JSON), and write or compare the golden files."""
 
 from __future__ import annotations
 
@@ -18,30 +19,44 @@ from alas_argo.engines.asl import to_asl
 from alas_argo.errors import InputError
 from alas_argo.ir import Workflow
 
-__all__ = ["DEFAULT_IMAGE", "compare_tree", "dump_yaml", "load_definitions", "render_all", "repo_root",
-           "write_tree"]
+__all__ = ["DEFAULT_IMAGE", "compare_tree", "default_out", "dump_yaml", "load_definitions", "render_all",
+           "repo_root", "write_tree"]
 
 #: Image the golden templates name: what the chart's kind flow builds and loads (charts/alas/values.yaml).
 DEFAULT_IMAGE = "alas:0.1.0"
 
 
 def repo_root() -> Path:
-    """The source checkout this package runs from (editable install)."""
+    """The source checkout this package runs from (an editable install; meaningless for a wheel)."""
     return Path(__file__).resolve().parents[2]
 
 
-def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[[], Workflow]]:
-    """Template name -> IR builder, from the ``workflows`` package in ``directory``.
+def default_out() -> Path:
+    """Where ``alas render`` writes by default: ``workflows/`` of the checkout when the package runs from one
+    (the goldens), else ``workflows/`` under the current directory (a wheel install has no checkout)."""
+    root = repo_root()
+    if (root / "pyproject.toml").is_file() and (root / "workflows").is_dir():
+        return root / "workflows"
+    return Path.cwd() / "workflows"
 
-    Default: ``$ALAS_WORKFLOWS_DIR``, else ``workflows/`` of the checkout.
+
+def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[[], Workflow]]:
+    """Template name -> IR builder: the shipped definitions (:mod:`alas_argo.workflows`), or the
+    ``workflows`` package of IR builders in ``directory`` (or ``$ALAS_WORKFLOWS_DIR``) when one is given.
 
     Raises:
         InputError: The directory or its ``__init__.py`` is missing.
     """
-    root = Path(directory or os.environ.get("ALAS_WORKFLOWS_DIR") or repo_root() / "workflows")
+    chosen = directory or os.environ.get("ALAS_WORKFLOWS_DIR")
+    if not chosen:
+        from alas_argo.workflows import WORKFLOWS
+
+        return dict(WORKFLOWS)
+    root = Path(chosen)
     init = root / "__init__.py"
     if not init.is_file():
-        raise InputError("workflow definitions not found (set ALAS_WORKFLOWS_DIR or --workflows)", where=str(root))
+        raise InputError("workflow definitions not found (an IR builder package with WORKFLOWS in __init__.py)",
+                         where=str(root))
     if "workflows" not in sys.modules or Path(str(sys.modules["workflows"].__file__)).resolve() != init.resolve():
         spec = importlib.util.spec_from_file_location("workflows", init, submodule_search_locations=[str(root)])
         assert spec is not None and spec.loader is not None

@@ -93,7 +93,6 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
         log.append(EventType.RUN_INPUTS, payload=inputs)
     elif resumed:
         log.append(EventType.RUN_RESUMED, payload={"digest": inputs["digest"]})
-    versions_before = len(log.versions())  # a resumed run must not count its earlier commits again
     workflow = build_workflow(config, disruptions=count)
     stages = Stages(config, instance, log, disruptions=from_file, agent_spec=agent_spec)
 
@@ -109,15 +108,12 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
                       run_id=log.run_id)
     result = read_result(log, config, instance, disruptions=count, run=run, resumed=resumed,
                          seconds=time.perf_counter() - started)
-    _observe(result, new_versions=len(result.versions) - versions_before)
+    _observe(result)
     return result
 
 
-def _observe(result: PipelineResult, *, new_versions: int) -> None:
-    for _ in range(new_versions):
-        metrics.count_plan_committed("plan")
-    for r in result.repairs:
-        metrics.observe_repair_record(r)
+def _observe(result: PipelineResult) -> None:
+    # Commits and repairs are counted by the stages that make them (on a cluster too); the run's outcome here.
     for _ in result.compensated:
         metrics.count_policy_event(metrics.PolicyEvent.COMPENSATION)
     outcome = metrics.RunOutcome.SUCCEEDED if result.succeeded else (

@@ -1,8 +1,10 @@
 """Layers 2-5 as handlers of the blueprint's nodes: agents, execution, revalidation, supervision.
 
-Data flows through node outputs (JSON documents); plans that matter are committed to the execution log as
-immutable versions. Validation and repair events carry what replay needs to re-run them (see
-:mod:`alas_argo.log.replay`).
+The same handlers serve both engines: the local runtime calls them in process (``alas run``), and on a
+cluster every pod of ``alas-plan`` / ``alas-repair`` calls one of them through
+:mod:`alas_argo.pipeline.stepping`. Data flows through node outputs (JSON documents); plans that matter are
+committed to the execution log as immutable versions. Validation and repair events carry what replay needs
+to re-run them (see :mod:`alas_argo.log.replay`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal
 from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.agents.registry import AgentRegistry, Instantiated, Role, default_registry
-from alas_argo.errors import InputError
+from alas_argo.errors import ContractError, InputError
 from alas_argo.jssp.disruption import Disruption, carry_forward, generate_disruption
 from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState, OpStatus
@@ -22,6 +24,7 @@ from alas_argo.jssp.faults import inject_faults
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import EventType, ExecutionLog
+from alas_argo.metrics import RunOutcome, count_plan_committed, count_run_outcome, observe_repair_record
 from alas_argo.pipeline.config import RunConfig, Variant
 from alas_argo.runtime.context import Handler, NodeContext
 
@@ -55,8 +58,22 @@ class Stages:
 
     def __init__(self, config: RunConfig, instance: Instance, log: ExecutionLog, *,
                  disruptions: list[Disruption] | None = None, registry: AgentRegistry | None = None,
-                 agent_spec: dict[str, Any] | None = None) -> None:
+                 agent_spec: dict[str, Any] | None = None, scope: str | None = None) -> None:
+        """Bind the handlers to one run.
+
+        Args:
+            config: The run's configuration.
+            instance: The instance it plans.
+            log: The run's execution log.
+            disruptions: Disruptions given as documents (revealed in order), instead of generated ones.
+            registry: The agent registry (default: the built-in one).
+            agent_spec: Extra spec for the agent factory.
+            scope: The workflow object a cluster step runs in (Argo's workflow name), or None locally: commits
+                are once per run and node locally (a resumed run), once per workflow object on a cluster
+                (every ``alas-repair`` of a run commits its own repair).
+        """
         self.config = config
+        self.scope = scope
         self.instance = instance
         self.log = log
         self.file_disruptions = disruptions or []
@@ -135,6 +152,14 @@ class Stages:
     def supervisor(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Merge the proposals into one plan."""
         proposals = [JobProposal.model_validate(p) for p in ctx.deps["propose"]]
+        # One proposal per job, no more, no less: a merge over a partial set would silently plan the missing jobs
+        # itself (an engine that lost the fan-out's outputs once did exactly that).
+        jobs = sorted(p.job for p in proposals)
+        if jobs != list(range(self.instance.num_jobs)):
+            missing = sorted(set(range(self.instance.num_jobs)) - set(jobs))
+            raise ContractError(f"{len(proposals)} job proposals for {self.instance.num_jobs} jobs (missing "
+                                f"{missing[:10]}, duplicated {sorted({j for j in jobs if jobs.count(j) > 1})[:10]})",
+                                where=f"node {ctx.node_id}")
         merged: Schedule = self.agent(Role.SUPERVISOR).merge(self.instance, proposals)
         self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id,
                         payload={"makespan": merged.makespan, "proposals": len(proposals)})
@@ -165,6 +190,8 @@ class Stages:
     def revalidate(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """One iteration of validate -> repair: validate the plan; if invalid, patch it for the next one."""
         source = ctx.deps[ctx.params["source"]]
+        if source.get("skipped"):  # a cluster run whose scenario is "none": nothing was disrupted
+            return {**source, "valid": True, "checked": False}
         plan = _plan(ctx.previous["plan"] if ctx.previous else source["plan"])
         disruption = Disruption.model_validate(source["disruption"]) if "disruption" in source else None
         baseline = _plan(source["baseline"]) if "baseline" in source else None
@@ -203,6 +230,8 @@ class Stages:
     def commit(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Commit the plan as a new immutable version."""
         source = ctx.deps[ctx.params["source"]]
+        if source.get("skipped"):
+            return {"version": None, "skipped": True}
         plan = _plan(source["plan"])
         meta: dict[str, Any] = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
                                 "makespan": plan.makespan}
@@ -210,8 +239,12 @@ class Stages:
             meta["repair"] = source["metrics"]
         # The key makes the commit exactly-once even if the process dies between the commit and the
         # runtime's idempotency record: a resumed run finds the version instead of committing it again.
+        # On a cluster the key names the workflow object ("/" cannot occur in a run id, so it never meets the
+        # local "<run>:<node>" keys): a pod retried after its commit finds the version.
+        key = f"{self.log.run_id}:{ctx.node_id}" if self.scope is None else f"step/{self.scope}/{ctx.node_id}"
         version = self.log.commit_plan(plan.to_json(), node_id=ctx.node_id, reason=ctx.params["reason"], meta=meta,
-                                       idempotency_key=f"{self.log.run_id}:{ctx.node_id}")
+                                       idempotency_key=key)
+        count_plan_committed("repair" if "metrics" in source else "plan")
         carried = {k: source[k] for k in ("disruption", "metrics") if k in source}
         return _plan_out(plan, version=version, **carried)
 
@@ -232,10 +265,21 @@ class Stages:
 
     def disrupt(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Reveal disruption k against the plan in force (generated, or the k-th from the file)."""
-        k = int(ctx.params["index"])
-        in_force = ctx.deps[ctx.params["plan_from"]]
+        k = int(ctx.params.get("index", 1))
+        if "plan_from" in ctx.params:
+            in_force = ctx.deps[ctx.params["plan_from"]]
+        else:  # alas-repair: the plan in force is the run's current version
+            current = self.log.current_plan()
+            if current is None:
+                raise InputError("no committed plan to disrupt", where=f"run {self.log.run_id}")
+            in_force = {"version": current[0], "plan": current[1]}
         baseline = _plan(in_force["plan"])
-        previous = Disruption.model_validate(in_force["disruption"]) if "disruption" in in_force else None
+        base_version = in_force.get("version")
+        previous = Disruption.model_validate(in_force["disruption"]) if in_force.get("disruption") else None
+        if not self.file_disruptions and self.config.disrupt is None:
+            # Only a cluster run gets here (scenario "none"): the segment passes the plan through, uncommitted.
+            return {"disruption": None, "baseline": baseline.to_json(), "baseline_version": base_version,
+                    "skipped": True}
         if self.file_disruptions:
             disruption = self.file_disruptions[k - 1]
         else:
@@ -248,11 +292,13 @@ class Stages:
             disruption = carry_forward(previous, disruption)
         check_disruption(self.instance, baseline, disruption)
         self.log.record(EventType.DISRUPTION_OBSERVED, node_id=ctx.node_id,
-                        payload={"index": k, "disruption": disruption.to_json()})
-        return {"disruption": disruption.to_json(), "baseline": baseline.to_json()}
+                        payload={"index": k, "disruption": disruption.to_json(), "baseline_version": base_version})
+        return {"disruption": disruption.to_json(), "baseline": baseline.to_json(), "baseline_version": base_version}
 
     def _repair(self, ctx: NodeContext, method: str | None = None) -> dict[str, Any]:
         d = ctx.deps[f"disrupt_{ctx.params['index']}"]
+        if d.get("skipped"):
+            return {**_plan_out(_plan(d["baseline"])), "skipped": True}
         baseline, disruption = _plan(d["baseline"]), Disruption.model_validate(d["disruption"])
         repairer = self.agent(Role.REPAIRER)
         if method is not None:
@@ -270,6 +316,7 @@ class Stages:
             "method": repairer.method, "budget": repairer.budget, "seed": repairer.seed, "workers": repairer.workers,
             "effort": repairer.effort, "deterministic": repairer.deterministic, "limits": result.limits,
             "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
+        observe_repair_record(metrics)
         return _plan_out(result.schedule, metrics=metrics, baseline=baseline.to_json(),
                          disruption=disruption.to_json())
 
@@ -291,4 +338,8 @@ class Stages:
 
     def finish(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """The versions this run committed."""
+        if self.scope is not None:
+            # On a cluster the run ends here when it succeeds (its exit handler counts the other outcomes);
+            # `alas run` counts its outcome once the runtime returns.
+            count_run_outcome(RunOutcome.SUCCEEDED)
         return {"versions": self.log.versions()}

@@ -77,8 +77,8 @@ def test_a_job_agent_pod_killed_mid_run_leaves_one_output_per_job_and_a_success(
 
     def mid_run(pod: dict[str, Any]) -> bool:
         # Its step has begun: it logged node.started (so the kill interrupts real work).
-        return (runs_template(name, "job-agents-item")(pod) and main_running(pod)
-                and any(s.get("item") == item_of(pod) for s in started(store, run_id, "job-agents")))
+        return (runs_template(name, "propose-item")(pod) and main_running(pod)
+                and any(s.get("item") == item_of(pod) for s in started(store, run_id, "propose")))
 
     killed_items: list[int] = []
 
@@ -97,10 +97,11 @@ def test_a_job_agent_pod_killed_mid_run_leaves_one_output_per_job_and_a_success(
     # Argo v3.6.5 recreates a pod deleted under a running node (or retries a node it marks Error): the job agent
     # runs again; the log holds its output once (a step finds an output recorded before the kill and returns it),
     # and the supervisor gets one proposal per job.
-    assert sum(1 for s in started(store, run_id, "job-agents") if s.get("item") == item) >= 1
-    done = [e for e in store.events(run_id) if e["type"] == "node.succeeded" and e.get("node_id") == "job-agents"]
+    assert sum(1 for s in started(store, run_id, "propose") if s.get("item") == item) >= 1
+    done = [e for e in store.events(run_id) if e["type"] == "node.succeeded" and e.get("node_id") == "propose"]
     assert sorted(e["payload"]["item"] for e in done) == list(range(10))
-    proposed = [e["payload"] for e in store.events(run_id) if e["type"] == "plan.proposed"]
+    proposed = [e["payload"] for e in store.events(run_id)
+                if e["type"] == "plan.proposed" and e.get("node_id") == "merge"]
     assert proposed and proposed[-1]["proposals"] == 10
 
 
@@ -123,16 +124,17 @@ def test_a_repair_that_fails_for_good_is_compensated_on_exit(argo: Argo, kube: K
 
     def repairing() -> str | None:
         pods = kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={name}")["items"]
-        return next((p["metadata"]["name"] for p in pods if runs_template(name, "repair")(p) and main_running(p)
-                     and started(store, run_id, "repair")), None)
+        return next((p["metadata"]["name"] for p in pods if runs_template(name, "repair-1")(p) and main_running(p)
+                     and started(store, run_id, "repair_1")), None)
 
     pod = kube.wait_for("the repair step to run", repairing, timeout=600, every=0.5)
-    # Killed by signal, exit 137: not a transient error under the step's retry policy, so it fails for good.
+    # Killed by signal, exit 137: not a transient error under the step's retry policy, so it fails for good (the
+    # process is gone, so the step's own escalation to patch and replan cannot run either).
     kill_step_process(kube, pod)
     argo("wait", name, check=False)
     workflow = argo.get(name)
     assert workflow["status"]["phase"] in ("Failed", "Error")
-    repair = node_of(workflow, "repair")
+    repair = node_of(workflow, "repair-1")
     assert [a["phase"] for a in attempts(workflow, repair)] == ["Failed"]
     compensate = node_of(workflow, "compensate")
     assert compensate["phase"] == "Succeeded"

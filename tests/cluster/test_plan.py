@@ -66,12 +66,12 @@ def test_the_workflow_succeeds(planned: dict[str, Any]) -> None:
 
 def test_one_job_agent_pod_per_job_within_the_parallelism_bound(planned: dict[str, Any], kube: Kube) -> None:
     jobs = len(get_instance(INSTANCE).jobs)
-    agents = pod_nodes(planned, "job-agents-item")
+    agents = pod_nodes(planned, "propose-item")
     succeeded = [n for n in agents if n["phase"] == "Succeeded"]
     assert len(succeeded) == jobs
     # Each job's item appears once among the successes (no job planned twice, none left out).
     assert len({json.dumps(n.get("inputs", {}).get("parameters", [])) for n in succeeded}) == jobs
-    bound = template_parallelism(kube, "alas-plan", "job-agents")
+    bound = template_parallelism(kube, "alas-plan", "propose")
     assert 1 < max_concurrent(agents) <= bound
 
 

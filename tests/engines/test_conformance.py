@@ -70,6 +70,10 @@ CASES: dict[str, tuple[Callable[[], Workflow], list[str]]] = {
     "parallel": (lambda: _parallel(None), ["branches"]),
     "parallel_concurrency": (lambda: _parallel(2), ["maxConcurrency"]),
     "map": (lambda: with_node(Node(id="work", kind="map", role="agent", items="inputs.items")), ["items"]),
+    "map_outputs": (lambda: Workflow(name="row", nodes=[
+        Node(id="start", role="plan"), Node(id="work", kind="map", role="agent", items="start.jobs"),
+        Node(id="after", role="merge")],
+        edges=[Edge(source="start", target="work"), Edge(source="work", target="after")]), ["items"]),
     "map_concurrency": (lambda: with_node(Node(id="work", kind="map", role="agent", items="start.jobs",
                                                max_concurrency=3)), ["maxConcurrency", "items"]),
     "retry": (lambda: with_node(T, policy=Policy(retry=Retry(max_attempts=4))), ["policy.retry.maxAttempts"]),

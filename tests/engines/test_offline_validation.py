@@ -57,18 +57,18 @@ def test_lint_finds_broken_references() -> None:
     spec = doc["spec"]
     spec["onExit"] = "nowhere"
     main = next(t for t in spec["templates"] if t["name"] == "main")
-    supervise = next(t for t in main["dag"]["tasks"] if t["name"] == "supervise")
-    supervise["depends"] = "ghost"
-    agents = next(t for t in main["dag"]["tasks"] if t["name"] == "job-agents")
+    merge = next(t for t in main["dag"]["tasks"] if t["name"] == "merge")
+    merge["depends"] = "ghost"
+    agents = next(t for t in main["dag"]["tasks"] if t["name"] == "propose")
     agents["arguments"]["parameters"][0]["value"] = "{{tasks.blueprint.outputs.parameters.nothing}}"
-    leaf = next(t for t in spec["templates"] if t["name"] == "disrupt")
+    leaf = next(t for t in spec["templates"] if t["name"] == "disrupt-1")
     leaf["container"]["args"].append("{{inputs.parameters.undeclared}}")
     leaf["container"]["args"].append("{{workflow.parameters.missing}}")
     problems = "\n".join(str(p) for p in lint_argo(doc))
     for expected in ("onExit 'nowhere'", "unknown task 'ghost'", "no output parameter 'nothing'",
                      "undeclared input parameter 'inputs.parameters.undeclared'",
                      "undeclared workflow parameter 'workflow.parameters.missing'",
-                     "reads outputs of task 'job-agents' without depending on it"):
+                     "reads outputs of task 'propose' without depending on it"):
         assert expected in problems, expected
 
 

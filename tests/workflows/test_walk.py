@@ -63,7 +63,7 @@ def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -
     walk = _walk("alas-plan", "alas-plan-x7k2p", {"run-id": "walk-ft06", "instance": "ft06",
                                                   "planner": "heuristic", "time-limit": "2"})
     assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
-    agents = [p for p in walk.pods if p.template == "job-agents-item"]
+    agents = [p for p in walk.pods if p.template == "propose-item"]
     assert len(agents) == 6  # one pod per job, from the withParam list the blueprint wrote
     assert {p.argv[p.argv.index("--item") + 1] for p in agents} == {str(j) for j in range(6)}
     assert "compensate" not in {p.template for p in walk.pods}  # when: {{workflow.status}} != Succeeded
@@ -93,18 +93,18 @@ def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -
 
 
 def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: S3Store) -> None:
-    # commit-plan commits v1, then disrupt fails permanently on an unknown scenario (exit 2, not retried):
+    # commit_v1 commits v1, then disrupt_1 fails permanently on an unknown scenario (exit 2, not retried):
     # the exit handler must retract what this workflow committed, and only that, exactly once.
     args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
     settled = write_report(s3_env, source="earlier tests")
     walk = _walk("alas-plan", "alas-plan-saga1", args)
     assert walk.status == "Failed"
-    assert [p.exit_code for p in walk.pods if p.template == "disrupt"] == [2]
+    assert [p.exit_code for p in walk.pods if p.template == "disrupt-1"] == [2]
     assert [p.template for p in walk.pods][-1] == "compensate"
     log = ExecutionLog(s3_env, "walk-saga")
     comp = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert [(e.payload["node"], e.payload["result"]) for e in comp] == [
-        ("commit-plan", {"retracted": 1, "restored": None})]  # nothing earlier to make current again
+        ("commit_v1", {"retracted": 1, "restored": None})]  # nothing earlier to make current again
     # The retraction is a logged transition: no plan is in force for any reader any more.
     assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [1]
     assert log.current_plan() is None and log.retracted() == [1]
@@ -126,11 +126,11 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
     assert again.status == "Failed"
     assert log.versions() == [1]
     assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1
-    assert any(e.type is EventType.NODE_IDEMPOTENT_HIT and e.node_id == "commit-plan" for e in log.events())
+    assert any(e.type is EventType.NODE_IDEMPOTENT_HIT and e.node_id == "commit_v1" for e in log.events())
 
 
 def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S3Store) -> None:
-    """The retract-plan template (`alas step retract --compensates commit-plan`) undoes what its workflow
+    """The retract-v1 template (`alas step retract --compensates commit_v1`) undoes what its workflow
     committed, and shares the exit handler's record: whichever runs first compensates, the other does not."""
     args = {"run-id": "walk-retract", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
     doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
@@ -138,14 +138,14 @@ def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S
     assert walker.template(doc["spec"]["entrypoint"], {})[0] == "Failed"  # v1 committed, then disrupt failed
     log = ExecutionLog(s3_env, "walk-retract")
     assert log.versions() == [1]
-    phase, outputs = walker.template("retract-plan", {})
+    phase, outputs = walker.template("retract-v1", {})
     assert phase == "Succeeded"
     assert log.idempotency_get(outputs["key"])["doc"]["compensated"] == [
-        {"node": "commit-plan", "retracted": 1, "restored": None}]
+        {"node": "commit_v1", "retracted": 1, "restored": None}]
     finished = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert [(e.node_id, e.payload["node"], e.payload["result"]) for e in finished] == [
-        ("retract-plan", "commit-plan", {"retracted": 1, "restored": None})]
-    assert walker.template("retract-repair", {})[0] == "Succeeded"  # repair never committed: nothing to undo
+        ("retract_v1", "commit_v1", {"retracted": 1, "restored": None})]
+    assert walker.template("retract-2", {})[0] == "Succeeded"  # repair never committed: nothing to undo
     walker.globals["workflow.status"] = "Failed"
     assert walker.template(doc["spec"]["onExit"], {})[0] == "Succeeded"
     assert len([e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]) == 1

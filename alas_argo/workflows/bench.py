@@ -1,21 +1,23 @@
-"""(b) The benchmark fan-out: the WorkflowTemplate ``alas-bench``.
+"""The benchmark fan-out: the WorkflowTemplate ``alas-bench``.
 
-bench-plan lists suite x scenarios x seeds; one pod per case runs the whole local pipeline for its case
-in its own log run; aggregate writes the summary (exported as the workflow output ``summary``).
+bench-plan lists suite x scenarios x seeds; one pod per case runs the whole pipeline
+(:func:`alas_argo.workflows.plan.pipeline`, on the local runtime inside the pod) for its case in its own log
+run; aggregate writes the summary (exported as the workflow output ``summary``). The parameters are the
+pipeline's, with ``suite`` instead of ``instance``.
 """
 
 from __future__ import annotations
 
 from alas_argo.ir import Edge, Node, Workflow, ensure_valid
+from alas_argo.workflows.plan import INPUTS, Engine, Shape, policies
 
 __all__ = ["build"]
 
 
 def build() -> Workflow:
     """The IR of ``alas-bench``."""
-    from workflows.plan_and_repair import INPUTS, POLICIES
-
-    inputs = {k: v for k, v in INPUTS.items() if k != "instance"} | {"suite": "smoke"}
+    inputs = {k: v for k, v in INPUTS.items() if k not in ("instance", "disruption")} | {"suite": "smoke"}
+    cluster = policies(Shape(engine=Engine.CLUSTER))
     nodes = [
         Node(id="cases", role="bench-plan", policy_ref="step", output={"type": "object", "required": ["cases"]},
              description="List the cases: suite x scenarios x seeds."),
@@ -27,5 +29,5 @@ def build() -> Workflow:
     return ensure_valid(Workflow(
         name="alas-bench", description="Benchmark fan-out over suite x scenarios x seeds with aggregation.",
         nodes=nodes, edges=[Edge(source="cases", target="run-case"), Edge(source="run-case", target="aggregate")],
-        policies={"step": POLICIES["step"], "agent": POLICIES["agent"]},
+        policies={"step": cluster["step"], "agent": cluster["agent"]},
         meta={"inputs": inputs, "argo": {"outputs": {"aggregate": ["summary"]}}}))

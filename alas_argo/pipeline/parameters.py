@@ -1,0 +1,90 @@
+"""A run's configuration as workflow parameters and back: the data contract between ``alas run`` and the
+``alas-plan`` / ``alas-repair`` / ``alas-bench`` WorkflowTemplates (:data:`alas_argo.workflows.plan.INPUTS`).
+
+Parameters are strings (Argo's), JSON where they hold lists or documents. The first entry of ``scenarios``
+and of ``seeds`` picks the disruption and the seed (``none`` plans only); a ``disruption`` document (one
+disruption or a list) is revealed instead of a generated one. An empty ``repair-budget`` is the time limit.
+The pods run one CP-SAT worker each, so ``workers`` is 1 on a cluster; with ``deterministic`` (the default)
+the solves do not depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from alas_argo.errors import InputError, first_error
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.pipeline.config import RunConfig, Variant
+
+__all__ = ["config_from_parameters", "parameters_for"]
+
+
+def _json(values: Mapping[str, str], name: str, default: Any) -> Any:
+    raw = values.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return json.loads(str(raw))
+    except json.JSONDecodeError as e:
+        raise InputError(f"workflow parameter {name!r} is not JSON: {e.msg}", where=f"parameter {name}") from None
+
+
+def _first(values: Mapping[str, str], name: str, default: Any) -> Any:
+    items = _json(values, name, [default])
+    if not isinstance(items, list):
+        raise InputError(f"workflow parameter {name!r} must be a JSON list", where=f"parameter {name}")
+    return items[0] if items else default
+
+
+def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[RunConfig, list[Disruption]]:
+    """The run configuration and the given disruptions that workflow parameters ``values`` describe.
+
+    Args:
+        values: Workflow parameters (missing ones take the template's defaults).
+        override: RunConfig fields that win over the parameters (a benchmark case's instance, ...).
+
+    Raises:
+        InputError: A parameter is malformed (names it).
+    """
+    scenario = str(_first(values, "scenarios", "breakdown"))
+    given = _json(values, "disruption", None)
+    try:
+        disruptions = [] if given is None else TypeAdapter(list[Disruption]).validate_python(
+            given if isinstance(given, list) else [given])
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        raise InputError(f"{loc}: {msg}", where="parameter disruption") from None
+    limit = values.get("time-limit") or "10"
+    fields: dict[str, Any] = {
+        "instance": values.get("instance") or "ta01", "planner": values.get("planner") or "heuristic",
+        "disrupt": None if scenario == "none" or disruptions else scenario, "seed": int(_first(values, "seeds", 0)),
+        "time_limit": float(limit), "repair_method": values.get("method") or "lcrp",
+        "repair_budget": float(values.get("repair-budget") or limit), "faults": int(values.get("faults") or 0),
+        "variant": Variant(values.get("variant") or "full"), "workers": 1,
+        "deterministic": (values.get("deterministic") or "true").lower() != "false"}
+    try:
+        return RunConfig(**{**fields, **override}), disruptions
+    except (ValidationError, ValueError) as e:
+        raise InputError(f"bad workflow parameters: {e}", where="parameters") from None
+
+
+def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disruption] | None = None) -> dict[str, str]:
+    """The workflow parameters of ``alas-plan`` that run what ``config`` runs locally (one disruption at most).
+
+    Raises:
+        InputError: ``config`` is not expressible as parameters (an instance file, several disruptions).
+    """
+    if (disruptions and len(disruptions) > 1) or (config.disrupt is not None and config.disruptions > 1):
+        raise InputError("alas-plan reveals one disruption", where="disruptions")
+    out = {"run-id": run_id, "instance": config.instance, "planner": config.planner,
+           "scenarios": json.dumps([config.disrupt or "none"] if not disruptions else ["given"]),
+           "seeds": json.dumps([config.seed]), "method": config.repair_method, "time-limit": repr(config.time_limit),
+           "repair-budget": repr(config.repair_budget), "faults": str(config.faults), "variant": str(config.variant),
+           "deterministic": "true" if config.deterministic else "false"}
+    if disruptions:
+        out["disruption"] = json.dumps(disruptions[0].to_json())
+    return out

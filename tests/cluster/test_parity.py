@@ -1,0 +1,60 @@
+"""One IR, two engines, one result, on the real engine: `alas run` (the local runtime, here in the test
+process) and `argo submit --from workflowtemplate/alas-plan` with the same parameters commit identical plan
+versions and the same sequence of domain events (tests/parity.py), for three instances.
+
+Figures go to $ALAS_CLUSTER_HOME/figures.json as ``parity`` (what the closing note of issue 19 quotes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alas_argo.log import ExecutionLog
+from alas_argo.log.fs_store import FsStore
+from alas_argo.pipeline import RunConfig, run_pipeline
+from alas_argo.pipeline.parameters import parameters_for
+from tests.cluster.conftest import Argo, Store, record_figure
+from tests.parity import trace
+
+# Three plan workflows of ~20 pods each, one after another: about 2 min each on the kind cluster.
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1800)]
+
+#: As tests/workflows/test_parity.py: three instances, both planners, two disruption kinds (one worker, as a pod).
+CASES = [
+    RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=0, time_limit=2, repair_budget=2,
+              workers=1),
+    RunConfig(instance="la01", planner="heuristic", disrupt="shock", seed=1, time_limit=2, repair_budget=2,
+              workers=1),
+    RunConfig(instance="ta01", planner="cpsat", disrupt="breakdown", seed=2, time_limit=5, repair_budget=5,
+              workers=1),
+]
+
+_RESULTS: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}")
+def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, store: Store, tmp_path: Path) -> None:
+    run_id = f"e2e-parity-{config.instance}-{int(time.time())}"
+    local = ExecutionLog(FsStore(tmp_path / "local"), run_id)
+    assert run_pipeline(config, local).succeeded
+    workflow = argo.submit("alas-plan", parameters_for(config, run_id=run_id))
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+
+    events = store.events(run_id)
+    versions = [e["payload"]["version"] for e in events if e["type"] == "plan.committed"]
+    assert versions == local.versions() == [1, 2]
+    same_plans = []
+    for version in versions:
+        shown = store.alas("log", "show", run_id, "--store", "s3", "--version", str(version), "--json")
+        same_plans.append(json.loads(shown.stdout) == local.plan(version))
+    local_trace, argo_trace = trace(e.to_json() for e in local.events()), trace(events)
+    _RESULTS[config.instance] = {"versions": len(versions), "identical_plans": sum(same_plans),
+                                 "domain_events": len(local_trace), "same_events": argo_trace == local_trace}
+    record_figure("parity", _RESULTS)
+    assert all(same_plans), same_plans
+    assert argo_trace == local_trace

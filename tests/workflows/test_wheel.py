@@ -1,0 +1,73 @@
+"""A non-editable install (the wheel, nothing of the checkout beside it) has the workflow definitions:
+`alas render` writes the same files as the goldens, and the commands that read the definitions work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from alas_argo.engines.rendering import repo_root
+
+ROOT = repo_root()
+
+# Building the wheel and a venv: 15-25 s measured on a loaded 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bin/ of a venv holding the project's wheel (dependencies from the running interpreter's site-packages)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"  # a copy, so the build leaves nothing (build/, *.egg-info) in the checkout
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "NOTICE"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "alas_argo", src / "alas_argo", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp / "dist"), str(src)], check=True, env=env, cwd=tmp)
+    wheel = next((tmp / "dist").glob("alas_argo-*.whl"))
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(tmp / "venv")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(tmp / "venv/bin/python"), "install", "--no-deps",
+                    "--no-index", "-q", str(wheel)], check=True, env=env, cwd=tmp)
+    return tmp / "venv" / "bin"
+
+
+def _alas(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ALAS_WORKFLOWS_DIR")}
+    return subprocess.run([str(bin_dir / "alas"), *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          check=False)
+
+
+def test_the_wheel_runs_from_site_packages(installed: Path, tmp_path: Path) -> None:
+    where = subprocess.run([str(installed / "python"), "-c", "import alas_argo; print(alas_argo.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}).stdout
+    assert str(installed.parent) in where, where  # not the checkout (an editable install's finder)
+
+
+def test_render_from_the_wheel_writes_the_goldens(installed: Path, tmp_path: Path) -> None:
+    done = _alas(installed, "render", cwd=tmp_path)  # default: ./workflows, no chart beside a wheel
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.relative_to(tmp_path / "workflows").as_posix() for p in (tmp_path / "workflows").rglob("*.*"))
+    assert written == sorted(p.relative_to(ROOT / "workflows").as_posix()
+                             for p in (ROOT / "workflows").rglob("*.*") if p.suffix in (".yaml", ".json"))
+    for rel in written:
+        assert (tmp_path / "workflows" / rel).read_text() == (ROOT / "workflows" / rel).read_text(), rel
+    checked = _alas(installed, "render", "--check", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("args", [["ir", "export", "alas-plan"], ["ir", "export", "alas-repair", "--format", "yaml"],
+                                  ["submit", "alas-bench", "--dry-run"], ["engines", "matrix"], ["--help"]])
+def test_commands_reading_the_definitions_work_from_the_wheel(installed: Path, tmp_path: Path,
+                                                              args: list[str]) -> None:
+    done = _alas(installed, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout and "Traceback" not in done.stderr
