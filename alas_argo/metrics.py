@@ -178,6 +178,9 @@ def count_plan_retracted() -> None:
 
 def observe_validation(valid: bool, codes: Iterable[str] = ()) -> None:
     """Record one validator verdict and the code of each violation it reported."""
+    # Both series exist from the first verdict on, so the failure ratio reads 0, not "no data", until one fails.
+    for verdict in ("valid", "invalid"):
+        VALIDATIONS.labels(verdict=verdict)
     VALIDATIONS.labels(verdict="valid" if valid else "invalid").inc()
     for code in codes:
         VIOLATIONS.labels(code=label_value("code", code)).inc()
@@ -316,10 +319,10 @@ def _exposition_order(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[Any
 
 
 def samples() -> list[Point]:
-    """This process's counter and histogram samples that are not zero (what a step pod hands on)."""
+    """This process's counter and histogram samples (what a step pod hands on), zeros included: a series
+    created at 0 (both verdicts, both fallback flags) is what lets a ratio read 0 instead of "no data"."""
     return [Point(s.name, tuple(sorted(s.labels.items())), float(s.value))
-            for family in REGISTRY.collect() for s in family.samples
-            if s.name in _ADDITIVE and s.value > 0]
+            for family in REGISTRY.collect() for s in family.samples if s.name in _ADDITIVE]
 
 
 def fold_samples(points: Iterable[Point]) -> int:

@@ -63,7 +63,8 @@ def write_report(store: Store, *, source: str, clock: Callable[[], float] = time
     """
     with _reported_lock:
         now = {(p.name, p.labels): p.value for p in metrics.samples()}
-        grown = {k: v - _reported.get(k, 0.0) for k, v in now.items() if v > _reported.get(k, 0.0)}
+        # What grew, and series that are new at 0 (the receiving side creates them too).
+        grown = {k: v - _reported.get(k, 0.0) for k, v in now.items() if k not in _reported or v > _reported[k]}
         if not grown:
             return None
         key = f"{OUTBOX}{_stamp(clock())}-{uuid.uuid4().hex[:12]}.json"

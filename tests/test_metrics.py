@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import urllib.request
 
 import pytest
@@ -142,3 +143,10 @@ def test_a_method_s_fallback_series_exists_before_any_fallback() -> None:
     metrics.observe_repair("aor", 0.01, moved=3, edit_radius=4, makespan_gap=0.0, fallback=False)
     assert REGISTRY.get_sample_value("alas_repairs_total", {"method": "aor", "fallback": "true"}) == before
     assert REGISTRY.get_sample_value("alas_repairs_total", {"method": "aor", "fallback": "false"}) is not None
+
+
+def test_one_verdict_creates_both_series_so_the_failure_ratio_reads_zero() -> None:
+    metrics.observe_validation(True)
+    text = metrics.exposition().decode()
+    assert re.search(r'^alas_validations_total\{verdict="invalid"\} \d', text, re.M)
+    assert re.search(r'^alas_validations_total\{verdict="valid"\} [1-9]', text, re.M)

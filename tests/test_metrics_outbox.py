@@ -39,17 +39,24 @@ def test_a_report_holds_what_grew_since_the_last_one(tmp_path: Path) -> None:
     assert write_report(store, source="test") is None  # nothing grew
     metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
     metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
-    metrics.observe_log_append("s3", 0.003)
+    metrics.observe_log_append("outbox-test", 0.003)  # a backend no other test uses: its series are new here
     key = write_report(store, source="test")
     assert key is not None and key.startswith(OUTBOX)
     got = report_of(store, key)
+    compensated = ("alas_runs_total", (("outcome", "compensated"),))
+    assert got.pop(compensated) == 2.0
+    backend = ("backend", "outbox-test")
     # A sum is a float difference of two running totals.
-    assert got.pop(("alas_log_append_duration_seconds_sum", (("backend", "s3"),))) == pytest.approx(0.003)
+    assert got.pop(("alas_log_append_duration_seconds_sum", (backend,))) == pytest.approx(0.003)
     assert got == {
-        ("alas_runs_total", (("outcome", "compensated"),)): 2.0,
-        ("alas_log_append_duration_seconds_count", (("backend", "s3"),)): 1.0,
-        **{("alas_log_append_duration_seconds_bucket", (("backend", "s3"), ("le", le))): 1.0
+        ("alas_log_append_duration_seconds_count", (backend,)): 1.0,
+        # New series are handed on at 0 too, so the controller shows them (a ratio then reads 0, not "no data").
+        **{("alas_log_append_duration_seconds_bucket", (backend, ("le", le))): 0.0 for le in ("0.0005", "0.001")},
+        **{("alas_log_append_duration_seconds_bucket", (backend, ("le", le))): 1.0
            for le in ("0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "+Inf")}}
+    metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
+    again = write_report(store, source="test")
+    assert again is not None and report_of(store, again) == {compensated: 1.0}
 
 
 def test_the_inbox_folds_each_report_into_the_exposition_once(tmp_path: Path) -> None:

@@ -100,3 +100,22 @@ def test_the_final_plan_validates(planned: dict[str, Any], store: Store, tmp_pat
                          "--json", check=False)
     assert verdict.returncode == 0, verdict.stdout + verdict.stderr
     assert json.loads(verdict.stdout)["valid"] is True
+
+
+def test_the_validator_catches_injected_faults_on_the_cluster(argo: Argo, store: Store) -> None:
+    """Structural faults injected into the supervisor's plan (the ablation's protocol, `faults` parameter) are
+    caught by the validator step before any commit, patched, and only a valid plan is committed."""
+    run_id = f"e2e-faults-{int(time.time())}"
+    workflow = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft06", "planner": "heuristic",
+                                         "faults": "5", "scenarios": '["none"]'})
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    events = store.events(run_id)
+    types = [e["type"] for e in events]
+    failed = [e for e in events if e["type"] == "validation.failed"]
+    assert failed, types
+    assert types.index("validation.failed") < types.index("plan.committed")
+    codes = {v["code"] for v in failed[0]["payload"]["report"]["violations"]}
+    record_figure("validator_on_faults", {"violations": len(failed[0]["payload"]["report"]["violations"]),
+                                          "codes": sorted(codes)})
+    committed = [e for e in events if e["type"] == "plan.committed"]
+    assert len(committed) == 1 and committed[0]["payload"]["meta"]["valid"] is True

@@ -194,3 +194,17 @@ def test_a_template_command_runs_as_a_real_process(s3_env: S3Store, tmp_path: Pa
     phase, outputs = walker.template("blueprint", {})
     assert phase == "Succeeded" and json.loads(outputs["jobs"]) == list(range(6))
     assert ExecutionLog(s3_env, "walk-proc").idempotency_get(outputs["key"]) is not None
+
+
+def test_injected_faults_are_caught_before_the_commit(s3_env: S3Store) -> None:
+    """The `faults` parameter corrupts the supervisor's plan (the ablation's protocol): the validator step
+    rejects it, the plan is patched, and only the valid plan is committed (the cluster test does the same)."""
+    walk = _walk("alas-plan", "alas-plan-faults", {"run-id": "walk-faults", "instance": "ft06", "time-limit": "2",
+                                                     "faults": "5", "scenarios": '["none"]'})
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    events = ExecutionLog(s3_env, "walk-faults").events()
+    types = [e.type for e in events]
+    assert EventType.VALIDATION_FAILED in types
+    assert types.index(EventType.VALIDATION_FAILED) < types.index(EventType.PLAN_COMMITTED)
+    committed = [e for e in events if e.type is EventType.PLAN_COMMITTED]
+    assert len(committed) == 1 and committed[0].payload["meta"]["valid"] is True
