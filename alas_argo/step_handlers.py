@@ -21,7 +21,7 @@ from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import Event, EventType
-from alas_argo.steps import Handler, StepContext, StepOutput, holds
+from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
 
