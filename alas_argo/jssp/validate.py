@@ -1,4 +1,4 @@
-"""The independent schedule validator: every check of DESIGN.md section 4, all violations, vectorized.
+"""The independent schedule validator: every check of docs/contracts.md, all violations, vectorized.
 
 Non-circular validation is the point, so this module imports only the data models (instance, schedule,
 disruption, verdict) and shares no code with planners or repair. The arrays the checks run on are built in
@@ -10,7 +10,7 @@ operation has several entries the first one (in list order) is *the* entry and t
 ``duplicate_operation``. Only the first entries of known operations take part in the other checks, so one
 broken entry yields one violation rather than a cascade. Zero-length intervals overlap nothing.
 
-Disruption semantics (DESIGN.md section 4), with ``baseline`` the plan in force before the disruption:
+Disruption semantics (docs/contracts.md), with ``baseline`` the plan in force before the disruption:
 
 - an operation has *started* when its baseline start is before ``disruption.time``;
 - a started operation is *interrupted* when its in-place interval ``[baseline start, baseline start +
