@@ -17,7 +17,7 @@ from alas_argo import metrics
 from alas_argo.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 IDS = [str(p.relative_to(ROOT)) for p in PAGES]
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -101,7 +101,8 @@ def _resolves(dotted: str) -> bool:
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_dotted_names_resolve(page: Path) -> None:
     names = {m.group(0) for s in _SPAN.findall(_text(page)) for m in re.finditer(r"alas_argo(?:\.\w+)+", s)}
-    assert not [n for n in sorted(names) if _DOTTED.match(n) and not _resolves(n)]
+    unresolved = [n for n in sorted(names) if _DOTTED.match(n) and not _resolves(n)]
+    assert not unresolved, unresolved
 
 
 def _segments(text: str) -> list[str]:
@@ -231,3 +232,12 @@ def test_module_map_rows_name_files_of_their_package() -> None:
             if dirs and not any((d / name).exists() for d in dirs):
                 wrong.append(f"{first.strip()}: {name}")
     assert not wrong, wrong
+
+
+def test_nothing_points_at_a_design_file_the_repository_lacks() -> None:
+    """The docs replaced the shared notes' DESIGN.md: no page, help text or docstring sends readers there."""
+    own = Path(__file__).resolve()
+    suffixes = {".py", ".md", ".yaml", ".toml", ".txt", ".json", ".tpl"}
+    hits = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.suffix in suffixes and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(ROOT).parts) and p != own and "DESIGN.md" in p.read_text(encoding="utf-8", errors="replace")]
+    assert not hits, hits
