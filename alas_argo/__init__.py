@@ -1,4 +1,4 @@
-"""ALAS on Argo: a transactional, disruption-aware multi-agent planner (see README.md and DESIGN.md)."""
+"""ALAS on Argo: a transactional, disruption-aware multi-agent planner (see README.md and docs/)."""
 
 __version__ = "0.1.0"
 

@@ -65,7 +65,7 @@ _seen_lock = threading.Lock()
 
 
 class PolicyEvent(StrEnum):
-    """Policy actions the executors report (DESIGN.md section 7)."""
+    """Policy actions the executors report (docs/ir-and-engines.md)."""
 
     RETRY = "retry"
     TIMEOUT = "timeout"

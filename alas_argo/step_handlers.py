@@ -31,7 +31,7 @@ from alas_argo.metrics import (
     observe_repair_record,
 )
 from alas_argo.pipeline.stepping import PIPELINE_STEPS, recorded_instance
-from alas_argo.steps import Handler, StepContext, StepOutput, holds
+from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
 

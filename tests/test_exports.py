@@ -48,3 +48,29 @@ def test_every_module_declares_its_public_api(name: str) -> None:
     assert isinstance(getattr(module, "__all__", None), list | tuple), f"{name} has no __all__"
     missing = [n for n in module.__all__ if not hasattr(module, n)]
     assert not missing, f"{name}.__all__ names what it does not define: {missing}"
+
+
+#: Names that moved to a module of their own when an import circle was broken or a module split; the old
+#: module re-exports them (the same object), so every import path callers use keeps working.
+MOVED = [
+    ("alas_argo.log.store", "alas_argo.log.backend", ["RecordNotFound", "Store", "check_key"]),
+    ("alas_argo.runtime.lifecycle", "alas_argo.runtime.result", ["Outcome"]),
+    ("alas_argo.steps", "alas_argo.step_context",
+     ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "output_key"]),
+    ("alas_argo.jssp.faults", "alas_argo.jssp.fault_labels", ["FaultInjection", "FaultKind", "InjectedFault"]),
+    ("alas_argo.log.verification", "alas_argo.log.verify_report", ["Problem", "VerifyReport"]),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "names"), MOVED, ids=[m[0] for m in MOVED])
+def test_moved_names_are_re_exported_from_their_old_module(old: str, new: str, names: list[str]) -> None:
+    before, after = importlib.import_module(old), importlib.import_module(new)
+    for name in names:
+        assert name in before.__all__ and getattr(before, name) is getattr(after, name), name
+
+
+def test_the_log_extends_the_chain() -> None:
+    from alas_argo.log.chain import EventChain
+    from alas_argo.log.execution_log import ExecutionLog
+
+    assert issubclass(ExecutionLog, EventChain)

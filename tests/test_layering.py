@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md section 3 is held by import-linter, run here so CI enforces it."""
+"""The layering of docs/architecture.md is held by import-linter, run here so CI enforces it."""
 
 from __future__ import annotations
 

@@ -17,14 +17,12 @@ removed afterwards, so that benchmark runs never mix with real ones.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,7 +34,7 @@ from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.store import Store, open_store
 from alas_argo.settings import Settings, StoreKind, load_settings
 
-__all__ = ["bench_appends", "bench_plan_bytes", "bench_replay", "loopback_s3", "register_bench", "run_log_bench"]
+__all__ = ["bench_appends", "bench_plan_bytes", "bench_replay", "loopback_s3", "run_log_bench"]
 
 BENCH_INSTANCE = "ta61"  # 50 jobs x 20 machines
 
@@ -170,42 +168,3 @@ def run_log_bench(settings: Settings, *, appends: int = 200, versions: int = 100
         if replay:
             out["replay"] = bench_replay(store, versions)
         return out
-
-
-def _cmd(args: argparse.Namespace) -> int:
-    with contextlib.ExitStack() as stack:
-        root = args.root
-        if root is None and load_settings(store={"kind": args.store}).store.kind is StoreKind.FS:
-            root = stack.enter_context(tempfile.TemporaryDirectory(prefix=".alas-bench-", dir="."))
-        settings = load_settings(store={"kind": args.store, "root": root})
-        result = run_log_bench(settings, appends=args.appends, versions=args.versions,
-                               replay=not args.no_replay)
-    if args.json:
-        from alas_argo.cli.app import print_json
-
-        print_json(result)
-        return 0
-    a, b = result["append"], result["plan_bytes"]
-    lines = [f"store {result['store']}",
-             f"append latency: p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms over {a['appends']} appends",
-             f"50x20 plan: {b['bytes_per_version']} bytes per stored version "
-             f"({b['json_bytes_per_version']} bytes as JSON, {b['ratio']}x smaller)"]
-    if "replay" in result:
-        r = result["replay"]
-        lines.append(f"replay of {r['versions']} versions ({r['steps']} steps): {r['replay_seconds']} s, "
-                     f"{'parity' if r['parity'] else 'DRIFT'}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
-
-
-def register_bench(commands: Any) -> None:
-    """Add `alas bench log` (called by alas_argo.cli.logs)."""
-    from alas_argo.cli.running import add_store_arguments
-
-    p = commands.add("log", _cmd, help="execution log: append latency, bytes per plan version, replay time",
-                     group="bench")
-    add_store_arguments(p)
-    p.add_argument("--appends", type=int, default=200, help="appends to time (default 200)")
-    p.add_argument("--versions", type=int, default=100, help="plan versions in the replayed run (default 100)")
-    p.add_argument("--no-replay", action="store_true", help="skip the replay figure")
-    p.add_argument("--json", action="store_true", help="print JSON for machines")

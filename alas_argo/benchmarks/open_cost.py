@@ -16,11 +16,8 @@ filesystem it is store operations (each get, put, list or exists), counted by :c
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import contextlib
-import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -31,7 +28,7 @@ from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.store import Store, open_store
 from alas_argo.settings import Settings, StoreKind, load_settings
 
-__all__ = ["CountingStore", "build_run", "measure_open", "register_open_bench", "run_open_bench"]
+__all__ = ["CountingStore", "build_run", "measure_open", "run_open_bench"]
 
 #: A 6x6 instance: small enough that the measured pods spend their time on the log, not on planning.
 OPEN_INSTANCE = "ft06"
@@ -157,33 +154,3 @@ def run_open_bench(settings: Settings, sizes: list[int]) -> dict[str, Any]:
             rows.append({"events": events, **measure_open(lambda: open_store(settings), run_id, key)})
         return {"store": open_store(settings).location, "unit": "http requests" if settings.store.kind is StoreKind.S3
                 else "store operations", "rows": rows}
-
-
-def _cmd(args: argparse.Namespace) -> int:
-    sizes = [int(s) for s in str(args.events).split(",") if s.strip()]
-    with contextlib.ExitStack() as stack:
-        root = args.root
-        if root is None and load_settings(store={"kind": args.store}).store.kind is StoreKind.FS:
-            root = stack.enter_context(tempfile.TemporaryDirectory(prefix=".alas-bench-", dir="."))
-        result = run_open_bench(load_settings(store={"kind": args.store, "root": root}), sizes)
-    if args.json:
-        from alas_argo.cli.app import print_json
-
-        print_json(result)
-        return 0
-    lines = [f"store {result['store']} ({result['unit']} per access)",
-             f"{'events':>8} " + " ".join(f"{k:>11}" for k in KINDS)]
-    lines += [f"{r['events']:>8} " + " ".join(f"{r[k]:>11}" for k in KINDS) for r in result["rows"]]
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
-
-
-def register_open_bench(commands: Any) -> None:
-    """Add `alas bench open` (called by alas_argo.cli.logs)."""
-    from alas_argo.cli.running import add_store_arguments
-
-    p = commands.add("open", _cmd, help="execution log: store requests per pod against the run's length",
-                     group="bench")
-    add_store_arguments(p)
-    p.add_argument("--events", default="10,100,1000", help="run lengths, comma-separated (default 10,100,1000)")
-    p.add_argument("--json", action="store_true", help="print JSON for machines")

@@ -61,4 +61,4 @@ def register(commands: Commands) -> None:
                      description="Show an instance. NAME is a bundled name (ta01, ft06, dmu19) or a path to a "
                      "Taillard, OR-Library or JSON instance file.")
     p.add_argument("name", metavar="NAME", help="bundled name (ta01, ft06, dmu19) or instance file")
-    p.add_argument("--json", action="store_true", help="print the instance JSON of DESIGN.md section 4")
+    p.add_argument("--json", action="store_true", help="print the instance JSON of docs/contracts.md")

@@ -206,8 +206,6 @@ def register(commands: Commands) -> None:
                      "report parity (exit 1 on drift)")
     _common(p)
     p.add_argument("--skip-repairs", action="store_true", help="re-run validations only (repairs are slow)")
-    from alas_argo.benchmarks.log import register_bench
-    from alas_argo.benchmarks.open_cost import register_open_bench
+    from alas_argo.cli.log_benching import register as register_log_benches
 
-    register_bench(commands)
-    register_open_bench(commands)
+    register_log_benches(commands)

@@ -1,4 +1,4 @@
-"""`alas solve`: plan one static instance and write its schedule JSON (DESIGN.md section 4)."""
+"""`alas solve`: plan one static instance and write its schedule JSON (docs/contracts.md)."""
 
 from __future__ import annotations
 

@@ -162,7 +162,7 @@ def register(commands: Commands) -> None:
         "their start (unless a breakdown interrupted them), nothing new may start before the reveal time, "
         "and nothing may run during a downtime. Without --baseline, the frozen checks are skipped.")
     p.add_argument("--instance", required=True, metavar="I", help="bundled instance name or instance file")
-    p.add_argument("--schedule", required=True, metavar="S", help="schedule JSON file (DESIGN.md section 4)")
+    p.add_argument("--schedule", required=True, metavar="S", help="schedule JSON file (docs/contracts.md)")
     p.add_argument("--disruption", metavar="D", help="disruption JSON file")
     p.add_argument("--baseline", metavar="B", help="schedule JSON file of the plan in force before D")
     p.add_argument("--json", action="store_true", help="print the validation report as JSON")

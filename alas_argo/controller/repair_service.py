@@ -45,7 +45,7 @@ class RunNotFound(InputError):
     """The run does not exist or has no committed plan to repair (HTTP 404)."""
 
 
-#: Event types whose payload may carry the run's instance (DESIGN.md section 6, replay's payload contract).
+#: Event types whose payload may carry the run's instance (docs/execution-log.md, replay's payload contract).
 _INSTANCE_EVENTS = (EventType.RUN_STARTED, EventType.VALIDATION_PASSED, EventType.VALIDATION_FAILED,
                     EventType.REPAIR_FINISHED)
 

@@ -1,7 +1,7 @@
 """IR -> Argo Workflows: a pure function from a :class:`~alas_argo.ir.Workflow` to a Workflow or
 WorkflowTemplate document, checked against Hera's generated Argo models.
 
-Shape of the output (DESIGN.md §7): one DAG template ``main`` with one task per scheduled node; every node
+Shape of the output (docs/ir-and-engines.md): one DAG template ``main`` with one task per scheduled node; every node
 is a template running the one image as ``alas step <role> ...``; a map node is a DAG template whose single
 task fans out with ``withParam`` under ``parallelism``; joins become ``depends`` expressions; policies
 become ``retryStrategy``, ``activeDeadlineSeconds``/``timeout`` and the step's ``--idempotency-key`` (checked

@@ -1,4 +1,4 @@
-"""The conformance matrix: for every IR feature, how each engine expresses it (the authority, DESIGN.md §7).
+"""The conformance matrix: for every IR feature, how each engine expresses it (the authority, docs/ir-and-engines.md).
 
 A row says, per engine, whether the feature is ``native`` (the engine document says it and the reverse
 parser reads it from there), ``approximated`` (the engine runs something close; the exact IR value travels

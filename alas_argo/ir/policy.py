@@ -1,7 +1,7 @@
 """Execution policies: retry with backoff, timeout, catch, idempotency, compensation, loop guard, failure
 strategy.
 
-Every field here maps onto an engine construct (DESIGN.md section 7): ``retry`` onto Argo's
+Every field here maps onto an engine construct (docs/ir-and-engines.md): ``retry`` onto Argo's
 ``retryStrategy`` and ASL's ``Retry``, ``timeout`` onto ``activeDeadlineSeconds`` / ``TimeoutSeconds``,
 ``catch`` onto ``Catch`` / dependent tasks, ``loop_guard`` onto an iteration counter plus a deadline.
 Times are seconds (floats, so tests can use milliseconds).

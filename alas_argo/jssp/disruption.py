@@ -1,4 +1,4 @@
-"""Disruptions revealed at a time: machine breakdowns and duration changes (DESIGN.md section 4).
+"""Disruptions revealed at a time: machine breakdowns and duration changes (docs/contracts.md).
 
 Semantics, normative for the validator and the repair alike:
 
@@ -87,7 +87,7 @@ class Disruption(BaseModel):
         return {(e.job, e.step): e.duration for e in self.events if isinstance(e, DurationChange)}
 
     def to_json(self) -> dict[str, Any]:
-        """The disruption as the JSON document of DESIGN.md section 4."""
+        """The disruption as the JSON document of docs/contracts.md."""
         return self.model_dump(mode="json")
 
 

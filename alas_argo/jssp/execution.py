@@ -1,6 +1,6 @@
 """Execution state of a plan at a reveal time: what is done, running, interrupted, pending and frozen.
 
-This is the disruption semantics of DESIGN.md section 4 turned into data every repair method shares:
+This is the disruption semantics of docs/contracts.md turned into data every repair method shares:
 
 - an operation that started before the reveal time is *frozen* at its start, with its (possibly changed)
   duration extending it in place;

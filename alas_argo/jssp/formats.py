@@ -1,4 +1,4 @@
-"""Parsers for instance files: Taillard's format, the OR-Library format, and the JSON of DESIGN.md §4.
+"""Parsers for instance files: Taillard's format, the OR-Library format, and the JSON of docs/contracts.md.
 
 Every parse error is an :class:`~alas_argo.errors.InputError` naming the file and the line.
 """
@@ -119,7 +119,7 @@ def parse_orlib(text: str, *, name: str, where: str = "<text>") -> Instance:
 
 
 def parse_instance_json(doc: Any, *, where: str = "<json>") -> Instance:
-    """The instance JSON of DESIGN.md §4 (already decoded)."""
+    """The instance JSON of docs/contracts.md (already decoded)."""
     if not isinstance(doc, dict):
         raise InputError(f"expected a JSON object, found {type(doc).__name__}", where=where)
     try:

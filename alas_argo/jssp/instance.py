@@ -14,7 +14,7 @@ __all__ = ["Instance"]
 
 
 class Instance(BaseModel):
-    """A job-shop instance in the JSON contract of DESIGN.md section 4.
+    """A job-shop instance in the JSON contract of docs/contracts.md.
 
     Each job visits its operations in list order; machines are numbered from 0; every job visits each of
     its machines at most once in the classic benchmarks, but that is not required here.
@@ -79,7 +79,7 @@ class Instance(BaseModel):
         return sum(d for ops in self.jobs for _, d in ops)
 
     def to_json(self) -> dict[str, Any]:
-        """The instance as the JSON document of DESIGN.md section 4."""
+        """The instance as the JSON document of docs/contracts.md."""
         doc: dict[str, Any] = {
             "name": self.name,
             "jobs": [[[m, d] for m, d in ops] for ops in self.jobs],

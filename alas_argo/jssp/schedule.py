@@ -1,4 +1,4 @@
-"""A schedule: one timed entry per operation, in the JSON contract of DESIGN.md section 4.
+"""A schedule: one timed entry per operation, in the JSON contract of docs/contracts.md.
 
 The model is deliberately permissive (negative starts, duplicates and wrong machines can be represented)
 because the validator and the fault injector must be able to talk about broken schedules.
@@ -67,5 +67,5 @@ class Schedule(BaseModel):
                 for m, ops in sorted(seqs.items())}
 
     def to_json(self) -> dict[str, Any]:
-        """The schedule as the JSON document of DESIGN.md section 4."""
+        """The schedule as the JSON document of docs/contracts.md."""
         return self.model_dump(mode="json")

@@ -1,7 +1,8 @@
-"""The independent schedule validator: every check of DESIGN.md section 4, all violations, vectorized.
+"""The independent schedule validator: every check of docs/contracts.md, all violations, vectorized.
 
 Non-circular validation is the point, so this module imports only the data models (instance, schedule,
-disruption, verdict) and shares no code with planners or repair. Every check is a numpy pass over flat
+disruption, verdict) and shares no code with planners or repair. The arrays the checks run on are built in
+:mod:`alas_argo.jssp.validation_arrays`. Every check is a numpy pass over flat
 arrays (the machine-overlap check sorts once), so a 100x20 schedule is checked in about a millisecond.
 
 How entries are read: an entry naming a job or step the instance lacks is ``unknown_operation``; when an
@@ -9,7 +10,7 @@ operation has several entries the first one (in list order) is *the* entry and t
 ``duplicate_operation``. Only the first entries of known operations take part in the other checks, so one
 broken entry yields one violation rather than a cascade. Zero-length intervals overlap nothing.
 
-Disruption semantics (DESIGN.md section 4), with ``baseline`` the plan in force before the disruption:
+Disruption semantics (docs/contracts.md), with ``baseline`` the plan in force before the disruption:
 
 - an operation has *started* when its baseline start is before ``disruption.time``;
 - a started operation is *interrupted* when its in-place interval ``[baseline start, baseline start +
@@ -28,132 +29,39 @@ downtimes are still checked. ``instance_mismatch`` is a warning: validity is dec
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from itertools import chain
-from operator import attrgetter
-from typing import Any, NamedTuple
-
 import numpy as np
 
-from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.limits import MAX_TIME
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validation_arrays import (
+    BASE_FIELDS,
+    I64,
+    Arr,
+    Entries,
+    OpTable,
+    entry_rows,
+    first_entries,
+    op_ids,
+    op_table,
+)
 from alas_argo.jssp.verdict import ValidationReport, Violation, ViolationCode
 
 __all__ = ["MAX_TIME", "validate"]
 
 
-_I64 = np.int64
-_Arr = np.ndarray
-_FIELDS = attrgetter("job", "step", "machine", "start", "end")
-_BASE_FIELDS = attrgetter("job", "step", "start")  # a baseline only tells what had started, and when
-
-
-class _Table(NamedTuple):
-    """The instance as flat arrays indexed by operation id ``offset[job] + step``."""
-
-    lengths: _Arr
-    offsets: _Arr
-    job: _Arr
-    step: _Arr
-    machine: _Arr
-    duration: _Arr
-
-
-class _Entries(NamedTuple):
-    """The first entry of each known operation, as arrays over operation ids."""
-
-    present: _Arr
-    start: _Arr
-    end: _Arr
-    machine: _Arr
-
-
-_TABLES: OrderedDict[int, tuple[Instance, _Table]] = OrderedDict()
-
-
-def _table(instance: Instance) -> _Table:
-    """The instance's arrays, cached for the last few instances (revalidation loops check one instance
-    many times; holding the instance keeps its id from being reused while cached)."""
-    hit = _TABLES.get(id(instance))
-    if hit is not None and hit[0] is instance:
-        _TABLES.move_to_end(id(instance))
-        return hit[1]
-    table = _build_table(instance)
-    _TABLES[id(instance)] = (instance, table)
-    while len(_TABLES) > 8:
-        _TABLES.popitem(last=False)
-    return table
-
-
-def _build_table(instance: Instance) -> _Table:
-    lengths = np.fromiter((len(ops) for ops in instance.jobs), dtype=_I64, count=instance.num_jobs)
-    offsets = np.zeros_like(lengths)
-    np.cumsum(lengths[:-1], out=offsets[1:])
-    flat = np.array([op for ops in instance.jobs for op in ops], dtype=_I64).reshape(-1, 2)
-    job = np.repeat(np.arange(len(lengths), dtype=_I64), lengths)
-    table = _Table(lengths, offsets, job, np.arange(len(job), dtype=_I64) - offsets[job], flat[:, 0],
-                   flat[:, 1].copy())
-    for arr in table:
-        arr.flags.writeable = False  # shared through the cache: a stray in-place edit must fail loudly
-    return table
-
-
-def _rows(schedule: Schedule, fields: attrgetter[Any] = _FIELDS, width: int = 5) -> _Arr:
-    ops = schedule.operations
-    try:
-        # fromiter over a flat chain is the fastest way from pydantic objects to an array (about 2x np.array)
-        arr = np.fromiter(chain.from_iterable(map(fields, ops)), dtype=_I64,
-                          count=width * len(ops)).reshape(-1, width)
-    except OverflowError:
-        raise InputError(f"schedule values must lie within +-{MAX_TIME}") from None
-    if arr.size and np.abs(arr[:, 2:]).max() > MAX_TIME:
-        bad = int(np.argmax(np.abs(arr[:, 2:]).max(axis=1) > MAX_TIME))
-        raise InputError(f"schedule values must lie within +-{MAX_TIME}", where={"index": bad})
-    return arr
-
-
-def _op_ids(table: _Table, rows: _Arr) -> tuple[_Arr, _Arr]:
-    """(known mask over entries, operation id per entry, -1 where unknown)."""
-    jobs, steps = rows[:, 0], rows[:, 1]
-    known = (jobs >= 0) & (jobs < len(table.lengths)) & (steps >= 0)
-    known[known] &= steps[known] < table.lengths[jobs[known]]
-    ids = np.full(len(rows), -1, dtype=_I64)
-    ids[known] = table.offsets[jobs[known]] + steps[known]
-    return known, ids
-
-
-def _first_entries(n: int, rows: _Arr, ids: _Arr, known: _Arr, cols: tuple[int, int, int] = (3, 4, 2)
-                   ) -> tuple[_Entries, _Arr]:
-    """The first entry per operation id, and the entry positions that are duplicates.
-
-    ``cols`` are the row columns of start, end and machine.
-    """
-    positions = np.flatnonzero(known)
-    uniq, first = np.unique(ids[positions], return_index=True)
-    canon = positions[first]
-    dup = np.ones(len(positions), dtype=bool)
-    dup[first] = False
-    present = np.zeros(n, dtype=bool)
-    present[uniq] = True
-    start, end, machine = (np.zeros(n, dtype=_I64) for _ in range(3))
-    start[uniq], end[uniq], machine[uniq] = (rows[canon, c] for c in cols)
-    return _Entries(present, start, end, machine), positions[dup]
-
-
 class _Collector:
     """Turns masks over operation ids into violations with scopes and messages."""
 
-    def __init__(self, table: _Table) -> None:
+    def __init__(self, table: OpTable) -> None:
         self.table = table
         self.violations: list[Violation] = []
 
     def add(self, code: ViolationCode, message: str, **scope: int) -> None:
         self.violations.append(Violation.model_construct(code=code, message=message, scope=scope))
 
-    def ops(self, code: ViolationCode, mask: _Arr, text: str, **extra: _Arr) -> None:
+    def ops(self, code: ViolationCode, mask: Arr, text: str, **extra: Arr) -> None:
         """One violation per operation id in ``mask``; ``text`` is formatted with job, step and extras."""
         ids = np.flatnonzero(mask)
         if not len(ids):
@@ -166,7 +74,7 @@ class _Collector:
             self.add(code, text.format(**values), **{k: values[k] for k in scope_keys})
 
 
-def _static_checks(out: _Collector, e: _Entries, duration: _Arr) -> None:
+def _static_checks(out: _Collector, e: Entries, duration: Arr) -> None:
     t = out.table
     p = e.present
     out.ops(ViolationCode.MISSING_OPERATION, ~p, "operation (job {job}, step {step}) on machine {machine} "
@@ -186,7 +94,7 @@ def _static_checks(out: _Collector, e: _Entries, duration: _Arr) -> None:
     _overlap_check(out, e)
 
 
-def _overlap_check(out: _Collector, e: _Entries) -> None:
+def _overlap_check(out: _Collector, e: Entries) -> None:
     """Flag every operation that starts before some earlier operation on its machine has ended."""
     ids = np.flatnonzero(e.present & (e.end > e.start))
     if len(ids) < 2:
@@ -213,8 +121,8 @@ def _overlap_check(out: _Collector, e: _Entries) -> None:
                 other_step=int(t.step[b]))
 
 
-def _disruption_checks(out: _Collector, e: _Entries, d: Disruption, duration: _Arr,
-                       baseline: _Entries | None) -> None:
+def _disruption_checks(out: _Collector, e: Entries, d: Disruption, duration: Arr,
+                       baseline: Entries | None) -> None:
     p, t = e.present, out.table
     windows = [(b.machine, b.start, b.end) for b in d.breakdowns if b.duration > 0]
     in_downtime = np.zeros(len(p), dtype=bool)
@@ -227,12 +135,12 @@ def _disruption_checks(out: _Collector, e: _Entries, d: Disruption, duration: _A
     if baseline is None:
         return
     started = baseline.present & (baseline.start < d.time)
-    restart = np.full(len(p), np.iinfo(_I64).min, dtype=_I64)
+    restart = np.full(len(p), np.iinfo(I64).min, dtype=I64)
     ref_end = baseline.start + duration
     for m, lo, hi in windows:
         hit = started & (t.machine == m) & (baseline.start < hi) & (ref_end > lo) & (ref_end > baseline.start)
         restart[hit] = np.maximum(restart[hit], max(hi, d.time))
-    interrupted = restart > np.iinfo(_I64).min
+    interrupted = restart > np.iinfo(I64).min
     frozen = started & ~interrupted
     out.ops(ViolationCode.FROZEN_MOVED, p & frozen & (e.start != baseline.start), "operation (job {job}, "
             "step {step}) had started at {_was} before the disruption at " + str(d.time) + " but starts at "
@@ -262,20 +170,20 @@ def validate(instance: Instance, schedule: Schedule, *, disruption: Disruption |
     Raises:
         InputError: A time value lies outside ``+-MAX_TIME``.
     """
-    table = _table(instance)
+    table = op_table(instance)
     n = len(table.job)
     out = _Collector(table)
     warnings: list[Violation] = []
     if schedule.instance != instance.name:
         warnings.append(Violation(code=ViolationCode.INSTANCE_MISMATCH, message=f"schedule is for instance "
                                   f"{schedule.instance!r}, checked against {instance.name!r}"))
-    rows = _rows(schedule)
-    known, ids = _op_ids(table, rows)
+    rows = entry_rows(schedule)
+    known, ids = op_ids(table, rows)
     for i in np.flatnonzero(~known).tolist():
         j, s = int(rows[i, 0]), int(rows[i, 1])
         out.add(ViolationCode.UNKNOWN_OPERATION, f"entry {i} names (job {j}, step {s}), which instance "
                 f"{instance.name} does not have", job=j, step=s, index=i)
-    entries, dups = _first_entries(n, rows, ids, known)
+    entries, dups = first_entries(n, rows, ids, known)
     for i in dups.tolist():
         j, s = int(rows[i, 0]), int(rows[i, 1])
         out.add(ViolationCode.DUPLICATE_OPERATION, f"entry {i} repeats operation (job {j}, step {s})",
@@ -294,9 +202,9 @@ def validate(instance: Instance, schedule: Schedule, *, disruption: Disruption |
     if disruption is not None:
         base = None
         if baseline is not None:
-            b_rows = _rows(baseline, _BASE_FIELDS, 3)
-            b_known, b_ids = _op_ids(table, b_rows)
-            base, _ = _first_entries(n, b_rows, b_ids, b_known, (2, 2, 2))
+            b_rows = entry_rows(baseline, BASE_FIELDS, 3)
+            b_known, b_ids = op_ids(table, b_rows)
+            base, _ = first_entries(n, b_rows, b_ids, b_known, (2, 2, 2))
             if not base.present.all():
                 warnings.append(Violation(code=ViolationCode.MISSING_OPERATION, message=f"baseline has no "
                                           f"entry for {int((~base.present).sum())} operation(s); they are "

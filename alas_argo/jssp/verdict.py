@@ -1,4 +1,4 @@
-"""The validator's verdict: violation codes, violations and the validation report (DESIGN.md section 4).
+"""The validator's verdict: violation codes, violations and the validation report (docs/contracts.md).
 
 The codes are a closed enum because other tools (repair, the supervisor, dashboards, the log) branch on them.
 A violation names *where* it is through its ``scope``: ``job``/``step``/``machine`` as applicable, plus
@@ -97,5 +97,5 @@ class ValidationReport(BaseModel):
                 if v.code == code and all(v.scope.get(k) == val for k, val in scope.items())]
 
     def to_json(self) -> dict[str, Any]:
-        """The report as the JSON document of DESIGN.md section 4."""
+        """The report as the JSON document of docs/contracts.md."""
         return self.model_dump(mode="json")

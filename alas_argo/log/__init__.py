@@ -1,6 +1,6 @@
 """The versioned execution log: a store interface with filesystem and S3 backends, hash-chained events,
 immutable plan versions and their retractions, idempotency records, the head that anchors a run and opens
-it in a bounded number of requests, keyed seals, verification and replay (DESIGN.md section 6)."""
+it in a bounded number of requests, keyed seals, verification and replay (docs/execution-log.md)."""
 
 from alas_argo.log.event import GENESIS_HASH, Event, canonical_json
 from alas_argo.log.events import EventType

@@ -45,7 +45,7 @@ def _sha256(data: bytes) -> str:
 
 
 class Event(BaseModel):
-    """A sealed log record (DESIGN.md section 6)."""
+    """A sealed log record (docs/execution-log.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

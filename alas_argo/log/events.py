@@ -1,4 +1,4 @@
-"""The closed taxonomy of execution-log event types (DESIGN.md section 6)."""
+"""The closed taxonomy of execution-log event types (docs/execution-log.md)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from alas_argo.errors import StoreError
-from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.log.backend import RecordNotFound, Store, check_key
 
 __all__ = ["STALE_SECONDS", "FsStore"]
 

@@ -1,6 +1,6 @@
 """The head of a run: the log's state folded up to one event, stored next to the events as ``head.json``.
 
-One object serves two purposes (DESIGN.md section 6, README "The execution log"):
+One object serves two purposes (docs/execution-log.md):
 
 - **Opening a run costs a bounded number of requests.** A reader fetches the head (the state after event
   ``events - 1``: current plan version, every committed version and where its plan lives, the idempotency

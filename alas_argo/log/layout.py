@@ -1,4 +1,4 @@
-"""Where a run's records live in a store (DESIGN.md section 6), and what a run id may be.
+"""Where a run's records live in a store (docs/execution-log.md), and what a run id may be.
 
 ::
 

@@ -1,7 +1,7 @@
 """Plan versions as stored objects: a compact, lossless encoding, its hash, and the diff of two versions.
 
 A 50x20 schedule is 1000 operations; as pretty JSON that is ~60 kB per version, and a run keeps every
-version. The stored form is therefore columnar when the operations have the plain DESIGN.md section 4
+version. The stored form is therefore columnar when the operations have the plain schedule
 shape (five integer columns instead of 1000 five-key objects) and gzip-compressed (mtime 0, so equal
 plans give equal bytes). Any other document is stored as-is, still compressed: the encoding never loses
 a field. The plan hash is taken over the canonical JSON of the decoded document, so it does not depend on

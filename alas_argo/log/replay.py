@@ -5,7 +5,7 @@ Payload contract (the pipeline writes these events; every field name is normativ
 
 - ``validation.passed`` / ``validation.failed``::
 
-      {"instance": {instance JSON of DESIGN.md §4} | {"name": "<bundled name>"},
+      {"instance": {instance JSON of docs/contracts.md} | {"name": "<bundled name>"},
        "plan": {schedule JSON} | "plan_version": N,
        "baseline": {schedule JSON} | null | "baseline_version": N | null,
        "disruption": {disruption JSON} | null,

@@ -11,7 +11,7 @@ with ``from e``:
 - missing credentials and other client-side botocore errors: :class:`~alas_argo.errors.StoreError` saying
   what to set (exit 2), never a traceback;
 - ``NoSuchBucket``: :class:`~alas_argo.errors.StoreError` naming the bucket; ``NoSuchKey``:
-  :class:`~alas_argo.log.store.RecordNotFound`; ``501 NotImplemented`` (a service without conditional
+  :class:`~alas_argo.log.backend.RecordNotFound`; ``501 NotImplemented`` (a service without conditional
   writes): a StoreError saying so, never a silent unconditional write.
 
 boto3's own retries are switched off so that the backoff is ours: bounded, observable and testable.
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from alas_argo.errors import StoreError, StoreUnavailable
-from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.log.backend import RecordNotFound, Store, check_key
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 

@@ -1,93 +1,18 @@
 """The store interface under the execution log, and the factory that picks a backend.
 
-A store is a flat namespace of immutable-ish objects addressed by ``/``-separated keys. The log needs only
-five operations; the one that matters is :meth:`Store.put_if_absent`, an atomic create-only-if-absent
-(``O_EXCL`` + link on a filesystem, ``If-None-Match: *`` on S3), which is what lets concurrent writers
-append to one run without a lock service: the loser of a race learns it lost and re-reads.
+The interface itself (:class:`Store`, :class:`RecordNotFound`, :func:`check_key`) lives in
+:mod:`alas_argo.log.backend` so that the backends can implement it without importing this module, which
+imports them: the factory knows every backend, no backend knows the factory. It is re-exported here, the
+path the rest of the code uses.
 """
 
 from __future__ import annotations
 
-import builtins
-import re
-from abc import ABC, abstractmethod
-
-from alas_argo.errors import InputError, StoreError
+from alas_argo.errors import InputError
+from alas_argo.log.backend import RecordNotFound, Store, check_key
 from alas_argo.settings import Settings, StoreKind, StoreSettings
 
 __all__ = ["RecordNotFound", "Store", "check_key", "open_store"]
-
-# Keys are written as file names and as S3 object keys: keep them to a portable alphabet so that a key
-# can never climb out of the store's root ("..") or mean different things on the two backends.
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._=-]*$")
-
-
-class RecordNotFound(StoreError, KeyError):
-    """The key does not exist in the store (a KeyError, so ``except KeyError`` works too)."""
-
-
-def check_key(key: str, *, prefix: bool = False) -> str:
-    """Return ``key`` if it is a valid store key (or key prefix), else raise InputError.
-
-    Args:
-        key: ``/``-separated segments of ``[A-Za-z0-9._=-]``, no empty or dot-leading segment.
-        prefix: Accept an empty string and a trailing ``/`` (a prefix for :meth:`Store.list`).
-    """
-    body = key[:-1] if prefix and key.endswith("/") else key
-    if prefix and body == "":
-        return key
-    parts = body.split("/")
-    if not all(_SEGMENT.match(p) for p in parts):
-        raise InputError(f"invalid store key {key!r}", where="store")
-    return key
-
-
-class Store(ABC):
-    """Abstract base of the log's backends. Every method is keyword-only so call sites read clearly."""
-
-    #: Human-readable location, used in error messages ("fs:.alas", "s3://bucket/prefix").
-    location: str = "store"
-    #: The backend's name (``fs``, ``s3``): a metric label.
-    kind: str = "store"
-    #: Key of the log's keyed seals (``store.log_key`` in the settings); None seals nothing. It travels with
-    #: the store because every log opened on the store must seal and check under the same key.
-    seal_key: bytes | None = None
-
-    @abstractmethod
-    def put_if_absent(self, *, key: str, data: bytes) -> bool:
-        """Create ``key`` with ``data`` atomically unless it exists.
-
-        Returns:
-            True when this call created the object, False when the key already existed (a lost race).
-        """
-
-    @abstractmethod
-    def put(self, *, key: str, data: bytes) -> None:
-        """Write ``key`` atomically, replacing any previous object (readers see old or new, never half)."""
-
-    @abstractmethod
-    def get(self, *, key: str) -> bytes:
-        """The object's bytes.
-
-        Raises:
-            RecordNotFound: The key does not exist.
-        """
-
-    @abstractmethod
-    def list(self, *, prefix: str, start_after: str | None = None) -> builtins.list[str]:
-        """All keys starting with ``prefix`` (and sorting after ``start_after``), in sorted order."""
-
-    @abstractmethod
-    def exists(self, *, key: str) -> bool:
-        """Whether ``key`` exists."""
-
-    def children(self, *, prefix: str) -> builtins.list[str]:
-        """Names of the immediate "directories" under ``prefix`` (which must end with ``/``), sorted.
-
-        The default walks :meth:`list`; backends override it when they can answer without a full walk.
-        """
-        names = {k[len(prefix):].split("/", 1)[0] for k in self.list(prefix=prefix) if "/" in k[len(prefix):]}
-        return sorted(names)
 
 
 def open_store(settings: Settings | StoreSettings) -> Store:

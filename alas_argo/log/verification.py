@@ -15,15 +15,14 @@ What it detects (README "The execution log" has the full table, one line per tam
 What it cannot detect: a log rolled back to an earlier state together with that state's genuine head (the
 store keeps no history to compare with), events appended after the head by a writer that stopped before
 updating it (reported as a warning), and, without a key, any consistent forgery of chain and head.
+
+The report's models are in :mod:`alas_argo.log.verify_report`, re-exported here.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.errors import InputError, IntegrityError
 from alas_argo.log.event import GENESIS_HASH, Event, event_hash
@@ -33,70 +32,12 @@ from alas_argo.log.idempotency import record_hash, record_seal_ok
 from alas_argo.log.layout import head_key, idempotency_key
 from alas_argo.log.plans import decode_plan, plan_hash
 from alas_argo.log.store import RecordNotFound, Store, check_key
+from alas_argo.log.verify_report import Problem, VerifyReport
 
 __all__ = ["Problem", "VerifyReport", "verify_log"]
 
 _EVENT_NAME = re.compile(r"^(\d{8})\.json$")
 _PLAN_NAME = re.compile(r"^v(\d{4,})\.json$")
-
-
-class Problem(BaseModel):
-    """One integrity violation."""
-
-    model_config = ConfigDict(frozen=True)
-
-    code: str = Field(description="gap, unreadable, bad_hash, broken_chain, seq_mismatch, run_mismatch, "
-                                  "stray_key, duplicate_version, bad_plan_ref, plan_missing, plan_unreadable, "
-                                  "plan_hash_mismatch, bad_retraction, unsealed, bad_seal, truncated, head_mismatch, "
-                                  "head_missing, head_unreadable, head_unsealed, head_bad_seal, record_unreadable, "
-                                  "record_misplaced, record_bad_hash, record_unsealed, record_bad_seal, "
-                                  "record_missing, record_mismatch.")
-    seq: int | None = Field(description="Sequence number of the event concerned, when there is one.")
-    key: str = Field(description="Store key concerned.")
-    message: str = Field(description="What is wrong, in one sentence.")
-
-
-class VerifyReport(BaseModel):
-    """The verdict on one run's log."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str = Field(description="The run verified.")
-    ok: bool = Field(description="True when no problem was found.")
-    events: int = Field(description="Event records found.")
-    versions: int = Field(description="Plan versions committed.")
-    problems: list[Problem] = Field(default_factory=list, description="Violations: those of events in sequence "
-                                                                     "order, then those of the head and records.")
-    warnings: list[str] = Field(default_factory=list, description="Oddities that break nothing.")
-    keyed: bool = Field(False, description="Whether seals were checked (a key was configured).")
-    anchored: int | None = Field(None, description="Events the head anchors (None: no readable head).")
-    current_version: int | None = Field(None, description="The version in force according to the chain.")
-    retracted: list[int] = Field(default_factory=list, description="Retracted versions according to the chain.")
-    records: int = Field(0, description="Idempotency records checked.")
-
-    @property
-    def first_bad(self) -> Problem | None:
-        """The first problem in sequence order."""
-        return self.problems[0] if self.problems else None
-
-    def summary(self) -> str:
-        """One line for people."""
-        if self.ok:
-            state = f"current v{self.current_version}" if self.current_version else "no plan in force"
-            if self.retracted:
-                state += ", retracted " + ", ".join(f"v{v}" for v in self.retracted)
-            seals = "seals checked" if self.keyed else "no key: seals not checked"
-            return (f"run {self.run_id}: intact ({self.events} events, {self.versions} plan versions, {state}, "
-                    f"{self.records} idempotency records; {seals})")
-        bad = self.problems[0]
-        at = f"event {bad.seq}" if bad.seq is not None else bad.key
-        return (f"run {self.run_id}: BROKEN at {at}: {bad.message} "
-                f"({len(self.problems)} problem(s); {bad.key})")
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON."""
-        return {**self.model_dump(mode="json"),
-                "first_bad": self.first_bad.model_dump(mode="json") if self.first_bad else None}
 
 
 class _Check:

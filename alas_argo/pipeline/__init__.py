@@ -1,4 +1,4 @@
-"""The ALAS five layers expressed as one IR workflow, run by the local runtime (DESIGN.md section 5)."""
+"""The ALAS five layers expressed as one IR workflow, run by the local runtime (docs/architecture.md)."""
 
 from alas_argo.pipeline.blueprint import build_workflow
 from alas_argo.pipeline.config import RunConfig, Variant

@@ -20,7 +20,7 @@ from alas_argo.log import EventType, ExecutionLog
 from alas_argo.pipeline.parameters import config_from_parameters
 from alas_argo.pipeline.stages import Stages
 from alas_argo.runtime.context import Failure, NodeContext
-from alas_argo.steps import Handler, StepContext, StepOutput
+from alas_argo.step_context import Handler, StepContext, StepOutput
 
 __all__ = ["PIPELINE_STEPS", "recorded_instance"]
 

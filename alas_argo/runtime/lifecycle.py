@@ -6,7 +6,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from alas_argo import interrupts
@@ -27,19 +26,11 @@ from alas_argo.runtime.policies import (
     resolve,
 )
 from alas_argo.runtime.recovery import Recovery
+from alas_argo.runtime.result import Outcome
 from alas_argo.runtime.run_state import Cancelled, RunState
 from alas_argo.runtime.states import NodeState
 
 __all__ = ["NodeRunner", "Outcome"]
-
-
-@dataclass
-class Outcome:
-    """How a node's life ended: with an output, or with the error that failed it."""
-
-    ok: bool
-    output: Any = None
-    error: BaseException | None = None
 
 
 class NodeRunner:

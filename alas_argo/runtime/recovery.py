@@ -4,35 +4,51 @@ patch attempt has failed, and a patch only after the retry level is exhausted.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from alas_argo.ir.node import Node
 from alas_argo.log.events import EventType
-from alas_argo.runtime.context import Failure
+from alas_argo.runtime.context import Failure, Handler, NodeContext
+from alas_argo.runtime.contracts import ContractChecker
+from alas_argo.runtime.dispatch import Dispatcher
 from alas_argo.runtime.policies import primary_error_name
-from alas_argo.runtime.run_state import Cancelled
+from alas_argo.runtime.result import Outcome
+from alas_argo.runtime.run_state import Cancelled, RunState
 from alas_argo.runtime.states import NodeState
 
-if TYPE_CHECKING:
-    from alas_argo.runtime.lifecycle import NodeRunner, Outcome
-
-__all__ = ["LEVELS", "Recovery"]
+__all__ = ["LEVELS", "Recovery", "Runner"]
 
 #: The escalation ladder, in order.
 LEVELS = ("retry", "patch", "replan")
 
 
+class Runner(Protocol):
+    """What the ladder needs of the node runner that owns it (:class:`~alas_argo.runtime.lifecycle.NodeRunner`).
+
+    A protocol rather than an import: the runner builds its Recovery, so importing the runner here would
+    close an import circle.
+    """
+
+    run: RunState
+    dispatcher: Dispatcher
+    contracts: ContractChecker
+
+    def handler(self, role: str | None, node_id: str) -> Handler: ...
+
+    def context(self, node: Node, attempt: int, deps: dict[str, Any], **extra: Any) -> NodeContext: ...
+
+    def input_document(self, node: Node, deps: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class Recovery:
     """Runs the patch and replan levels of a node's repair spec."""
 
-    def __init__(self, runner: NodeRunner) -> None:
+    def __init__(self, runner: Runner) -> None:
         self.runner = runner
 
     def escalate(self, node: Node, deps: dict[str, Any], error: BaseException, *, side_effecting: bool,
                  key: str | None) -> Outcome:
         """Try patch, then replan; the node ends executed (with the repaired output) or failed."""
-        from alas_argo.runtime.lifecycle import Outcome
-
         run, runner = self.runner.run, self.runner
         spec = node.repair
         assert spec is not None

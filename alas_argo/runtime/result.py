@@ -1,4 +1,4 @@
-"""What a run returns and what listeners are told."""
+"""What a run returns, how each node's life ended, and what listeners are told."""
 
 from __future__ import annotations
 
@@ -10,7 +10,16 @@ from alas_argo.errors import WorkflowError
 from alas_argo.ir.plan import PlanVersion
 from alas_argo.runtime.states import NodeState
 
-__all__ = ["RunResult", "RunStatus", "StateChange"]
+__all__ = ["Outcome", "RunResult", "RunStatus", "StateChange"]
+
+
+@dataclass
+class Outcome:
+    """How a node's life ended: with an output, or with the error that failed it."""
+
+    ok: bool
+    output: Any = None
+    error: BaseException | None = None
 
 
 class RunStatus(StrEnum):

@@ -63,7 +63,7 @@ def _overlaps(start: int, end: int, lo: int, hi: int) -> bool:
 
 def repair_decode(instance: Instance, baseline: Schedule, disruption: Disruption,
                   delays: list[int] | None = None) -> Schedule:
-    """A valid schedule after ``disruption``, built straight from DESIGN.md section 4.
+    """A valid schedule after ``disruption``, built straight from docs/contracts.md.
 
     Started, uninterrupted operations stay put (with any changed duration, in place); the rest are placed in
     baseline start order as early as the job, the machine, the reveal time, the restart time and the

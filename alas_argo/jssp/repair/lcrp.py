@@ -1,4 +1,4 @@
-"""LCRP, the localized cascading repair of DESIGN.md section 5.
+"""LCRP, the localized cascading repair (docs/lcrp.md).
 
 LCRP works in a time box scaled to the number of free operations (:data:`TOTAL_PER_OP`, about 0.2 s for the
 200 free operations of a 20x15 instance disrupted mid-plan) and to ``effort``, capped by the caller's budget:

@@ -26,7 +26,7 @@ class RepairMethod(StrEnum):
     AOR = "aor"  #: affected-operations rescheduling: delay only what the disruption reaches
     FULL = "full"  #: CP-SAT re-solve of every free operation (makespan)
     FULL_STABLE = "full-stable"  #: the same, then the least total start shift at that makespan
-    LCRP = "lcrp"  #: localized cascading repair (DESIGN.md section 5)
+    LCRP = "lcrp"  #: localized cascading repair (docs/lcrp.md)
 
     @classmethod
     def parse(cls, value: RepairMethod | str) -> RepairMethod:

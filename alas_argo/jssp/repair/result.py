@@ -1,4 +1,4 @@
-"""The result of a repair: the repaired plan plus what it cost (DESIGN.md section 4, repair result)."""
+"""The result of a repair: the repaired plan plus what it cost (docs/contracts.md, repair result)."""
 
 from __future__ import annotations
 
@@ -60,5 +60,5 @@ class RepairResult(BaseModel):
         return self.model_dump(mode="json", exclude={"schedule"})
 
     def to_json(self) -> dict[str, Any]:
-        """The repaired schedule document of DESIGN.md section 4 plus the metrics."""
+        """The repaired schedule document of docs/contracts.md plus the metrics."""
         return {**self.schedule.to_json(), **self.metrics()}

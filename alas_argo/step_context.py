@@ -1,0 +1,137 @@
+"""What a step handler sees and returns: the step's input, its output, the context that reads the log.
+
+These types are shared by :mod:`alas_argo.steps` (which runs a step) and :mod:`alas_argo.step_handlers`
+(the roles it runs); they live apart from both so that the runner can import the handler table without the
+handlers importing the runner back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from alas_argo.errors import AlasError, InputError
+from alas_argo.log import ExecutionLog, Store
+
+__all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "output_key"]
+
+
+class StepInput(BaseModel):
+    """Everything a step is told on its command line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = Field(description="Step kind (the IR role): blueprint, job-agent, supervise, controller, ...")
+    node: str = Field(description="IR node id.")
+    run_id: str = Field(description="Run whose log the step reads and writes.")
+    scope: str = Field(description="The workflow object (Argo's workflow.name): output records are keyed by it.")
+    params: dict[str, Any] = Field(default_factory=dict, description="The node's static params.")
+    run_inputs: dict[str, str] = Field(default_factory=dict, description="Workflow parameters.")
+    inputs: dict[str, Any] = Field(default_factory=dict, description="Dependency id -> log key (or list).")
+    candidates: list[str] = Field(default_factory=list, description="any_of candidates (found in the log).")
+    item: Any = Field(None, description="The map item this pod handles.")
+    loop_until: dict[str, Any] | None = Field(None, description="Loop condition on the output.")
+    max_iters: int = Field(1, ge=1, description="Loop guard: iterations.")
+    loop_deadline: float | None = Field(None, gt=0, description="Loop guard: seconds from the first iteration.")
+    choices: dict[str, Any] | None = Field(None, description="A choice node's branches and default.")
+    branches: list[str] = Field(default_factory=list, description="A parallel node's branches.")
+    compensations: dict[str, Any] = Field(default_factory=dict, description="Node -> its compensation.")
+    compensates: list[str] = Field(default_factory=list,
+                                   description="Saga steps a compensation node undoes (compensation steps).")
+    status: str | None = Field(None, description="Workflow status (exit handler).")
+    idempotency_key: str | None = Field(None, description="Rendered idempotency key of the node.")
+    output_contract: dict[str, Any] | None = Field(None, description="JSON Schema the output must satisfy.")
+    repair: dict[str, Any] | None = Field(None, description="The node's repair spec (IR RepairSpec): after a "
+                                          "permanent failure the step escalates to its patch role, then its replan "
+                                          "role.")
+
+
+@dataclass
+class StepOutput:
+    """The output document (stored in the log) and the Argo output parameters (written as files)."""
+
+    doc: dict[str, Any]
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def output_key(scope: str, node: str, item: Any = None) -> str:
+    """The log key of a node's (or a map item's) output record."""
+    suffix = "" if item is None else f"/{json.dumps(item, sort_keys=True, separators=(',', ':'))}"
+    return f"output/{scope}/{node}{suffix}"
+
+
+class StepContext:
+    """What a step handler sees: its input, the log, and readers for dependency outputs."""
+
+    def __init__(self, inp: StepInput, store: Store, log: ExecutionLog) -> None:
+        self.input, self.store, self.log = inp, store, log
+        self.previous: dict[str, Any] | None = None
+        self.iteration = 0
+        #: "run", or the escalation level being tried ("patch", "replan").
+        self.level = "run"
+        #: The error being recovered from, at an escalation level.
+        self.failure: AlasError | None = None
+
+    def read(self, key: str) -> dict[str, Any]:
+        """The output record stored under ``key``."""
+        doc = self.log.idempotency_get(key)
+        if doc is None:
+            raise InputError(f"no output recorded under {key!r}", where=f"run {self.log.run_id}")
+        return doc
+
+    def dep(self, name: str) -> Any:
+        """Output of dependency ``name``: one document, or a list for a map (Argo aggregates the keys)."""
+        if name not in self.input.inputs:
+            raise InputError(f"step {self.input.node} has no input {name!r}", where=f"node {self.input.node}")
+        ref = self.input.inputs[name]
+        if isinstance(ref, list):
+            return [self.read(r["key"] if isinstance(r, dict) else r) for r in ref]
+        return self.read(ref)
+
+    def candidate(self) -> tuple[str, dict[str, Any]]:
+        """(id, output) of the any_of candidate that ran, in declared order."""
+        for c in self.input.candidates:
+            doc = self.log.idempotency_get(output_key(self.input.scope, c))
+            if doc is not None:
+                return c, doc
+        raise InputError("no any_of candidate has an output", where=f"node {self.input.node}")
+
+    def run_input(self, name: str, default: str | None = None) -> str:
+        """A workflow parameter (InputError when missing and no default)."""
+        value = self.input.run_inputs.get(name, default)
+        if value is None:
+            raise InputError(f"missing workflow parameter {name!r}", where=f"node {self.input.node}")
+        return value
+
+    def json_input(self, name: str, default: Any) -> Any:
+        """A workflow parameter holding JSON."""
+        raw = self.input.run_inputs.get(name)
+        if raw in (None, ""):
+            return default
+        try:
+            return json.loads(str(raw))
+        except json.JSONDecodeError as e:
+            raise InputError(f"workflow parameter {name!r} is not JSON: {e.msg}", where=f"node {self.input.node}") \
+                from None
+
+
+Handler = Callable[[StepContext], StepOutput]
+
+
+def holds(cond: dict[str, Any], doc: dict[str, Any]) -> bool:
+    """An IR condition (path rooted at ``output``) on a step's output."""
+    value: Any = {"output": doc}
+    for part in str(cond["path"]).split("."):
+        if not isinstance(value, dict) or part not in value:
+            return bool(cond.get("negate"))  # a missing path is false for every op, exists included
+        value = value[part]
+    op, rhs = cond.get("op", "eq"), cond.get("value")
+    ops: dict[str, Callable[[], bool]] = {
+        "eq": lambda: value == rhs, "ne": lambda: value != rhs, "lt": lambda: value < rhs,
+        "le": lambda: value <= rhs, "gt": lambda: value > rhs, "ge": lambda: value >= rhs,
+        "in": lambda: value in (rhs or []), "exists": lambda: True, "truthy": lambda: bool(value)}
+    return ops[op]() != bool(cond.get("negate"))
