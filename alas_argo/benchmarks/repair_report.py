@@ -144,9 +144,10 @@ def to_csv(rows: Sequence[RepairRow]) -> str:
     return rows_to_csv(rows, COLUMNS)
 
 
-def to_markdown(rows: Sequence[RepairRow], *, title: str) -> str:
-    """Summary, LCRP ratios and the full table as Markdown."""
-    lines = [f"# {title}", "", "## Per scenario and method", "",
+def to_markdown(rows: Sequence[RepairRow], *, title: str, rerun: str | None = None) -> str:
+    """Summary, LCRP ratios and the full table as Markdown; ``rerun`` says how to repeat one row."""
+    lines = [f"# {title}", "", *([f"Rerun one row alone: `{rerun}`", ""] if rerun else []),
+             "## Per scenario and method", "",
              "| scenario | method | cases | valid | makespan / baseline | moved (mean) | median s | fallbacks |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {s.scenario} | {s.method} | {s.cases} | {100 * s.valid_rate:.0f}% | {s.mean_makespan_ratio:.4f} "
@@ -187,11 +188,11 @@ def _pareto(rows: Sequence[RepairRow], scenario: str, path: Path) -> None:
     fig.savefig(path, format="png")
 
 
-def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str) -> list[Path]:
+def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str, rerun: str | None = None) -> list[Path]:
     """Write ``repair.csv``, ``repair.md`` and one ``pareto-<scenario>.png`` per scenario; return the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("repair.csv", to_csv(rows)), ("repair.md", to_markdown(rows, title=title))):
+    for name, text in (("repair.csv", to_csv(rows)), ("repair.md", to_markdown(rows, title=title, rerun=rerun))):
         path = directory / name
         tmp = path.with_name(f".{name}.tmp")
         tmp.write_text(text, encoding="utf-8")
