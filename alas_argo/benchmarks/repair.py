@@ -21,12 +21,14 @@ from alas_argo.jssp.planning import plan
 from alas_argo.jssp.repair import RepairMethod, check_effort, repair
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COLUMNS", "RepairRow", "baseline", "case_disruption", "case_path", "is_lcrp", "lcrp_label",
-           "rerun_command", "run_repair_bench"]
+__all__ = ["COLUMNS", "LEGACY_COLUMNS", "RepairRow", "baseline", "case_disruption", "case_path", "is_lcrp",
+           "lcrp_label", "rerun_command", "run_repair_bench"]
 
-COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
-           "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
-           "valid", "error")
+#: The columns before the locality ones: a table with this header still reads back (:func:`.repair_report.from_csv`).
+LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
+                  "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
+                  "valid", "error")
+COLUMNS = (*LEGACY_COLUMNS, "touched_machines", "went_global")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class RepairRow:
     seconds: float
     valid: bool
     error: str = ""
+    touched_machines: int = 0  #: machines with a moved operation
+    went_global: bool = False  #: the repair edited beyond a local neighbourhood (see RepairResult.global_reason)
 
 
 def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path | None) -> Schedule:
@@ -179,6 +183,7 @@ def _one(inst: Instance, base: Schedule, disruption: Disruption, scenario: str, 
     return replace(failed, makespan=r.makespan, moved_operations=r.moved_operations,
                    total_start_shift=r.total_start_shift, edit_radius=r.edit_radius,
                    neighbourhood_growths=r.neighbourhood_growths, wip_moved=r.wip_moved, fallback=r.fallback,
-                   seconds=r.seconds, valid=r.valid)
+                   seconds=r.seconds, valid=r.valid, touched_machines=len(r.touched_machines),
+                   went_global=r.global_reason is not None)
 
 

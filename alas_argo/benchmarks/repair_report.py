@@ -18,7 +18,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from alas_argo.benchmarks.repair import COLUMNS, RepairRow, is_lcrp
+from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow, is_lcrp
 from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_INT_DIGITS
@@ -39,6 +39,8 @@ class MethodSummary:
     mean_moved: float
     median_seconds: float
     fallbacks: int
+    went_global: int = 0  #: cases that edited beyond a local neighbourhood
+    mean_touched_machines: float = 0.0  #: machines with a moved operation, mean over valid cases
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
                 mean_makespan_ratio=statistics.fmean(r.makespan / r.baseline_makespan for r in ok) if ok else 0.0,
                 mean_moved=statistics.fmean(r.moved_operations for r in ok) if ok else 0.0,
                 median_seconds=statistics.median(r.seconds for r in ok) if ok else 0.0,
-                fallbacks=sum(r.fallback for r in sel)))
+                fallbacks=sum(r.fallback for r in sel), went_global=sum(r.went_global for r in sel),
+                mean_touched_machines=statistics.fmean(r.touched_machines for r in ok) if ok else 0.0))
     return out
 
 
@@ -148,10 +151,12 @@ def to_markdown(rows: Sequence[RepairRow], *, title: str, rerun: str | None = No
     """Summary, LCRP ratios and the full table as Markdown; ``rerun`` says how to repeat one row."""
     lines = [f"# {title}", "", *([f"Rerun one row alone: `{rerun}`", ""] if rerun else []),
              "## Per scenario and method", "",
-             "| scenario | method | cases | valid | makespan / baseline | moved (mean) | median s | fallbacks |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| scenario | method | cases | valid | makespan / baseline | moved (mean) | touched machines (mean) "
+             "| median s | fallbacks | went global |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {s.scenario} | {s.method} | {s.cases} | {100 * s.valid_rate:.0f}% | {s.mean_makespan_ratio:.4f} "
-              f"| {s.mean_moved:.1f} | {s.median_seconds:.3f} | {s.fallbacks} |" for s in summarize(rows)]
+              f"| {s.mean_moved:.1f} | {s.mean_touched_machines:.1f} | {s.median_seconds:.3f} | {s.fallbacks} "
+              f"| {s.went_global} |" for s in summarize(rows)]
     lines += ["", "## LCRP against each method", "",
               "| lcrp | scenario | against | cases | makespan ratio | moved ratio | time ratio | lcrp not worse |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
@@ -214,13 +219,14 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
     reader = csv.DictReader(io.StringIO(text))
     try:
         header = tuple(reader.fieldnames or ())
-        if header != COLUMNS:
+        if header not in (COLUMNS, LEGACY_COLUMNS):
             raise InputError(f"{source}: not a repair benchmark table (header {str(reader.fieldnames)[:200]}, "
                              f"expected {','.join(COLUMNS)})")
         rows = []
         for line, record in enumerate(reader, start=2):
             try:
-                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()})))
+                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()
+                                                  if name in header})))
             except (TypeError, ValueError) as e:
                 raise InputError(f"{source}, line {line}: {str(e)[:200]}") from None
     except csv.Error as e:  # a NUL byte, a field past the csv module's size limit
@@ -235,7 +241,8 @@ def _checked(row: RepairRow) -> RepairRow:
     """A row the benchmark could have written: the ratios divide by makespans, so they must be positive."""
     if row.baseline_makespan < 1 or (row.valid and row.makespan < 1):
         raise ValueError("makespans must be positive")
-    counts = (row.moved_operations, row.total_start_shift, row.edit_radius, row.neighbourhood_growths, row.wip_moved)
+    counts = (row.moved_operations, row.total_start_shift, row.edit_radius, row.neighbourhood_growths, row.wip_moved,
+              row.touched_machines)
     if min(counts) < 0 or row.seconds < 0:
         raise ValueError("counts and seconds must not be negative")
     return row

@@ -111,6 +111,9 @@ def _repair(args: argparse.Namespace) -> int:
           f"work in progress reordered {r.wip_moved}")
     print(f"  edit radius {r.edit_radius} operations on {len(r.edit_machines)} machines, "
           f"{r.neighbourhood_growths} growths, fallback {'yes' if r.fallback else 'no'}, {r.seconds:.3f} s")
+    print(f"  touched {r.moved_operations} operations on {len(r.touched_machines)} machines "
+          f"({len(r.resequenced_machines)} re-sequenced); "
+          + (f"global: {r.global_reason}" if r.global_reason else "stayed local"))
     print(f"  -> {args.out}")
     return 0
 

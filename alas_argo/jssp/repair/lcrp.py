@@ -40,7 +40,6 @@ a repair that takes as long as a global re-solve has lost its point.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
@@ -57,7 +56,8 @@ from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "MAX_GROWTHS", "STEP_FLOOR",
+__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS",
+           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "STABILITY_RESERVE", "STEP_FLOOR",
            "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
@@ -78,6 +78,16 @@ STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
+#: The share of the free operations above which the cascade counts as global already (no probe), and the
+#: least time worth a probe.
+PROBE_MIN_SHARE = 0.8
+PROBE_FLOOR = 0.03
+#: How the makespan stage grows with ``effort``: effort ** MAKESPAN_EXPONENT.
+MAKESPAN_EXPONENT = 1.0
+#: Rounds of (global makespan solve, stabilization) on what the first round left of the box, and the share
+#: of what is left each keeps for its stabilization.
+EXTRA_ROUNDS = 2
+STABILITY_RESERVE = 0.3
 
 Validator = Callable[[Schedule], bool]
 
@@ -139,7 +149,7 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
     # global makespan solve on 20x15 disruptions: 0.1 s gets within 1.3 % of a 10 s re-solve, 0.2 s within
     # 0.9 %), while the count keeps paying (0.06 s: 0.74 of a makespan-only re-solve's moves, 0.1 s: 0.71,
     # 0.3 s: 0.67), so a larger box goes mostly to the stabilization.
-    return total, min(total * CASCADE_MAX_SHARE, math.sqrt(effort) * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
+    return total, min(total * CASCADE_MAX_SHARE, effort ** MAKESPAN_EXPONENT * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
@@ -181,6 +191,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
     growths = 0
+    global_reason: str | None = None
     open_makespan = incumbent.makespan > bound
     # Success: a shorter plan in the cascade, or proof that none exists there (at the bound, none exists
     # anywhere). Either way what is left to gain is stability, and the count solve gets it faster than window
@@ -188,10 +199,25 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # same makespan). The windows are for a cascade solve that ran out of time without gaining.
     succeeded = not open_makespan
     if open_makespan:
+        began = clock.now()
+        # The cascade gets the whole makespan stage; what it leaves (it stops when it proves its optimum) goes
+        # to a global probe, unless the cascade is nearly every free operation anyway.
+        wide = len(affected) >= PROBE_MIN_SHARE * len(free)
         cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes, clock)
         if cascade is not None:
             incumbent = settled(state, cascade, cascade.makespan, free - region, is_valid)
         succeeded = cascade is not None or proven
+        left = cascade_cap - (clock.now() - began)
+        if not wide and incumbent.makespan > bound and left >= PROBE_FLOOR:
+            # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
+            # (everything outside it was pinned): re-sequence every free operation, hinted with the best local
+            # plan, which stays unless the global one is shorter (then the stabilization pulls it back).
+            probe, _ = _cascade(state, incumbent, set(free), left, seed, workers, is_valid, notes, clock)
+            if probe is not None:
+                global_reason = (f"the cascade ({len(affected)} operations) stopped at makespan "
+                                 f"{incumbent.makespan}, above the bound {bound}; re-sequencing all {len(free)} "
+                                 f"free operations reached {probe.makespan}")
+                incumbent, region, succeeded = probe, set(free), True
     if not succeeded:
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
                                                          workers=workers, is_valid=is_valid, notes=notes,
@@ -199,6 +225,22 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
+        # The count solves often prove their optimum early: what they leave of a large box goes back to the
+        # makespan, a global solve hinted with the stabilized plan, then to stability again.
+        for _ in range(EXTRA_ROUNDS):
+            left = deadline - clock.now()
+            if incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
+                break
+            probe, _ = _cascade(state, incumbent, set(free), left * (1 - STABILITY_RESERVE), seed, workers,
+                                is_valid, notes, clock)
+            if probe is None:
+                break
+            global_reason = global_reason or (
+                f"with {left:.2f} s of the box left at makespan {incumbent.makespan}, above the bound {bound}, "
+                f"re-sequencing all {len(free)} free operations reached {probe.makespan}")
+            region = set(free)
+            incumbent = stabilized(state, probe, region, deadline - clock.now(), seed=seed, workers=workers,
+                                   is_valid=is_valid, notes=notes, clock=clock)
     polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
     if polished is not incumbent:
         notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
@@ -207,7 +249,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not succeeded:
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
-    return RepairOutcome(incumbent, region, growths, False, notes)
+    return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,
@@ -291,4 +333,5 @@ def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: i
     if not is_valid(plan):
         notes.append("fallback plan rejected by the validator; keeping the incumbent")
         plan = incumbent
-    return RepairOutcome(plan, set(state.free), growths, True, [*notes, "global fallback"])
+    return RepairOutcome(plan, set(state.free), growths, True, [*notes, "global fallback"],
+                         global_reason="no local step produced a plan the validator accepts: global fallback")

@@ -62,9 +62,10 @@ def test_many_moved_operations_are_counted_a_chunk_at_a_time(monkeypatch: pytest
     freed: list[int] = []
     real = stabilizing.fewest_moves
 
-    def spy(request: SolveRequest, reference: dict[tuple[int, int], int]) -> Schedule | None:
+    def spy(request: SolveRequest, reference: dict[tuple[int, int], int],
+            weights: dict[tuple[int, int], int] | None = None) -> Schedule | None:
         freed.append(st.instance.num_operations - len(request.fixed))
-        return real(request, reference)
+        return real(request, reference, weights)
 
     monkeypatch.setattr(stabilizing, "CHUNK", 8)
     monkeypatch.setattr(stabilizing, "fewest_moves", spy)
