@@ -251,9 +251,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--time-limit", type=float, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
     p.add_argument("--effort", type=float, default=1.0,
-                   help="LCRP time-box multiplier (default 1: about 0.2 s on 20x15; 2: about 0.36 s and 4: about "
-                   "0.7 s, with markedly fewer moved operations and a slightly shorter plan, see bench/README.md). "
-                   "The budget still caps it; other methods ignore it.")
+                   help="LCRP time-box multiplier (default 1: about 0.2 s of search on 20x15). The box and its "
+                   "makespan stage grow linearly with it: larger efforts mostly buy a shorter plan (the effort/quality "
+                   "curve in bench/README.md). The budget still caps it; other methods ignore it.")
     p.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0).")
     p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers with --wall-clock (default 2).")
     p.add_argument("--wall-clock", action="store_true",
