@@ -15,16 +15,20 @@ from pathlib import Path
 from alas_argo.errors import AlasError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
+from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_family
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
 from alas_argo.jssp.repair import RepairMethod, check_effort, repair
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COLUMNS", "RepairRow", "baseline", "is_lcrp", "lcrp_label", "run_repair_bench"]
+__all__ = ["COLUMNS", "LEGACY_COLUMNS", "RepairRow", "baseline", "case_disruption", "case_path", "is_lcrp",
+           "lcrp_label", "rerun_command", "run_repair_bench"]
 
-COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
-           "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
-           "valid", "error")
+#: The columns before the locality ones: a table with this header still reads back (:func:`.repair_report.from_csv`).
+LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
+                  "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
+                  "valid", "error")
+COLUMNS = (*LEGACY_COLUMNS, "touched_machines", "went_global")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class RepairRow:
     seconds: float
     valid: bool
     error: str = ""
+    touched_machines: int = 0  #: machines with a moved operation
+    went_global: bool = False  #: the repair edited beyond a local neighbourhood (see RepairResult.global_reason)
 
 
 def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path | None) -> Schedule:
@@ -57,19 +63,48 @@ def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path
     # Wall-clock planning, as the cached baselines of bench/results were made.
     schedule = plan(instance, time_limit=time_limit, workers=workers, deterministic=False).schedule
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(schedule.to_json()), encoding="utf-8")
-        tmp.replace(path)
+        _write(path, schedule.to_json())
     return schedule
+
+
+def case_disruption(instance: Instance, base: Schedule, scenario: str, seed: int) -> Disruption:
+    """The disruption a benchmark case repairs: a plain kind (:func:`generate_disruption`) or a family
+    (:func:`generate_family`), both seeded.
+
+    Raises:
+        InputError: neither a kind nor a family.
+    """
+    if is_family(scenario):
+        return generate_family(instance, base, scenario, seed=seed)
+    return generate_disruption(instance, base, _kind(scenario), seed=seed)
+
+
+def case_path(cases: Path, instance: str, scenario: str, seed: int) -> Path:
+    """Where a benchmark keeps the disruption of one case, so that its rows can be rerun alone."""
+    return cases / instance / f"{scenario}-{seed}.json"
+
+
+def rerun_command(directory: str, row: RepairRow, *, time_limit: float, deterministic: bool) -> str:
+    """The `alas repair` command that repeats one row on the inputs the benchmark kept in ``directory``."""
+    method, _, effort = row.method.partition("@")
+    flags = f" --effort {effort}" if effort else ""
+    flags += "" if deterministic else " --wall-clock --workers 2"
+    return (f"alas repair --instance {row.instance} --schedule {directory}/baselines/{row.instance}.json "
+            f"--disruption {directory}/cases/{row.instance}/{row.scenario}-{row.seed}.json --method {method} "
+            f"--time-limit {time_limit:g} --seed {row.seed}{flags} --out r.json")
 
 
 def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind | str], seeds: int,
                      methods: Sequence[RepairMethod | str] = tuple(RepairMethod), time_limit: float = 10.0,
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
                      on_row: Callable[[RepairRow], None] | None = None, lcrp_efforts: Sequence[float] = (1.0,),
-                     deterministic: bool = False) -> list[RepairRow]:
+                     deterministic: bool = False, cases: Path | None = None,
+                     first_seed: int = 0) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
+
+    A scenario is a disruption kind or a family of :mod:`alas_argo.jssp.disruption_families`. Seeds run from
+    ``first_seed``; with ``cases`` every drawn disruption is written there (:func:`case_path`) next to the
+    cached baseline, so any row can be repeated alone (:func:`rerun_command`).
 
     Repairs count their budget in wall time on ``workers`` workers (what this benchmark has measured), or with
     ``deterministic`` in CP-SAT deterministic time on one worker (what `alas run` and `alas repair` do by
@@ -81,8 +116,10 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     Raises:
         InputError: an unknown instance, scenario or method, or an unusable LCRP effort.
     """
-    kinds = [DisruptionKind(s) if s in {k.value for k in DisruptionKind} else _bad_scenario(str(s))
-             for s in scenarios]
+    names_of = [str(s) for s in scenarios]
+    for s in names_of:
+        if not is_family(s):
+            _kind(s)
     chosen = [RepairMethod.parse(m) for m in methods]
     for effort in lcrp_efforts:
         check_effort(effort)  # before the baselines: a bad effort should not cost minutes of planning
@@ -91,11 +128,13 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     for name in names:
         inst = get_instance(name)
         base = baseline(inst, time_limit=baseline_time_limit, workers=workers, cache=cache)
-        for kind in kinds:
-            for seed in range(seeds):
-                disruption = generate_disruption(inst, base, kind, seed=seed)
+        for scenario in names_of:
+            for seed in range(first_seed, first_seed + seeds):
+                disruption = case_disruption(inst, base, scenario, seed)
+                if cases is not None:
+                    _write(case_path(cases, inst.name, scenario, seed), disruption.to_json())
                 for method, effort in runs:
-                    row = _one(inst, base, disruption, kind, seed, method, time_limit, workers, effort,
+                    row = _one(inst, base, disruption, scenario, seed, method, time_limit, workers, effort,
                                deterministic)
                     rows.append(row)
                     if on_row is not None:
@@ -113,15 +152,26 @@ def is_lcrp(method: str) -> bool:
     return method.split("@")[0] == RepairMethod.LCRP.value
 
 
-def _bad_scenario(name: str) -> DisruptionKind:
-    raise InputError(f"unknown scenario {name!r}; known: {', '.join(k.value for k in DisruptionKind)}")
+def _kind(name: str) -> DisruptionKind:
+    try:
+        return DisruptionKind(name)
+    except ValueError:
+        raise InputError(f"unknown scenario {name!r}; known: "
+                         f"{', '.join([*(k.value for k in DisruptionKind), *FAMILIES])}") from None
 
 
-def _one(inst: Instance, base: Schedule, disruption: Disruption, kind: DisruptionKind, seed: int,
+def _write(path: Path, doc: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _one(inst: Instance, base: Schedule, disruption: Disruption, scenario: str, seed: int,
          method: RepairMethod, time_limit: float, workers: int, effort: float = 1.0,
          deterministic: bool = False) -> RepairRow:
     label = lcrp_label(effort) if method is RepairMethod.LCRP else method.value
-    failed = RepairRow(instance=inst.name, size=inst.size, scenario=kind.value, seed=seed, method=label,
+    failed = RepairRow(instance=inst.name, size=inst.size, scenario=scenario, seed=seed, method=label,
                        baseline_makespan=base.makespan, makespan=0, moved_operations=0, total_start_shift=0,
                        edit_radius=0, neighbourhood_growths=0, wip_moved=0, fallback=False, seconds=0.0,
                        valid=False)
@@ -133,6 +183,7 @@ def _one(inst: Instance, base: Schedule, disruption: Disruption, kind: Disruptio
     return replace(failed, makespan=r.makespan, moved_operations=r.moved_operations,
                    total_start_shift=r.total_start_shift, edit_radius=r.edit_radius,
                    neighbourhood_growths=r.neighbourhood_growths, wip_moved=r.wip_moved, fallback=r.fallback,
-                   seconds=r.seconds, valid=r.valid)
+                   seconds=r.seconds, valid=r.valid, touched_machines=len(r.touched_machines),
+                   went_global=r.global_reason is not None)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from alas_argo.benchmarks.repair import COLUMNS, RepairRow, is_lcrp
+from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow, is_lcrp
 from alas_argo.benchmarks.tables import rows_to_csv
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_INT_DIGITS
@@ -39,6 +39,8 @@ class MethodSummary:
     mean_moved: float
     median_seconds: float
     fallbacks: int
+    went_global: int = 0  #: cases that edited beyond a local neighbourhood
+    mean_touched_machines: float = 0.0  #: machines with a moved operation, mean over valid cases
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class LcrpRatio:
     time_ratio: float  #: total lcrp seconds / total other seconds
     not_worse: int  #: cases where lcrp's makespan <= the other's
     lcrp: str = "lcrp"  #: which LCRP variant (see :func:`lcrp_label`)
+    worst_makespan_ratio: float = 0.0  #: the largest lcrp makespan / other makespan over the cases
+    lcrp_median_seconds: float = 0.0  #: lcrp's median repair time over the cases
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,8 @@ def summarize(rows: Sequence[RepairRow]) -> list[MethodSummary]:
                 mean_makespan_ratio=statistics.fmean(r.makespan / r.baseline_makespan for r in ok) if ok else 0.0,
                 mean_moved=statistics.fmean(r.moved_operations for r in ok) if ok else 0.0,
                 median_seconds=statistics.median(r.seconds for r in ok) if ok else 0.0,
-                fallbacks=sum(r.fallback for r in sel)))
+                fallbacks=sum(r.fallback for r in sel), went_global=sum(r.went_global for r in sel),
+                mean_touched_machines=statistics.fmean(r.touched_machines for r in ok) if ok else 0.0))
     return out
 
 
@@ -98,7 +103,9 @@ def lcrp_ratios(rows: Sequence[RepairRow]) -> list[LcrpRatio]:
                         scenario=scenario, against=other, cases=len(pairs), makespan_ratio=_makespan_ratio(pairs),
                         moved_ratio=_moved_ratio(pairs),
                         time_ratio=sum(a.seconds for a, _ in pairs) / max(1e-9, sum(b.seconds for _, b in pairs)),
-                        not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant))
+                        not_worse=sum(a.makespan <= b.makespan for a, b in pairs), lcrp=variant,
+                        worst_makespan_ratio=max(a.makespan / b.makespan for a, b in pairs),
+                        lcrp_median_seconds=statistics.median(a.seconds for a, _ in pairs)))
     return out
 
 
@@ -144,18 +151,23 @@ def to_csv(rows: Sequence[RepairRow]) -> str:
     return rows_to_csv(rows, COLUMNS)
 
 
-def to_markdown(rows: Sequence[RepairRow], *, title: str) -> str:
-    """Summary, LCRP ratios and the full table as Markdown."""
-    lines = [f"# {title}", "", "## Per scenario and method", "",
-             "| scenario | method | cases | valid | makespan / baseline | moved (mean) | median s | fallbacks |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+def to_markdown(rows: Sequence[RepairRow], *, title: str, rerun: str | None = None) -> str:
+    """Summary, LCRP ratios and the full table as Markdown; ``rerun`` says how to repeat one row."""
+    lines = [f"# {title}", "", *([f"Rerun one row alone: `{rerun}`", ""] if rerun else []),
+             "## Per scenario and method", "",
+             "| scenario | method | cases | valid | makespan / baseline | moved (mean) | touched machines (mean) "
+             "| median s | fallbacks | went global |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {s.scenario} | {s.method} | {s.cases} | {100 * s.valid_rate:.0f}% | {s.mean_makespan_ratio:.4f} "
-              f"| {s.mean_moved:.1f} | {s.median_seconds:.3f} | {s.fallbacks} |" for s in summarize(rows)]
+              f"| {s.mean_moved:.1f} | {s.mean_touched_machines:.1f} | {s.median_seconds:.3f} | {s.fallbacks} "
+              f"| {s.went_global} |" for s in summarize(rows)]
     lines += ["", "## LCRP against each method", "",
-              "| lcrp | scenario | against | cases | makespan ratio | moved ratio | time ratio | lcrp not worse |",
-              "|---|---|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {x.lcrp} | {x.scenario} | {x.against} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
-              f"{x.time_ratio:.3f} | {x.not_worse}/{x.cases} |" for x in lcrp_ratios(rows)]
+              "| lcrp | scenario | against | cases | makespan ratio | worst case | moved ratio | time ratio "
+              "| lcrp median s | lcrp not worse |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {x.lcrp} | {x.scenario} | {x.against} | {x.cases} | {x.makespan_ratio:.4f} | "
+              f"{x.worst_makespan_ratio:.4f} | {x.moved_ratio:.3f} | {x.time_ratio:.3f} | {x.lcrp_median_seconds:.3f} "
+              f"| {x.not_worse}/{x.cases} |" for x in lcrp_ratios(rows)]
     lines += ["", "## LCRP against full by instance size", "",
               "| lcrp | size | cases | makespan ratio | moved ratio | lcrp median s |", "|---|---|---:|---:|---:|---:|"]
     lines += [f"| {x.lcrp} | {x.size} | {x.cases} | {x.makespan_ratio:.4f} | {x.moved_ratio:.3f} | "
@@ -187,11 +199,11 @@ def _pareto(rows: Sequence[RepairRow], scenario: str, path: Path) -> None:
     fig.savefig(path, format="png")
 
 
-def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str) -> list[Path]:
+def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str, rerun: str | None = None) -> list[Path]:
     """Write ``repair.csv``, ``repair.md`` and one ``pareto-<scenario>.png`` per scenario; return the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("repair.csv", to_csv(rows)), ("repair.md", to_markdown(rows, title=title))):
+    for name, text in (("repair.csv", to_csv(rows)), ("repair.md", to_markdown(rows, title=title, rerun=rerun))):
         path = directory / name
         tmp = path.with_name(f".{name}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -213,13 +225,14 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
     reader = csv.DictReader(io.StringIO(text))
     try:
         header = tuple(reader.fieldnames or ())
-        if header != COLUMNS:
+        if header not in (COLUMNS, LEGACY_COLUMNS):
             raise InputError(f"{source}: not a repair benchmark table (header {str(reader.fieldnames)[:200]}, "
                              f"expected {','.join(COLUMNS)})")
         rows = []
         for line, record in enumerate(reader, start=2):
             try:
-                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()})))
+                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()
+                                                  if name in header})))
             except (TypeError, ValueError) as e:
                 raise InputError(f"{source}, line {line}: {str(e)[:200]}") from None
     except csv.Error as e:  # a NUL byte, a field past the csv module's size limit
@@ -234,7 +247,8 @@ def _checked(row: RepairRow) -> RepairRow:
     """A row the benchmark could have written: the ratios divide by makespans, so they must be positive."""
     if row.baseline_makespan < 1 or (row.valid and row.makespan < 1):
         raise ValueError("makespans must be positive")
-    counts = (row.moved_operations, row.total_start_shift, row.edit_radius, row.neighbourhood_growths, row.wip_moved)
+    counts = (row.moved_operations, row.total_start_shift, row.edit_radius, row.neighbourhood_growths, row.wip_moved,
+              row.touched_machines)
     if min(counts) < 0 or row.seconds < 0:
         raise ValueError("counts and seconds must not be negative")
     return row

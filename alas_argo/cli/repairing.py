@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from alas_argo.benchmarks.partial_table import PartialTable
-from alas_argo.benchmarks.repair import COLUMNS, RepairRow, run_repair_bench
+from alas_argo.benchmarks.repair import COLUMNS, RepairRow, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
 from alas_argo.cli.outputs import check_output_dir, check_output_file
@@ -19,6 +19,7 @@ from alas_argo.cli.validating import load_disruption_file, load_schedule_file
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
+from alas_argo.jssp.disruption_families import FAMILIES, generate_family
 from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.gantt import save_gantt
 from alas_argo.jssp.instance import Instance
@@ -52,11 +53,19 @@ def _disrupt(args: argparse.Namespace) -> int:
     check_output_file(args.out)
     instance = load_instance(args.instance)
     schedule = load_document(args.schedule, Schedule, "schedule")
-    machine: int | str | None = args.machine
-    if isinstance(machine, str):
-        machine = "random" if machine == "random" else _int(machine, "--machine")
-    d = generate_disruption(instance, schedule, args.kind, seed=args.seed, machine=machine,  # type: ignore[arg-type]
-                            at=args.at, length=args.length, increase=args.increase, share=args.share)
+    if (args.kind is None) == (args.family is None):
+        raise InputError("give exactly one of --kind and --family")
+    if args.family is not None:
+        # A family draws every parameter from its seed: the flags that set them would not be honoured.
+        d = generate_family(instance, schedule, args.family, seed=args.seed)
+    else:
+        machine: int | str | None = args.machine
+        if isinstance(machine, str):
+            machine = "random" if machine == "random" else _int(machine, "--machine")
+        d = generate_disruption(instance, schedule, args.kind, seed=args.seed,
+                                machine=machine,  # type: ignore[arg-type]
+                                at=args.at, length=args.length, increase=args.increase, share=args.share,
+                                machines=args.machines, increase_max=args.increase_max)
     check_disruption(instance, schedule, d)
     write_json_file(args.out, d.to_json())
     if args.json:
@@ -65,7 +74,7 @@ def _disrupt(args: argparse.Namespace) -> int:
         parts = [f"machine {b.machine} down [{b.start}, {b.end})" for b in d.breakdowns]
         if d.duration_changes:
             parts.append(f"{len(d.duration_changes)} operations take longer")
-        print(f"{args.kind} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
+        print(f"{args.kind or args.family} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
     return 0
 
 
@@ -102,6 +111,9 @@ def _repair(args: argparse.Namespace) -> int:
           f"work in progress reordered {r.wip_moved}")
     print(f"  edit radius {r.edit_radius} operations on {len(r.edit_machines)} machines, "
           f"{r.neighbourhood_growths} growths, fallback {'yes' if r.fallback else 'no'}, {r.seconds:.3f} s")
+    print(f"  touched {r.moved_operations} operations on {len(r.touched_machines)} machines "
+          f"({len(r.resequenced_machines)} re-sequenced); "
+          + (f"global: {r.global_reason}" if r.global_reason else "stayed local"))
     print(f"  -> {args.out}")
     return 0
 
@@ -127,15 +139,21 @@ def _effort(text: str) -> float:
 def _bench_repair(args: argparse.Namespace) -> int:
     directory = check_output_dir(args.out)
     if args.from_csv:
-        source = Path(args.from_csv)
-        if not source.is_file():
-            raise InputError(f"--from-csv: no file {source}")
-        rows = from_csv(source.read_text(encoding="utf-8"), source=str(source))
-        return _report(rows, directory, f"Repair benchmark (re-rendered from {source.name})", args.json)
+        # Several files merge: the rows of one method measured once can be set against another run's.
+        sources = [Path(p.strip()) for p in args.from_csv.split(",") if p.strip()]
+        rows = []
+        for source in sources:
+            if not source.is_file():
+                raise InputError(f"--from-csv: no file {source}")
+            rows += from_csv(source.read_text(encoding="utf-8"), source=str(source))
+        return _report(rows, directory, "Repair benchmark (re-rendered from "
+                       f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
     if args.seeds < 1:
         raise InputError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.first_seed < 0:
+        raise InputError(f"--first-seed must not be negative, got {args.first_seed}")
     names = suite(args.suite)
     for n in names:
         get_instance(n)
@@ -147,7 +165,8 @@ def _bench_repair(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,
                               "time_limit": args.time_limit, "baseline_time_limit": args.baseline_time_limit,
                               "workers": args.workers, "cache": directory / "baselines",
-                              "lcrp_efforts": efforts, "deterministic": args.deterministic}
+                              "lcrp_efforts": efforts, "deterministic": args.deterministic,
+                              "cases": directory / "cases", "first_seed": args.first_seed}
     with PartialTable(directory / "repair.csv", COLUMNS) as table:
         def run(on_row: Callable[[RepairRow], None] | None) -> list[RepairRow]:
             def keep(row: RepairRow) -> None:
@@ -160,14 +179,16 @@ def _bench_repair(args: argparse.Namespace) -> int:
         rows = run_with_progress(run, total=total, first="baselines and repairs", quiet=args.json,
                                  what="alas bench repair",
                                  label=lambda r: f"{r.instance} {r.scenario}#{r.seed} {r.method}")
-    title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds, "
-             f"{args.time_limit:g} s budget{' (deterministic)' if args.deterministic else ''}, "
+    title = (f"Repair benchmark: {args.suite}, scenarios {','.join(scenarios)}, {args.seeds} seeds from "
+             f"{args.first_seed}, {args.time_limit:g} s budget{' (deterministic)' if args.deterministic else ''}, "
              f"lcrp effort {','.join(f'{e:g}' for e in efforts)}")
-    return _report(rows, directory, title, args.json)
+    rerun = rerun_command(str(directory), rows[0], time_limit=args.time_limit,
+                          deterministic=args.deterministic) if rows else None
+    return _report(rows, directory, title, args.json, rerun)
 
 
-def _report(rows: list[RepairRow], directory: Path, title: str, as_json: bool) -> int:
-    paths = write_outputs(rows, directory, title=title)
+def _report(rows: list[RepairRow], directory: Path, title: str, as_json: bool, rerun: str | None = None) -> int:
+    paths = write_outputs(rows, directory, title=title, rerun=rerun)
     ratios, by_size = lcrp_ratios(rows), size_ratios(rows)
     valid = sum(r.valid for r in rows) / max(1, len(rows))
     if as_json:
@@ -195,8 +216,12 @@ def register(commands: Commands) -> None:
     p = commands.add("disrupt", _disrupt, help="Draw a seeded disruption of a plan (breakdown, shock, mixed).")
     p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
-    p.add_argument("--kind", required=True, choices=[k.value for k in DisruptionKind],
-                   help="breakdown (a machine stops), shock (operations take longer) or mixed (both)")
+    p.add_argument("--kind", default=None, choices=[k.value for k in DisruptionKind],
+                   help="breakdown (a machine stops), shock (operations take longer) or mixed (both); "
+                   "this or --family")
+    p.add_argument("--family", default=None, choices=list(FAMILIES),
+                   help="Draw every parameter from a disruption family instead (seeded; the flags below are "
+                   "ignored): " + "; ".join(f"{f.name}: {f.description}" for f in FAMILIES.values()).replace("%", "%%"))
     p.add_argument("--seed", type=int, default=0, help="same seed, same disruption (default 0)")
     p.add_argument("--machine", default=None,
                    help="Machine that breaks down, or 'random' (default: the one with the most work left).")
@@ -204,6 +229,11 @@ def register(commands: Commands) -> None:
     p.add_argument("--length", type=float, default=None, help="Downtime as a fraction of the makespan.")
     p.add_argument("--increase", type=float, default=0.3, help="Shock: fractional duration increase.")
     p.add_argument("--share", type=float, default=0.2, help="Shock: share of unstarted operations hit.")
+    p.add_argument("--machines", type=int, default=1,
+                   help="Breakdown: machines down at once (--machine or the busiest, then the next busiest; "
+                   "distinct random ones with --machine random). Default 1.")
+    p.add_argument("--increase-max", type=float, default=None,
+                   help="Shock: draw each operation's increase from [--increase, --increase-max].")
     p.add_argument("--out", required=True, help="Where to write the disruption JSON.")
     p.add_argument("--json", action="store_true", help="Print the disruption as JSON.")
 
@@ -221,9 +251,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--time-limit", type=float, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
     p.add_argument("--effort", type=float, default=1.0,
-                   help="LCRP time-box multiplier (default 1: about 0.2 s on 20x15; 2: about 0.36 s and 4: about "
-                   "0.7 s, with markedly fewer moved operations and a slightly shorter plan, see bench/README.md). "
-                   "The budget still caps it; other methods ignore it.")
+                   help="LCRP time-box multiplier (default 1: about 0.2 s of search on 20x15). The box and its "
+                   "makespan stage grow linearly with it: larger efforts mostly buy a shorter plan (the effort/quality "
+                   "curve in bench/README.md). The budget still caps it; other methods ignore it.")
     p.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0).")
     p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers with --wall-clock (default 2).")
     p.add_argument("--wall-clock", action="store_true",
@@ -248,9 +278,13 @@ def register(commands: Commands) -> None:
                      "and write repair.csv, repair.md and pareto-<scenario>.png into OUT.")
     p.add_argument("--suite", default="smoke", help="alas45, smoke, a family, or a comma-separated list.")
     p.add_argument("--scenarios", default="breakdown,shock,mixed",
-                   help="Comma-separated disruption kinds (default breakdown,shock,mixed).")
+                   help="Comma-separated disruption kinds or families (default breakdown,shock,mixed; families: "
+                   f"{', '.join(FAMILIES)}, see alas disrupt --help).")
     p.add_argument("--seeds", type=int, default=3, metavar="N",
                    help="A count: N disruptions per instance and scenario, drawn with seeds 0..N-1 (default 3).")
+    p.add_argument("--first-seed", type=int, default=0, metavar="S",
+                   help="Start the seeds at S (seeds S..S+N-1): with --suite NAME --scenarios X --seeds 1 it "
+                   "reruns one case. Every case's disruption is also kept in OUT/cases (see repair.md).")
     p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),
                    help="Comma-separated repair methods (default: all of them).")
     p.add_argument("--time-limit", type=float, default=10.0, help="Repair budget per method and case (s).")
@@ -264,5 +298,6 @@ def register(commands: Commands) -> None:
                    help="repair under CP-SAT deterministic limits on one worker, as alas run and alas repair do by "
                    "default (default here: wall time on --workers workers; baselines are wall-clock plans either way)")
     p.add_argument("--from-csv", default=None, metavar="FILE",
-                   help="Repair nothing: render the tables and plots of an earlier run's repair.csv into --out.")
+                   help="Repair nothing: render the tables and plots of an earlier run's repair.csv into --out "
+                   "(a comma-separated list merges runs on the same baselines, e.g. full once, lcrp variants later).")
     p.add_argument("--json", action="store_true", help="Print the summaries and ratios as JSON.")

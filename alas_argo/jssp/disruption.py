@@ -121,15 +121,34 @@ def _breakdown(schedule: Schedule, time: int, length: float, machine: int | Lite
     return MachineBreakdown(machine=chosen, start=time, duration=max(1, round(length * schedule.makespan)))
 
 
+def _breakdowns(schedule: Schedule, time: int, length: float, machine: int | Literal["random"] | None,
+                count: int, num_machines: int, rng: random.Random) -> list[MachineBreakdown]:
+    """``count`` distinct machines down at once; one machine draws exactly as before (same seed, same event)."""
+    if count == 1:
+        return [_breakdown(schedule, time, length, machine, num_machines, rng)]
+    if machine == "random":
+        chosen = sorted(rng.sample(range(num_machines), count))
+    else:
+        # The given machine (or the busiest one) first, then the next busiest: the hardest case to absorb.
+        left = _work_left(schedule, time)
+        ranked = sorted(range(num_machines), key=lambda m: (-left.get(m, 0), m))
+        first = ranked[0] if machine is None else machine
+        chosen = sorted([first, *[m for m in ranked if m != first][:count - 1]])
+    duration = max(1, round(length * schedule.makespan))
+    return [MachineBreakdown(machine=m, start=time, duration=duration) for m in chosen]
+
+
 def _shock(instance: Instance, schedule: Schedule, time: int, increase: float, share: float,
-           rng: random.Random) -> list[DurationChange]:
+           rng: random.Random, increase_max: float | None = None) -> list[DurationChange]:
     pending = sorted(o.key for o in schedule.operations if o.start >= time)
     if not pending:
         return []
     chosen = sorted(rng.sample(pending, max(1, round(share * len(pending)))))
+    # Without a range every operation grows by the same fraction (and the draws stay as they always were).
+    grow = [increase if increase_max is None else rng.uniform(increase, increase_max) for _ in chosen]
     return [DurationChange(job=j, step=s, duration=max(instance.duration(j, s) + 1,
-                                                       math.ceil(instance.duration(j, s) * (1 + increase))))
-            for j, s in chosen]
+                                                       math.ceil(instance.duration(j, s) * (1 + g))))
+            for (j, s), g in zip(chosen, grow, strict=True)]
 
 
 def generate_disruption(
@@ -143,6 +162,9 @@ def generate_disruption(
     length: float | None = None,
     increase: float = 0.3,
     share: float = 0.2,
+    machines: int = 1,
+    increase_max: float | None = None,
+    halve_mixed_share: bool = True,
 ) -> Disruption:
     """A seeded, reproducible disruption of ``schedule``.
 
@@ -157,9 +179,16 @@ def generate_disruption(
         length: Downtime as a fraction of the makespan; None draws it from [0.05, 0.15].
         increase: A shock lengthens an operation by this fraction (at least one time unit).
         share: A shock hits this fraction of the operations not yet started (at least one).
+        machines: How many distinct machines break down at once, over the same window: ``machine`` (or the
+            busiest) and the next busiest, or distinct random ones with ``machine="random"``.
+        increase_max: Each shocked operation grows by its own fraction drawn from ``[increase,
+            increase_max]``; None grows them all by ``increase``.
+        halve_mixed_share: ``mixed`` shocks half of ``share`` (so that neither part drowns the other); False
+            takes ``share`` as it is (the disruption families of :mod:`.disruption_families`).
 
     Raises:
-        InputError: an unknown kind, a fraction outside [0, 1], or a machine that does not exist.
+        InputError: an unknown kind, a fraction outside [0, 1], a machine that does not exist, or a count of
+            machines outside [1, machines of the instance].
     """
     try:
         kind = DisruptionKind(kind)
@@ -176,14 +205,18 @@ def generate_disruption(
         raise InputError(f"increase must not be negative, got {increase}")
     if isinstance(machine, int) and not 0 <= machine < instance.num_machines:
         raise InputError(f"machine {machine} does not exist (machines 0..{instance.num_machines - 1})")
+    if not 1 <= machines <= instance.num_machines:
+        raise InputError(f"machines must be in [1, {instance.num_machines}], got {machines}")
+    if increase_max is not None and increase_max < increase:
+        raise InputError(f"increase_max ({increase_max}) must not be below increase ({increase})")
     time = min(round(at * schedule.makespan), max(0, schedule.makespan - 1))
     events: list[MachineBreakdown | DurationChange] = []
     if kind in (DisruptionKind.BREAKDOWN, DisruptionKind.MIXED):
-        events.append(_breakdown(schedule, time, length, machine, instance.num_machines, rng))
+        events.extend(_breakdowns(schedule, time, length, machine, machines, instance.num_machines, rng))
     if kind in (DisruptionKind.SHOCK, DisruptionKind.MIXED):
-        # Mixed halves the shock so that neither part drowns the other.
-        events.extend(_shock(instance, schedule, time, increase,
-                             share / 2 if kind is DisruptionKind.MIXED else share, rng))
+        halve = kind is DisruptionKind.MIXED and halve_mixed_share
+        events.extend(_shock(instance, schedule, time, increase, share / 2 if halve else share, rng,
+                             increase_max))
     return Disruption(time=time, events=events)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from alas_argo.benchmarks.repair import run_repair_bench
-from alas_argo.benchmarks.repair_report import lcrp_ratios, summarize, to_csv, write_outputs
+from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, summarize, to_csv, write_outputs
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 from alas_argo.jssp.repair import RepairMethod
@@ -79,3 +79,27 @@ def test_cli_lcrp_effort_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "lcrp effort 1,2" in (out / "repair.md").read_text()
     assert main(["bench", "repair", "--suite", "ft06", "--lcrp-effort", "fast", "--out", str(out)]) == 2
     assert "--lcrp-effort" in capsys.readouterr().err
+
+
+def test_families_keep_every_case_for_a_rerun(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "repair", "--suite", "ft06", "--scenarios", "multi-breakdown,shock-sweep", "--seeds", "1",
+                 "--first-seed", "4", "--methods", "aor,lcrp", "--time-limit", "0.3", "--baseline-time-limit", "0.5",
+                 "--deterministic", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    rows = from_csv((out / "repair.csv").read_text())
+    assert {(r.scenario, r.seed) for r in rows} == {("multi-breakdown", 4), ("shock-sweep", 4)}
+    case = out / "cases" / "ft06" / "multi-breakdown-4.json"
+    assert json.loads(case.read_text())["events"]
+    assert "alas repair --instance ft06" in (out / "repair.md").read_text()
+    # The kept case is the row's input: repairing it alone gives the row again.
+    lcrp = next(r for r in rows if r.method == "lcrp" and r.scenario == "multi-breakdown")
+    rc = main(["repair", "--instance", "ft06", "--schedule", str(out / "baselines" / "ft06.json"), "--disruption",
+               str(case), "--method", "lcrp", "--time-limit", "0.3", "--seed", "4", "--out", str(tmp_path / "r.json"),
+               "--json"])
+    assert rc == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (again["makespan"], again["moved_operations"]) == (lcrp.makespan, lcrp.moved_operations)
+    # Two runs' CSVs merge into one report.
+    assert main(["bench", "repair", "--from-csv", f"{out / 'repair.csv'},{out / 'repair.csv'}", "--out",
+                 str(tmp_path / "merged"), "--json"]) == 0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.benchmarks.repair import RepairRow
-from alas_argo.benchmarks.repair_report import from_csv, size_ratios, to_csv
+from alas_argo.benchmarks.repair import LEGACY_COLUMNS, RepairRow
+from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, to_csv
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 
@@ -76,3 +76,18 @@ def test_cli_renders_an_earlier_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (out / "pareto-breakdown.png").stat().st_size > 0
     assert main(["bench", "repair", "--from-csv", str(tmp_path / "missing.csv"), "--out", str(out)]) == 2
     assert "--from-csv: no file" in capsys.readouterr().err
+
+
+def test_lcrp_ratios_report_the_worst_case_and_lcrp_time() -> None:
+    x = next(r for r in lcrp_ratios(ROWS) if r.lcrp == "lcrp" and r.scenario == "all" and r.against == "full")
+    assert x.cases == 3 and x.worst_makespan_ratio == pytest.approx(1.02)
+    assert x.lcrp_median_seconds == pytest.approx(0.2)
+
+
+def test_a_table_from_before_the_locality_columns_still_reads() -> None:
+    rows = [replace(r, touched_machines=3, went_global=True) for r in ROWS]
+    old = [line.rsplit(",", 2)[0] for line in to_csv(rows).splitlines()]
+    assert old[0] == ",".join(LEGACY_COLUMNS)
+    back = from_csv("\n".join(old) + "\n")
+    assert back == [replace(r, touched_machines=0, went_global=False) for r in rows]
+    assert from_csv(to_csv(rows)) == rows

@@ -103,3 +103,18 @@ def test_effort_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: pyt
                  str(files / "d.json"), "--effort", "0", "--out", str(files / "r.json")]) == 2
     assert "effort" in capsys.readouterr().err
     assert not (files / "r.json").exists()
+
+
+def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, d = str(files / "s.json"), str(files / "d.json")
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--family", "multi-breakdown", "--seed", "2",
+                 "--out", d]) == 0
+    assert "multi-breakdown revealed at" in capsys.readouterr().out
+    assert len(Disruption.model_validate_json(Path(d).read_text()).breakdowns) >= 2
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "mixed", "--machines", "2",
+                 "--increase", "0.1", "--increase-max", "1.0", "--out", d]) == 0
+    assert len(Disruption.model_validate_json(Path(d).read_text()).breakdowns) == 2
+    # Exactly one of --kind and --family: neither, or both, is bad input.
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--out", d]) == 2
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "shock", "--family", "mixture",
+                 "--out", d]) == 2

@@ -16,7 +16,13 @@ from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair.lcrp import lower_bound
 from alas_argo.jssp.repair.methods import Repairer, RepairMethod, get_repairer
-from alas_argo.jssp.repair.metrics import moved_operations, total_start_shift, wip_moved
+from alas_argo.jssp.repair.metrics import (
+    moved_operations,
+    resequenced_machines,
+    total_start_shift,
+    touched_machines,
+    wip_moved,
+)
 from alas_argo.jssp.repair.result import RepairOutcome, RepairResult
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
@@ -139,6 +145,9 @@ def repair(
         edit_machines=sorted({instance.machine(*k) for k in outcome.neighbourhood}),
         neighbourhood_growths=outcome.growths,
         wip_moved=wip_moved(state, plan),
+        touched_machines=touched_machines(schedule, plan),
+        resequenced_machines=resequenced_machines(schedule, plan),
+        global_reason=outcome.global_reason,
         fallback=outcome.fallback,
         seconds=round(time.monotonic() - started, 4),
         valid=report.valid,

@@ -12,11 +12,14 @@ a repair that takes as long as a global re-solve has lost its point.
 2. The first neighbourhood is the cascade itself: when the makespan is above a cheap lower bound (job
    chains, machine loads after the reveal), CP-SAT re-sequences the cascade's operations for the least
    makespan, hinted with the first edit, with every other operation pinned at its planned start, so it keeps
-   it (:data:`CASCADE_PER_OP` seconds per free operation; it stops early when it proves optimality).
-   Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are nearly all in
-   the cascade, so its makespan is usually reachable there, in a smaller model than the whole plan. When it
-   finds a shorter plan, or proves that the cascade holds none (or the first edit is at the bound), the
-   makespan is settled and the rest of the box goes to stability (step 5).
+   it (:data:`CASCADE_PER_OP` seconds per free operation, times ``effort``; it stops early when it proves
+   optimality). Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are
+   nearly all in the cascade, so its makespan is usually reachable there, in a smaller model than the whole
+   plan. But a cascade proven optimal is optimal only with everything outside it pinned: while the plan is
+   above the bound, what the cascade leaves of its time goes to a *global probe*, a makespan solve over every
+   free operation hinted with the local plan, which stays unless the probe is shorter. Only then does LCRP go
+   global, and it says why (``global_reason``); a local edit that reaches the bound, or that the probe cannot
+   beat, stays local.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
@@ -31,8 +34,10 @@ a repair that takes as long as a global re-solve has lost its point.
 5. Stabilization: what is left of the time box goes to the fewest moved operations at the makespan reached,
    with only the operations the plan moved free to move (count-only CP-SAT solves,
    :func:`.subproblem.fewest_moves`, over chunks of consecutive planned starts when there are many:
-   :func:`.stabilizing.stabilized`; everything else held). ``effort`` (a time-box multiplier) mostly buys
-   this stage: measured in ``bench/README.md``.
+   :func:`.stabilizing.stabilized`; everything else held). Moving work in progress (started, or next on its
+   machine) costs :data:`.stabilizing.WIP_WEIGHT` moves. Count solves often prove their optimum early; what
+   they leave of a large box (``effort``) goes to up to :data:`EXTRA_ROUNDS` more rounds of a global probe and
+   a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
 6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
    starts that became feasible; the polished plan is kept only when the validator accepts it.
@@ -40,7 +45,6 @@ a repair that takes as long as a global re-solve has lost its point.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
@@ -57,7 +61,8 @@ from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "MAX_GROWTHS", "STEP_FLOOR",
+__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS",
+           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "STABILITY_RESERVE", "STEP_FLOOR",
            "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
@@ -78,6 +83,16 @@ STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
+#: The share of the free operations above which the cascade counts as global already (no probe), and the
+#: least time worth a probe.
+PROBE_MIN_SHARE = 0.8
+PROBE_FLOOR = 0.03
+#: How the makespan stage grows with ``effort``: effort ** MAKESPAN_EXPONENT.
+MAKESPAN_EXPONENT = 1.0
+#: Rounds of (global makespan solve, stabilization) on what the first round left of the box, and the share
+#: of what is left each keeps for its stabilization.
+EXTRA_ROUNDS = 2
+STABILITY_RESERVE = 0.3
 
 Validator = Callable[[Schedule], bool]
 
@@ -104,7 +119,8 @@ def _arcs(plan: Schedule, window: set[Key], free: set[Key]) -> list[tuple[Key, K
 
 
 def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget: float, seed: int, workers: int,
-             is_valid: Validator, notes: list[str], clock: SearchClock) -> tuple[Schedule | None, bool]:
+             is_valid: Validator, notes: list[str], clock: SearchClock,
+             label: str = "cascade") -> tuple[Schedule | None, bool]:
     """The first neighbourhood, the cascade: a time-boxed makespan solve in which only the ``affected``
     operations may move (everything else pinned at its planned start), hinted with the first edit; it stops
     early when it proves optimality. Returns its plan when shorter than the first edit's and valid (else None),
@@ -116,9 +132,9 @@ def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget:
     try:
         result = optimize(request)
     except (InfeasibleError, NoSolutionError) as e:
-        notes.append(f"cascade: {type(e).__name__}; the first edit stays")
+        notes.append(f"{label}: {type(e).__name__}; the first edit stays")
         return None, False
-    notes.append(f"cascade ({len(affected)} ops): makespan {result.objective} ({result.status.value}, "
+    notes.append(f"{label} ({len(affected)} ops): makespan {result.objective} ({result.status.value}, "
                  f"bound {result.bound}, {result.seconds:.2f} s)")
     proven = result.status is SolveStatus.OPTIMAL
     if result.objective < first.makespan and is_valid(result.schedule):
@@ -135,11 +151,10 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
     """
     n = len(state.free)
     total = min(budget, effort * max(TOTAL_FLOOR, TOTAL_PER_OP * n))
-    # The cascade solve grows with the square root of the effort: its returns fall off fast (measured for a
-    # global makespan solve on 20x15 disruptions: 0.1 s gets within 1.3 % of a 10 s re-solve, 0.2 s within
-    # 0.9 %), while the count keeps paying (0.06 s: 0.74 of a makespan-only re-solve's moves, 0.1 s: 0.71,
-    # 0.3 s: 0.67), so a larger box goes mostly to the stabilization.
-    return total, min(total * CASCADE_MAX_SHARE, math.sqrt(effort) * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
+    # The makespan stage grows with the effort (MAKESPAN_EXPONENT = 1): on the disruption families
+    # (bench/README.md) the makespan is what LCRP lacks against a global re-solve, not the moves; measured on
+    # ta11-ta12 (20 cases), effort 8: 1.0068 of full's makespan instead of 1.0149 with the square root.
+    return total, min(total * CASCADE_MAX_SHARE, effort ** MAKESPAN_EXPONENT * max(CASCADE_FLOOR, CASCADE_PER_OP * n))
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
@@ -153,9 +168,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         seed: CP-SAT seed.
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
-        effort: Multiplies the time box (the cascade solve by its square root). 1 keeps a 20x15 repair near
-            0.2 s; 2 and 4 (about 1.8 and 3.4 times the seconds) mostly buy fewer moved operations
-            (``bench/README.md``).
+        effort: Multiplies the time box and the makespan stage. 1 keeps a 20x15 repair near 0.2 s of search;
+            larger efforts buy a shorter plan (``bench/README.md``, the effort/quality curve).
         clock: What the time box is counted in: deterministic time spent by the solves (the default, so the
             same inputs give the same repair), or wall time (see :mod:`alas_argo.jssp.searching`).
     """
@@ -181,6 +195,9 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not affected:
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
     growths = 0
+    global_reason: str | None = None
+    # Whether a solve over every free operation proved its makespan optimal: then only stability is left.
+    settled_globally = False
     open_makespan = incumbent.makespan > bound
     # Success: a shorter plan in the cascade, or proof that none exists there (at the bound, none exists
     # anywhere). Either way what is left to gain is stability, and the count solve gets it faster than window
@@ -188,10 +205,27 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # same makespan). The windows are for a cascade solve that ran out of time without gaining.
     succeeded = not open_makespan
     if open_makespan:
+        began = clock.now()
+        # The cascade gets the whole makespan stage; what it leaves (it stops when it proves its optimum) goes
+        # to a global probe, unless the cascade is nearly every free operation anyway.
+        wide = len(affected) >= PROBE_MIN_SHARE * len(free)
         cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes, clock)
+        settled_globally = proven and affected >= free
         if cascade is not None:
             incumbent = settled(state, cascade, cascade.makespan, free - region, is_valid)
         succeeded = cascade is not None or proven
+        left = cascade_cap - (clock.now() - began)
+        if not wide and incumbent.makespan > bound and left >= PROBE_FLOOR:
+            # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
+            # (everything outside it was pinned): re-sequence every free operation, hinted with the best local
+            # plan, which stays unless the global one is shorter (then the stabilization pulls it back).
+            probe, settled_globally = _cascade(state, incumbent, set(free), left, seed, workers, is_valid, notes,
+                                               clock, "global probe")
+            if probe is not None:
+                global_reason = (f"the cascade ({len(affected)} operations) stopped at makespan "
+                                 f"{incumbent.makespan}, above the bound {bound}; re-sequencing all {len(free)} "
+                                 f"free operations reached {probe.makespan}")
+                incumbent, region, succeeded = probe, set(free), True
     if not succeeded:
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
                                                          workers=workers, is_valid=is_valid, notes=notes,
@@ -199,6 +233,22 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
+        # The count solves often prove their optimum early: what they leave of a large box goes back to the
+        # makespan, a global solve hinted with the stabilized plan, then to stability again.
+        for _ in range(EXTRA_ROUNDS):
+            left = deadline - clock.now()
+            if settled_globally or incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
+                break
+            probe, settled_globally = _cascade(state, incumbent, set(free), left * (1 - STABILITY_RESERVE), seed,
+                                               workers, is_valid, notes, clock, "global probe")
+            if probe is None:
+                break
+            global_reason = global_reason or (
+                f"with {left:.2f} s of the box left at makespan {incumbent.makespan}, above the bound {bound}, "
+                f"re-sequencing all {len(free)} free operations reached {probe.makespan}")
+            region = set(free)
+            incumbent = stabilized(state, probe, region, deadline - clock.now(), seed=seed, workers=workers,
+                                   is_valid=is_valid, notes=notes, clock=clock)
     polished = settled(state, incumbent, incumbent.makespan, free - region, is_valid)
     if polished is not incumbent:
         notes.append(f"settle and restore: {moved_operations(base, incumbent) - moved_operations(base, polished)}"
@@ -207,7 +257,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not succeeded:
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
-    return RepairOutcome(incumbent, region, growths, False, notes)
+    return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,
@@ -291,4 +341,5 @@ def _fallback(state: ExecutionState, incumbent: Schedule, budget: float, seed: i
     if not is_valid(plan):
         notes.append("fallback plan rejected by the validator; keeping the incumbent")
         plan = incumbent
-    return RepairOutcome(plan, set(state.free), growths, True, [*notes, "global fallback"])
+    return RepairOutcome(plan, set(state.free), growths, True, [*notes, "global fallback"],
+                         global_reason="no local step produced a plan the validator accepts: global fallback")

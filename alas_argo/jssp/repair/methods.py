@@ -70,12 +70,14 @@ def _resolving(stable: bool) -> Repairer:
             result = solve(state, hint, budget=budget, seed=seed, workers=workers, clock=clock)
         except NoSolutionError:
             return RepairOutcome(hint, set(state.free), fallback=True,
-                                 notes=["no CP-SAT solution in time; the AOR warm start stands"])
+                                 notes=["no CP-SAT solution in time; the AOR warm start stands"],
+                                 global_reason="a global re-solve: every free operation may move")
         except InfeasibleError as e:
             raise InfeasibleError(f"the disrupted problem has no solution: {e.message}", where=e.where) from e
         return RepairOutcome(result.schedule, set(state.free),
                              notes=[f"cp-sat {result.status.value}: makespan {result.objective}, "
-                                    f"bound {result.bound}, {result.seconds:.2f} s"])
+                                    f"bound {result.bound}, {result.seconds:.2f} s"],
+                             global_reason="a global re-solve: every free operation may move")
     return run
 
 

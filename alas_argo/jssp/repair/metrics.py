@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["moved_keys", "moved_operations", "total_start_shift", "wip_moved"]
+__all__ = ["moved_keys", "moved_operations", "resequenced_machines", "total_start_shift", "touched_machines",
+           "wip_moved"]
 
 
 def moved_keys(baseline: Schedule, repaired: Schedule) -> set[Key]:
@@ -40,3 +41,15 @@ def wip_moved(state: ExecutionState, repaired: Schedule, keys: Iterable[Key] | N
     before, after = _positions(state.baseline), _positions(repaired)
     wip = state.wip() if keys is None else set(keys)
     return sum(1 for k in wip if before.get(k) != after.get(k))
+
+
+def touched_machines(baseline: Schedule, repaired: Schedule) -> list[int]:
+    """Machines with at least one operation whose start changed."""
+    machines = {o.key: o.machine for o in repaired.operations}
+    return sorted({machines[k] for k in moved_keys(baseline, repaired)})
+
+
+def resequenced_machines(baseline: Schedule, repaired: Schedule) -> list[int]:
+    """Machines whose order of operations differs between the two plans."""
+    before = baseline.machine_sequences()
+    return sorted(m for m, seq in repaired.machine_sequences().items() if before.get(m) != seq)

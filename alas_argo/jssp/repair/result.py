@@ -23,6 +23,8 @@ class RepairOutcome:
         growths: How many times the neighbourhood grew (LCRP only).
         fallback: Whether the global re-solve produced the plan.
         notes: One line per decision, for logs and ``--json`` output.
+        global_reason: Why the method edited beyond a local neighbourhood (None when it stayed local or is
+            global by definition).
     """
 
     schedule: Schedule
@@ -30,6 +32,7 @@ class RepairOutcome:
     growths: int = 0
     fallback: bool = False
     notes: list[str] = field(default_factory=list)
+    global_reason: str | None = None
 
 
 class RepairResult(BaseModel):
@@ -47,6 +50,14 @@ class RepairResult(BaseModel):
     edit_machines: list[int] = Field(default_factory=list, description="Machines in that neighbourhood.")
     neighbourhood_growths: int = Field(0, description="How many times LCRP grew its neighbourhood.")
     wip_moved: int = Field(description="Started-or-next operations whose machine order changed.")
+    touched_machines: list[int] = Field(default_factory=list, description="Machines on which at least one "
+                                        "operation starts at a different time: the edit radius in machines "
+                                        "(moved_operations is the radius in operations).")
+    resequenced_machines: list[int] = Field(default_factory=list, description="Machines whose order of "
+                                            "operations changed.")
+    global_reason: str | None = Field(None, description="Why the repair edited beyond a local neighbourhood "
+                                      "(LCRP's global probe or fallback, or a global method); None when it "
+                                      "stayed local.")
     fallback: bool = Field(False, description="Whether the global re-solve fallback produced the plan.")
     seconds: float = Field(description="Wall-clock time of the repair.")
     valid: bool = Field(description="Verdict of the independent validator on the repaired plan.")

@@ -171,3 +171,28 @@ def test_a_closed_makespan_goes_straight_to_the_fewest_moves(la01: tuple[Instanc
     assert validate(inst, out.schedule, disruption=d, baseline=plan).valid
     assert moved_keys(plan, out.schedule) <= affected
     assert len(moved_keys(plan, out.schedule)) < len(moved_keys(plan, cheap))
+
+
+def test_goes_global_only_when_the_cascade_cannot_reach_what_a_global_solve_does(ft06: Instance) -> None:
+    """ft06 under a shock (seed 0): the cascade (9 operations) proves its optimum 68 with everything else
+    pinned, above the bound; the global probe reaches 60, and the result says why it went global."""
+    plan = dispatch(ft06, "mwkr")
+    d = generate_disruption(ft06, plan, "shock", seed=0)
+    r = repair(ft06, plan, d, "lcrp", budget=5.0)
+    assert r.makespan == 60 < repair(ft06, plan, d, "aor").makespan
+    assert r.global_reason is not None and "the cascade (9 operations) stopped at makespan 68" in r.global_reason
+    assert r.edit_radius == len(ExecutionState.at(ft06, plan, d).free)
+    assert set(r.touched_machines) >= set(r.resequenced_machines) and r.touched_machines
+    # On an optimal plan (55) a local edit reaches the global makespan: it stays local, a smaller radius.
+    best = optimize(SolveRequest(ft06, time_limit=1.0, workers=1)).schedule
+    d = Disruption(time=20, events=[MachineBreakdown(machine=0, start=20, duration=3)])
+    local, everything = repair(ft06, best, d, "lcrp", budget=5.0), repair(ft06, best, d, "full", budget=5.0)
+    assert local.makespan == everything.makespan == 57 and local.moved_operations < everything.moved_operations
+    assert local.global_reason is None and local.edit_radius < len(ExecutionState.at(ft06, best, d).free)
+
+
+def test_full_says_it_is_global(ft06: Instance) -> None:
+    plan = dispatch(ft06, "mwkr")
+    d = generate_disruption(ft06, plan, "breakdown", seed=0)
+    assert repair(ft06, plan, d, "full", budget=0.5).global_reason
+    assert repair(ft06, plan, d, "aor").global_reason is None

@@ -127,15 +127,17 @@ def test_the_method_gets_the_callers_settings_and_a_validator_that_knows_the_pla
         out = real(state, is_valid=is_valid, **kw)  # type: ignore[arg-type]
         nudged = _frozen_nudged(out.schedule, d)
         assert nudged is not None
-        seen.update({k: v for k, v in kw.items() if k != "clock"}, accepts_own=is_valid(out.schedule),
-                    accepts_nudged=is_valid(nudged), clock=type(kw.get("clock")).__name__)
+        # The clock is the repair's own (deterministic by default): its type is the setting that matters.
+        clock = kw.pop("clock")
+        seen.update(kw, accepts_own=is_valid(out.schedule), accepts_nudged=is_valid(nudged),
+                    deterministic_clock=getattr(clock, "deterministic", None))
         region.update(out.neighbourhood | {(0, 0)})
         return RepairOutcome(out.schedule, region, 3, False, ["spied"])
 
     monkeypatch.setattr(repair_package, "get_repairer", lambda _m: spy)
     r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5)
     assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "accepts_own": True,
-                    "accepts_nudged": False, "clock": "SearchClock"}
+                    "accepts_nudged": False, "deterministic_clock": True}
     assert r.neighbourhood_growths == 3 and r.notes == ["spied"] and not r.fallback
     assert r.edit_radius == len(region) and r.edit_machines == sorted({ft06.machine(*k) for k in region})
 

@@ -7,14 +7,15 @@ import pytest
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.dispatching import dispatch
-from alas_argo.jssp.disruption import Disruption, MachineBreakdown
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.repair import stabilizing
-from alas_argo.jssp.repair.metrics import moved_operations
+from alas_argo.jssp.repair.metrics import moved_keys, moved_operations
 from alas_argo.jssp.repair.resolving import full
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.stabilizing import MIN_SECONDS, settled, stabilized
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
 
 
@@ -62,9 +63,10 @@ def test_many_moved_operations_are_counted_a_chunk_at_a_time(monkeypatch: pytest
     freed: list[int] = []
     real = stabilizing.fewest_moves
 
-    def spy(request: SolveRequest, reference: dict[tuple[int, int], int]) -> Schedule | None:
+    def spy(request: SolveRequest, reference: dict[tuple[int, int], int],
+            weights: dict[tuple[int, int], int] | None = None) -> Schedule | None:
         freed.append(st.instance.num_operations - len(request.fixed))
-        return real(request, reference)
+        return real(request, reference, weights)
 
     monkeypatch.setattr(stabilizing, "CHUNK", 8)
     monkeypatch.setattr(stabilizing, "fewest_moves", spy)
@@ -79,3 +81,23 @@ def test_many_moved_operations_are_counted_a_chunk_at_a_time(monkeypatch: pytest
     assert is_valid(out) and out.makespan <= plan.makespan
     assert moved_operations(base, out) < moved_operations(base, plan)
     assert notes[-1].startswith("fewest moves") and f"({len(freed)} count solves)" in notes[-1]
+
+
+def test_moving_work_in_progress_costs_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ft06, mixed seed 5: at the same makespan and as many moved operations, the WIP term keeps one more
+    started-or-next operation in place (measured: 4 WIP moved without the term, 3 with it)."""
+    inst = get_instance("ft06")
+    base = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, base, "mixed", seed=5)
+    st = ExecutionState.at(inst, base, d)
+    plan = full(st, aor(st), budget=1.0, workers=1).schedule
+    counts: dict[int, tuple[int, int]] = {}
+    for weight in (1, stabilizing.WIP_WEIGHT):
+        monkeypatch.setattr(stabilizing, "WIP_WEIGHT", weight)
+        out = stabilizing.stabilized(st, plan, set(st.free), 2.0, seed=0, workers=1, notes=[], clock=SearchClock(),
+                                     is_valid=lambda p: validate(inst, p, disruption=d, baseline=base).valid)
+        assert out.makespan <= plan.makespan
+        moved = moved_keys(base, out)
+        counts[weight] = (len(moved), len(moved & st.wip()))
+    assert stabilizing.WIP_WEIGHT > 1
+    assert counts == {1: (14, 4), stabilizing.WIP_WEIGHT: (14, 3)}
