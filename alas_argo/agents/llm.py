@@ -55,7 +55,7 @@ def client_from_settings(llm: LlmSettings) -> HttpChatClient:
     key = llm.api_key.get_secret_value() if llm.api_key is not None else None
     register_secret(key)  # an endpoint may echo it back in an error body: scrubbed from logs and output
     return HttpChatClient(llm.base_url, llm.model, api_key=key, timeout=llm.timeout,
-                          max_retries=llm.max_retries)
+                          max_retries=llm.max_retries, temperature=llm.temperature)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-model", metavar="NAME", help="model name (default: settings, gpt-4o-mini)")
     parser.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="seconds per HTTP call")
     parser.add_argument("--llm-retries", type=int, metavar="N", help="retries on 429 / 5xx / timeouts")
+    parser.add_argument("--llm-temperature", type=float, metavar="T",
+                        help="sampling temperature (default 0; the paper's baselines used 1.0)")
 
 
 def llm_settings_from_args(args: argparse.Namespace) -> Settings:
@@ -41,7 +43,8 @@ def llm_settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(llm={"base_url": getattr(args, "llm_base_url", None),
                               "model": getattr(args, "llm_model", None),
                               "timeout": getattr(args, "llm_timeout", None),
-                              "max_retries": getattr(args, "llm_retries", None)})
+                              "max_retries": getattr(args, "llm_retries", None),
+                              "temperature": getattr(args, "llm_temperature", None)})
 
 
 def _ping(args: argparse.Namespace) -> int:

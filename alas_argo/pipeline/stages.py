@@ -27,7 +27,8 @@ from alas_argo.runtime.context import Handler, NodeContext
 
 __all__ = ["Stages", "instance_ref"]
 
-_OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat"}
+_OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat", "simulated": "cpsat"}
+_LLM_PLANNERS = ("llm", "simulated")
 
 
 def instance_ref(instance: Instance, config: RunConfig) -> dict[str, Any]:
@@ -67,6 +68,11 @@ class Stages:
         self.contexts = build_job_contexts(instance)
         self.ref = instance_ref(instance, config)
 
+    @property
+    def llm_in_charge(self) -> bool:
+        """LLM (or simulated) job agents and no optimizer: their merged proposals are the plan."""
+        return self.config.planner in _LLM_PLANNERS and self.config.optimizer == "none"
+
     # -- the agent factory (layer 2) ---------------------------------------------------------------------
 
     def agent(self, role: Role) -> Any:
@@ -75,7 +81,8 @@ class Stages:
             if role not in self._agents:
                 backend = {Role.JOB_AGENT: self.config.planner, Role.SUPERVISOR: self.config.planner,
                            Role.VALIDATOR: "independent", Role.REPAIRER: "lcrp",
-                           Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)}[role]
+                           Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)
+                           if self.config.optimizer == "auto" else self.config.optimizer}[role]
                 spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
                         "effort": self.config.repair_effort, "seed": self.config.seed, "workers": self.config.workers,
                         "time_limit": self.config.time_limit, "deterministic": self.config.deterministic}
@@ -109,8 +116,11 @@ class Stages:
     def job_agent(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """One job agent proposes its operations from its bounded context."""
         job = int(ctx.item)
+        if self.llm_in_charge:
+            # The supervisor asks the agents in job order (feedback session): the map only lists them.
+            return {"job": job, "operations": [], "deferred_to": "merge"}
         agent = self.agent(Role.JOB_AGENT)
-        if self.config.planner != "llm":
+        if self.config.planner not in _LLM_PLANNERS:
             proposal: JobProposal = agent.propose(self.contexts[job])
             return proposal.model_dump(mode="json")
         from alas_argo.agents.llm import is_unusable
@@ -134,6 +144,10 @@ class Stages:
 
     def supervisor(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Merge the proposals into one plan."""
+        if self.llm_in_charge:
+            from alas_argo.pipeline.feedback_stage import run_feedback_session
+
+            return run_feedback_session(self, ctx)
         proposals = [JobProposal.model_validate(p) for p in ctx.deps["propose"]]
         merged: Schedule = self.agent(Role.SUPERVISOR).merge(self.instance, proposals)
         self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id,

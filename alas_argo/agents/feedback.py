@@ -1,0 +1,204 @@
+"""The LLM-in-charge planning session: job agents propose, the validator's findings go back, K rounds.
+
+Paper §3.4 / §B.3 (Fig. 5): the merged plan of the job agents is checked by the independent validator; the
+violations of an invalid plan go back to the agents responsible, each agent seeing only *its own*
+violations and its bounded context, for up to ``rounds`` rounds. The deterministic patch after the last
+round is the caller's decision (the pipeline's revalidation loop, or :func:`patch_plan` in benchmarks).
+
+How the session keeps agents bounded and independent of what executes (004 §5, the context partition):
+
+- round 0 asks the agents in job order; each sees its own job and the windows the jobs asked before it
+  reserved on the machines it visits (the supervisor's calendar slice), nothing else;
+- every round's merged plan is a new *draft version* (``round`` 0, 1, ...); the diagnostics of draft ``r``
+  reach an agent only as a new, frozen :class:`~alas_argo.agents.contracts.JobContext` (attempt ``r + 1``)
+  built from that draft: its violations, and the windows the other jobs hold in the draft on its machines.
+  Nothing an agent was given earlier is changed;
+- an agent whose re-ask fails (no answer, or nothing usable) keeps its previous entries; the round says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from alas_argo.agents.contracts import BusyWindow, JobContext, JobProposal, PlannerBackend
+from alas_argo.agents.supervisor import MergeMode, Supervisor, priority_decode
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
+from alas_argo.jssp.verdict import ValidationReport
+
+__all__ = ["FeedbackRound", "SessionResult", "ask_agent", "feedback_rounds", "first_proposals", "patch_plan",
+           "violations_by_job"]
+
+#: Called after every round with the round, its draft plan and the validator's report on it.
+RoundListener = Callable[["FeedbackRound", Schedule, ValidationReport], None]
+
+
+@dataclass(frozen=True)
+class FeedbackRound:
+    """One draft version and the validator's verdict on it."""
+
+    round: int
+    entries: int
+    violations: int
+    by_code: dict[str, int]
+    jobs_asked: list[int]
+    makespan: int
+    failed_jobs: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The round as a log payload."""
+        return {"round": self.round, "draft_version": self.round, "entries": self.entries,
+                "violations": self.violations, "by_code": self.by_code, "jobs_asked": self.jobs_asked,
+                "makespan": self.makespan, "failed_jobs": self.failed_jobs}
+
+
+@dataclass
+class SessionResult:
+    """What a session produced: the last draft, every round, and the proposals behind the draft."""
+
+    plan: Schedule
+    rounds: list[FeedbackRound]
+    proposals: dict[int, JobProposal]
+    fallbacks: int = 0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the last draft passed the validator."""
+        return bool(self.rounds) and self.rounds[-1].violations == 0
+
+    @property
+    def trace(self) -> list[int]:
+        """Violations per round (the paper's 88 -> 76 -> 28 -> ...)."""
+        return [r.violations for r in self.rounds]
+
+
+def ask_agent(backend: PlannerBackend, ctx: JobContext,
+              fallback: PlannerBackend | None = None) -> tuple[JobProposal | None, str | None]:
+    """One agent's proposal, or None with the reason when it gave nothing usable (after ``fallback``).
+
+    Raises:
+        LlmAuthError: A wrong key will not fix itself; falling back for every job would hide it.
+    """
+    from alas_argo.agents.llm_client import LlmAuthError, LlmEndpointError
+
+    reason: str | None = None
+    try:
+        proposal = backend.propose(ctx)
+        if proposal.operations:
+            return proposal, None
+        reason = "unusable answer: " + "; ".join(proposal.notes[:3])
+    except LlmAuthError:
+        raise
+    except LlmEndpointError as e:
+        reason = f"no answer: {e}"
+    if fallback is None:
+        return None, reason
+    answer = fallback.propose(ctx)
+    answer.notes.append(f"fallback for job {ctx.job}: {reason}")
+    return answer, reason
+
+
+def first_proposals(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext], *,
+                    fallback: PlannerBackend | None = None) -> tuple[dict[int, JobProposal], int]:
+    """Round 0: every agent in job order, each seeing the windows earlier jobs reserved on its machines.
+
+    Returns:
+        Proposals by job, and how many jobs fell back (or gave nothing).
+    """
+    reserved: list[BusyWindow] = []
+    proposals: dict[int, JobProposal] = {}
+    fallbacks = 0
+    for ctx in contexts:
+        machines = {m for m, _ in ctx.operations}
+        mine = [w for w in reserved if w.machine in machines]
+        asked = ctx.model_copy(update={"busy": sorted([*ctx.busy, *mine], key=lambda w: (w.machine, w.start))})
+        proposal, reason = ask_agent(backend, asked, fallback)
+        fallbacks += reason is not None
+        if proposal is None:
+            continue
+        proposals[ctx.job] = proposal
+        reserved += [BusyWindow(machine=o.machine, start=o.start, end=o.end)
+                     for o in proposal.operations if o.end > o.start]
+    return proposals, fallbacks
+
+
+def _merge(instance: Instance, proposals: dict[int, JobProposal]) -> Schedule:
+    return Supervisor(MergeMode.UNION).merge(instance, [proposals[j] for j in sorted(proposals)])
+
+
+def violations_by_job(instance: Instance, report: ValidationReport) -> dict[int, list[str]]:
+    """Each job's own violations (a violation belongs to the job its scope names first)."""
+    out: dict[int, list[str]] = {}
+    for v in report.violations:
+        job = v.scope.get("job")
+        if job is not None and 0 <= job < instance.num_jobs:
+            out.setdefault(job, []).append(v.message)
+    return out
+
+
+def _round(r: int, plan: Schedule, report: ValidationReport, asked: list[int], failed: list[int]) -> FeedbackRound:
+    return FeedbackRound(round=r, entries=len(plan.operations), violations=len(report.violations),
+                         by_code=dict(sorted(Counter(str(v.code) for v in report.violations).items())),
+                         jobs_asked=asked, makespan=plan.makespan, failed_jobs=failed)
+
+
+def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext],
+                    proposals: dict[int, JobProposal], *, rounds: int = 5, fallbacks: int = 0,
+                    on_round: RoundListener | None = None) -> SessionResult:
+    """Validate the merged proposals; send each job agent its own violations, up to ``rounds`` times.
+
+    Args:
+        instance: The instance.
+        backend: The job agents' planner backend.
+        contexts: Each job's bounded context (as for round 0).
+        proposals: Round 0's proposals by job.
+        rounds: K, the most feedback rounds (0: validate round 0 only).
+        fallbacks: Jobs that fell back in round 0 (carried into the result).
+        on_round: Called with every round (the pipeline logs it).
+    """
+    by_job = {c.job: c for c in contexts}
+    current = dict(proposals)
+    plan = _merge(instance, current)
+    report = validate(instance, plan)
+    history = [_round(0, plan, report, sorted(current), [j for j in by_job if j not in current])]
+    if on_round is not None:
+        on_round(history[-1], plan, report)
+    for r in range(1, rounds + 1):
+        if report.valid:
+            break
+        own = violations_by_job(instance, report)
+        asked, failed = sorted(own), []
+        for job in asked:
+            ctx = by_job[job]
+            machines = {m for m, _ in ctx.operations}
+            # The other jobs' windows in this draft: drafts change only between rounds' agents, never under one.
+            plan_now = _merge(instance, current)
+            windows = [BusyWindow(machine=o.machine, start=o.start, end=o.end) for o in plan_now.operations
+                       if o.job != job and o.machine in machines and o.end > o.start]
+            again = ctx.model_copy(update={
+                "busy": sorted([*ctx.busy, *windows], key=lambda w: (w.machine, w.start)), "attempt": r,
+                "feedback": [f"plan draft v{r - 1}: {m}" for m in own[job]]})
+            proposal, _reason = ask_agent(backend, again)
+            if proposal is None:
+                failed.append(job)
+                continue
+            current[job] = proposal
+        plan = _merge(instance, current)
+        report = validate(instance, plan)
+        history.append(_round(r, plan, report, asked, failed))
+        if on_round is not None:
+            on_round(history[-1], plan, report)
+    return SessionResult(plan=plan, rounds=history, proposals=current, fallbacks=fallbacks)
+
+
+def patch_plan(instance: Instance, plan: Schedule) -> Schedule:
+    """The deterministic last resort: a feasible plan that follows the draft's start times as priorities."""
+    priorities: dict[tuple[int, int], float] = {}
+    for o in plan.operations:
+        priorities.setdefault((o.job, o.step), float(o.start))
+    return priority_decode(instance, priorities)
+
