@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from alas_argo.agents.contracts import BusyWindow, JobContext, JobProposal, PlannerBackend
+from alas_argo.agents.context_scope import ContextCache
+from alas_argo.agents.contracts import JobContext, JobProposal, PlannerBackend
 from alas_argo.agents.supervisor import MergeMode, Supervisor, priority_decode
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
@@ -103,26 +104,24 @@ def ask_agent(backend: PlannerBackend, ctx: JobContext,
 
 
 def first_proposals(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext], *,
-                    fallback: PlannerBackend | None = None) -> tuple[dict[int, JobProposal], int]:
-    """Round 0: every agent in job order, each seeing the windows earlier jobs reserved on its machines.
+                    fallback: PlannerBackend | None = None,
+                    cache: ContextCache | None = None) -> tuple[dict[int, JobProposal], int]:
+    """Round 0: every agent in job order, each seeing the windows earlier jobs reserved (at the scope of
+    ``cache``, default normal: on the machines it visits).
 
     Returns:
         Proposals by job, and how many jobs fell back (or gave nothing).
     """
-    reserved: list[BusyWindow] = []
+    cache = cache or ContextCache()
     proposals: dict[int, JobProposal] = {}
     fallbacks = 0
     for ctx in contexts:
-        machines = {m for m, _ in ctx.operations}
-        mine = [w for w in reserved if w.machine in machines]
-        asked = ctx.model_copy(update={"busy": sorted([*ctx.busy, *mine], key=lambda w: (w.machine, w.start))})
-        proposal, reason = ask_agent(backend, asked, fallback)
+        proposal, reason = ask_agent(backend, cache.resolve(ctx, proposals), fallback)
         fallbacks += reason is not None
         if proposal is None:
             continue
         proposals[ctx.job] = proposal
-        reserved += [BusyWindow(machine=o.machine, start=o.start, end=o.end)
-                     for o in proposal.operations if o.end > o.start]
+        cache.changed(ctx.job)
     return proposals, fallbacks
 
 
@@ -140,6 +139,16 @@ def violations_by_job(instance: Instance, report: ValidationReport) -> dict[int,
     return out
 
 
+def _conflicts(instance: Instance, report: ValidationReport) -> dict[int, set[int]]:
+    """Per job, the other jobs its violations name (the minimal scope's dependencies)."""
+    out: dict[int, set[int]] = {}
+    for v in report.violations:
+        job, other = v.scope.get("job"), v.scope.get("other_job")
+        if job is not None and other is not None and 0 <= other < instance.num_jobs:
+            out.setdefault(job, set()).add(other)
+    return out
+
+
 def _round(r: int, plan: Schedule, report: ValidationReport, asked: list[int], failed: list[int]) -> FeedbackRound:
     return FeedbackRound(round=r, entries=len(plan.operations), violations=len(report.violations),
                          by_code=dict(sorted(Counter(str(v.code) for v in report.violations).items())),
@@ -148,7 +157,7 @@ def _round(r: int, plan: Schedule, report: ValidationReport, asked: list[int], f
 
 def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext],
                     proposals: dict[int, JobProposal], *, rounds: int = 5, fallbacks: int = 0,
-                    on_round: RoundListener | None = None) -> SessionResult:
+                    on_round: RoundListener | None = None, cache: ContextCache | None = None) -> SessionResult:
     """Validate the merged proposals; send each job agent its own violations, up to ``rounds`` times.
 
     Args:
@@ -159,7 +168,9 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
         rounds: K, the most feedback rounds (0: validate round 0 only).
         fallbacks: Jobs that fell back in round 0 (carried into the result).
         on_round: Called with every round (the pipeline logs it).
+        cache: Resolves each agent's context at its scope (default: a new normal-scope cache).
     """
+    cache = cache or ContextCache()
     by_job = {c.job: c for c in contexts}
     current = dict(proposals)
     plan = _merge(instance, current)
@@ -171,22 +182,18 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
         if report.valid:
             break
         own = violations_by_job(instance, report)
+        conflicts = _conflicts(instance, report)
         asked, failed = sorted(own), []
         for job in asked:
-            ctx = by_job[job]
-            machines = {m for m, _ in ctx.operations}
-            # The other jobs' windows in this draft: drafts change only between rounds' agents, never under one.
-            plan_now = _merge(instance, current)
-            windows = [BusyWindow(machine=o.machine, start=o.start, end=o.end) for o in plan_now.operations
-                       if o.job != job and o.machine in machines and o.end > o.start]
-            again = ctx.model_copy(update={
-                "busy": sorted([*ctx.busy, *windows], key=lambda w: (w.machine, w.start)), "attempt": r,
-                "feedback": [f"plan draft v{r - 1}: {m}" for m in own[job]]})
+            # A new frozen context over the current draft: the other jobs' windows at the cache's scope.
+            again = cache.resolve(by_job[job], current, attempt=r, conflicts=conflicts.get(job, ()),
+                                  feedback=[f"plan draft v{r - 1}: {m}" for m in own[job]])
             proposal, _reason = ask_agent(backend, again)
             if proposal is None:
                 failed.append(job)
                 continue
             current[job] = proposal
+            cache.changed(job)
         plan = _merge(instance, current)
         report = validate(instance, plan)
         history.append(_round(r, plan, report, asked, failed))

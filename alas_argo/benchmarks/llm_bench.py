@@ -25,6 +25,7 @@ from typing import Any
 
 from alas_argo.agents.baselines import planner_critic, single_agent, single_messages
 from alas_argo.agents.context import build_job_contexts
+from alas_argo.agents.context_scope import ContextCache, ContextScope
 from alas_argo.agents.feedback import feedback_rounds, first_proposals, patch_plan
 from alas_argo.agents.llm import LlmPlanner
 from alas_argo.agents.llm_client import ChatTransport, estimate_tokens
@@ -77,6 +78,9 @@ class LlmCaseRow:
     cost_usd: float | None
     agent_prompt_tokens: float | None
     single_prompt_tokens: int
+    context_scope: str = "normal"
+    context_cache_hits: int = 0
+    context_cache_misses: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object."""
@@ -104,8 +108,12 @@ def _cost(model: str, prompt: int, completion: int, prices: Prices | None) -> fl
 
 def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: ChatTransport, *, rounds: int = 5,
              recorder: ExchangeRecorder | None = None, settings: LlmSettings | None = None,
-             prices: Prices | None = None) -> LlmCaseRow:
-    """Plan ``instance`` with ``variant``, its answers from ``transport``; judge the plan (module doc)."""
+             prices: Prices | None = None, scope: ContextScope | str = ContextScope.NORMAL) -> LlmCaseRow:
+    """Plan ``instance`` with ``variant``, its answers from ``transport``; judge the plan (module doc).
+
+    ``scope`` is the job agents' context scope (:mod:`alas_argo.agents.context_scope`).
+    """
+    cache = ContextCache(scope)
     recorder = recorder or ExchangeRecorder()
     planner = LlmPlanner(settings or LlmSettings(model="simulated"), transport=transport, recorder=recorder)
     started = time.perf_counter()
@@ -114,9 +122,10 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
     used_rounds = 0
     if variant in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR):
         contexts = build_job_contexts(instance)
-        proposals, fallbacks = first_proposals(instance, planner, contexts)
+        proposals, fallbacks = first_proposals(instance, planner, contexts, cache=cache)
         k = 0 if variant is LlmVariant.NO_VALIDATOR else rounds
-        session = feedback_rounds(instance, planner, contexts, proposals, rounds=k, fallbacks=fallbacks)
+        session = feedback_rounds(instance, planner, contexts, proposals, rounds=k, fallbacks=fallbacks,
+                                  cache=cache)
         plan, trace, used_rounds = session.plan, session.trace, len(session.rounds) - 1
         if variant is LlmVariant.ALAS and not session.valid:
             plan, patched = patch_plan(instance, plan), True
@@ -148,23 +157,29 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
         seconds=round(seconds, 4),
         cost_usd=_cost(model, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), prices),
         agent_prompt_tokens=round(sum(agent_prompts) / len(agent_prompts), 1) if agent_prompts else None,
-        single_prompt_tokens=estimate_tokens("".join(m["content"] for m in single_messages(instance))))
+        single_prompt_tokens=estimate_tokens("".join(m["content"] for m in single_messages(instance))),
+        context_scope=str(cache.scope), context_cache_hits=cache.hits, context_cache_misses=cache.misses)
 
 
 def run_llm_bench(instances: Sequence[Instance], variants: Sequence[LlmVariant], seeds: Sequence[int],
                   transport_for: Callable[[Instance, LlmVariant, int], ChatTransport], *, rounds: int = 5,
                   recorder_for: Callable[[Instance, LlmVariant, int], ExchangeRecorder] | None = None,
                   settings: LlmSettings | None = None, prices: Prices | None = None,
+                  scopes: Sequence[ContextScope | str] = (ContextScope.NORMAL,),
                   on_row: Callable[[LlmCaseRow], None] | None = None) -> list[LlmCaseRow]:
-    """Every (instance, variant, seed): a fresh planner per case, so no context leaks between threads."""
+    """Every (instance, variant, seed): a fresh planner per case, so no context leaks between threads.
+
+    With several ``scopes``, the ALAS variants run once per scope (the baselines have no job agents)."""
     rows = []
     for instance in instances:
         for variant in variants:
-            for seed in seeds:
-                recorder = recorder_for(instance, variant, seed) if recorder_for else None
-                row = run_case(instance, variant, seed, transport_for(instance, variant, seed), rounds=rounds,
-                               recorder=recorder, settings=settings, prices=prices)
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
+            agents = variant in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR)
+            for scope in (scopes if agents else scopes[:1]):
+                for seed in seeds:
+                    recorder = recorder_for(instance, variant, seed) if recorder_for else None
+                    row = run_case(instance, variant, seed, transport_for(instance, variant, seed), rounds=rounds,
+                                   recorder=recorder, settings=settings, prices=prices, scope=scope)
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(row)
     return rows

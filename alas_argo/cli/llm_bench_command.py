@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from alas_argo.agents.context_scope import ContextScope
 from alas_argo.agents.llm_client import ChatTransport
 from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder, ReplayTransport
 from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
@@ -105,12 +106,17 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
             return client  # a fresh planner per case: contexts never carry over, the connection may
         source = f"{settings.llm.model} at {client.endpoint}, temperature {settings.llm.temperature:g}"
     instances = [get_instance(name) for name in suite(args.suite)]
-    total = len(instances) * len(variants) * args.seeds
+    try:
+        scopes = [ContextScope(s.strip()) for s in args.context_scopes.split(",")]
+    except ValueError:
+        raise InputError("--context-scopes takes minimal, normal and full", where=args.context_scopes) from None
+    agents = sum(v in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR) for v in variants)
+    total = len(instances) * args.seeds * (len(variants) + agents * (len(scopes) - 1))
     recorder_for = _recorder(args.record) if args.record is not None else None
     rows: list[LlmCaseRow] = run_with_progress(
         lambda on_row: run_llm_bench(instances, variants, list(range(args.seeds)), transport_for,
                                      rounds=args.rounds, recorder_for=recorder_for, settings=settings.llm,
-                                     prices=_prices(args.prices), on_row=on_row),
+                                     prices=_prices(args.prices), scopes=scopes, on_row=on_row),
         total=total, what="alas bench llm", first="llm", label=lambda r: f"{r.instance} {r.variant} {r.seed}",
         quiet=args.json)
     caption = f"alas bench llm on {args.suite}, {args.seeds} seed(s), K={args.rounds}: {source}"

@@ -140,6 +140,8 @@ def register(commands: Commands) -> None:
                    "first answer (default 0.36, the seed's trace)")
     p.add_argument("--correction-rate", type=float, default=None,
                    help="simulator: share of mistakes corrected per feedback round (default 0.5)")
+    p.add_argument("--context-scopes", default="normal", help="comma-separated job-agent context scopes to "
+                   "compare: minimal, normal, full (ALP spec §4; default normal)")
     p.add_argument("--prices", type=Path, default=None, help="price table JSON: model -> {prompt_per_1m, "
                    "completion_per_1m} in USD (default bench/llm_prices.json when present)")
     p.add_argument("--record", type=Path, default=None, metavar="DIR",

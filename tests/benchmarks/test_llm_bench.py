@@ -84,7 +84,7 @@ def test_tables_say_simulated_and_test_pairs(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "SIMULATED planner: no model was asked" in out and "36% of entries wrong" in out
     md = (tmp_path / "llm_bench.md").read_text()
-    assert "| overall | alas | 6 | 100.0 |" in md and "Wilcoxon" in md and "Prompt size" in md
+    assert "| overall | alas | 6 | 100.0 |" in md and "patched %" in md and "Wilcoxon" in md and "Prompt size" in md
 
 
 def test_summaries_paired_test_and_prompt_sizes() -> None:
@@ -105,3 +105,14 @@ def test_summaries_paired_test_and_prompt_sizes() -> None:
 def test_without_endpoint_the_llm_planner_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "llm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["skipped"] is True
+
+
+def test_context_scopes_are_measured() -> None:
+    rows = run_llm_bench([get_instance("abz5")], [LlmVariant.ALAS, LlmVariant.SINGLE_AGENT], [0],
+                         lambda i, v, s: SimulatedTransport(seed=s), scopes=["minimal", "normal", "full"])
+    assert [(r.variant, r.context_scope) for r in rows] == [
+        ("alas", "minimal"), ("alas", "normal"), ("alas", "full"), ("single_agent", "minimal")]
+    sizes = {s["scope"]: s["agent_prompt_tokens"] for s in prompt_sizes(rows)}
+    assert sizes["minimal"] < sizes["normal"] <= sizes["full"]
+    assert all(r.context_cache_misses > 0 for r in rows[:3])
+    assert {s["variant"] for s in summarize_llm(rows)} == {"alas[minimal]", "alas", "alas[full]", "single_agent"}
