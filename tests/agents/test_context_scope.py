@@ -29,8 +29,8 @@ def test_scopes_give_what_they_say() -> None:
     assert [w.machine for w in full.busy] == [1, 2]
     assert [w["machine"] for w in context_document(full)["busy"]] == [1, 2]  # the prompt keeps them
     assert [w["machine"] for w in context_document(normal)["busy"]] == [1]
-    conflicted = ContextCache(ContextScope.MINIMAL).resolve(base, proposals, conflicts=[2], feedback=["x"])
-    assert [w.machine for w in conflicted.busy] == [2] and conflicted.feedback == ["x"]
+    conflicted = ContextCache(ContextScope.MINIMAL).resolve(base, proposals, conflicts=[1], feedback=["x"])
+    assert [w.machine for w in conflicted.busy] == [1] and conflicted.feedback == ["x"]
 
 
 def test_cache_is_invalidated_by_a_dependency_or_new_feedback() -> None:
