@@ -25,6 +25,7 @@ from typing import Any
 
 from alas_argo.agents.context_scope import ContextCache
 from alas_argo.agents.contracts import JobContext, JobProposal, PlannerBackend
+from alas_argo.agents.message_gate import GateAction, MessageGate
 from alas_argo.agents.supervisor import MergeMode, Supervisor, priority_decode
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
@@ -77,9 +78,26 @@ class SessionResult:
         return [r.violations for r in self.rounds]
 
 
-def ask_agent(backend: PlannerBackend, ctx: JobContext,
-              fallback: PlannerBackend | None = None) -> tuple[JobProposal | None, str | None]:
+def _gated(backend: PlannerBackend, ctx: JobContext, gate: MessageGate | None) -> tuple[JobProposal, str | None]:
+    """The agent's message through the gate: a rejected one is asked again once, with the reasons."""
+    proposal = backend.propose(ctx)
+    if gate is None or not proposal.operations:
+        return proposal, None
+    verdict = gate.check(ctx, proposal)
+    if verdict.action is not GateAction.REJECT:
+        return verdict.proposal, None
+    again = ctx.model_copy(update={"feedback": [*ctx.feedback, *(f"message rejected: {r}" for r in verdict.reasons)]})
+    second = gate.check(again, backend.propose(again))
+    if second.action is GateAction.REJECT:
+        return second.proposal, "message rejected twice: " + "; ".join(second.reasons)
+    return second.proposal, None
+
+
+def ask_agent(backend: PlannerBackend, ctx: JobContext, fallback: PlannerBackend | None = None,
+              gate: MessageGate | None = None) -> tuple[JobProposal | None, str | None]:
     """One agent's proposal, or None with the reason when it gave nothing usable (after ``fallback``).
+
+    With a ``gate`` (:mod:`alas_argo.agents.message_gate`) the message is checked before delivery.
 
     Raises:
         LlmAuthError: A wrong key will not fix itself; falling back for every job would hide it.
@@ -88,10 +106,10 @@ def ask_agent(backend: PlannerBackend, ctx: JobContext,
 
     reason: str | None = None
     try:
-        proposal = backend.propose(ctx)
-        if proposal.operations:
+        proposal, rejected = _gated(backend, ctx, gate)
+        if proposal.operations and rejected is None:
             return proposal, None
-        reason = "unusable answer: " + "; ".join(proposal.notes[:3])
+        reason = rejected or "unusable answer: " + "; ".join(proposal.notes[:3])
     except LlmAuthError:
         raise
     except LlmEndpointError as e:
@@ -104,8 +122,8 @@ def ask_agent(backend: PlannerBackend, ctx: JobContext,
 
 
 def first_proposals(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext], *,
-                    fallback: PlannerBackend | None = None,
-                    cache: ContextCache | None = None) -> tuple[dict[int, JobProposal], int]:
+                    fallback: PlannerBackend | None = None, cache: ContextCache | None = None,
+                    gate: MessageGate | None = None) -> tuple[dict[int, JobProposal], int]:
     """Round 0: every agent in job order, each seeing the windows earlier jobs reserved (at the scope of
     ``cache``, default normal: on the machines it visits).
 
@@ -116,7 +134,7 @@ def first_proposals(instance: Instance, backend: PlannerBackend, contexts: Seque
     proposals: dict[int, JobProposal] = {}
     fallbacks = 0
     for ctx in contexts:
-        proposal, reason = ask_agent(backend, cache.resolve(ctx, proposals), fallback)
+        proposal, reason = ask_agent(backend, cache.resolve(ctx, proposals), fallback, gate)
         fallbacks += reason is not None
         if proposal is None:
             continue
@@ -157,7 +175,8 @@ def _round(r: int, plan: Schedule, report: ValidationReport, asked: list[int], f
 
 def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext],
                     proposals: dict[int, JobProposal], *, rounds: int = 5, fallbacks: int = 0,
-                    on_round: RoundListener | None = None, cache: ContextCache | None = None) -> SessionResult:
+                    on_round: RoundListener | None = None, cache: ContextCache | None = None,
+                    gate: MessageGate | None = None) -> SessionResult:
     """Validate the merged proposals; send each job agent its own violations, up to ``rounds`` times.
 
     Args:
@@ -169,6 +188,7 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
         fallbacks: Jobs that fell back in round 0 (carried into the result).
         on_round: Called with every round (the pipeline logs it).
         cache: Resolves each agent's context at its scope (default: a new normal-scope cache).
+        gate: Checks every message before delivery (none by default: the validator sees everything).
     """
     cache = cache or ContextCache()
     by_job = {c.job: c for c in contexts}
@@ -188,7 +208,7 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
             # A new frozen context over the current draft: the other jobs' windows at the cache's scope.
             again = cache.resolve(by_job[job], current, attempt=r, conflicts=conflicts.get(job, ()),
                                   feedback=[f"plan draft v{r - 1}: {m}" for m in own[job]])
-            proposal, _reason = ask_agent(backend, again)
+            proposal, _reason = ask_agent(backend, again, gate=gate)
             if proposal is None:
                 failed.append(job)
                 continue

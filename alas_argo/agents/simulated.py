@@ -165,19 +165,22 @@ class SimulatedTransport:
         self.model = model or ErrorModel()
         self.seed = seed
 
-    def _rng(self, doc: dict[str, Any], key: ExchangeKey) -> random.Random:
-        return random.Random(f"{self.seed}:{doc.get('instance')}:{key.role}:{key.job}:{key.attempt}")
-
     def complete(self, messages: list[Message], *, key: ExchangeKey) -> ChatResult:
-        """The simulated answer to ``messages`` (see the module doc)."""
+        """The simulated answer to ``messages`` (see the module doc).
+
+        A re-ask after the message gate rejected an answer (its prompt says ``message rejected``) counts as
+        one more round of feedback: the rate falls once more, and the draw differs from the rejected one.
+        """
         doc = context_of_messages(messages)
-        rng = self._rng(doc, key)
+        regated = int(any("message rejected" in m.get("content", "") for m in messages if m.get("role") == "user"))
+        rng = random.Random(f"{self.seed}:{doc.get('instance')}:{key.role}:{key.job}:{key.attempt}:{regated}")
+        attempt = key.attempt + regated
         if doc.get("task") == "review":
             answer: dict[str, Any] = self._review(doc, rng)
         elif "jobs" in doc:
-            answer = {"operations": self._whole(doc, rng, key.attempt)}
+            answer = {"operations": self._whole(doc, rng, attempt)}
         elif "operations" in doc and "job" in doc:
-            answer = {"operations": self._job(doc, rng, key.attempt)}
+            answer = {"operations": self._job(doc, rng, attempt)}
         else:
             answer = {"operations": []}
         text = json.dumps(answer, separators=(",", ":"))

@@ -30,6 +30,7 @@ from alas_argo.agents.feedback import feedback_rounds, first_proposals, patch_pl
 from alas_argo.agents.llm import LlmPlanner
 from alas_argo.agents.llm_client import ChatTransport, estimate_tokens
 from alas_argo.agents.llm_recording import ExchangeRecorder
+from alas_argo.agents.message_gate import MessageGate
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.validate import validate
 from alas_argo.settings import LlmSettings
@@ -81,6 +82,7 @@ class LlmCaseRow:
     context_scope: str = "normal"
     context_cache_hits: int = 0
     context_cache_misses: int = 0
+    gate: str = "-"
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object."""
@@ -108,12 +110,15 @@ def _cost(model: str, prompt: int, completion: int, prices: Prices | None) -> fl
 
 def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: ChatTransport, *, rounds: int = 5,
              recorder: ExchangeRecorder | None = None, settings: LlmSettings | None = None,
-             prices: Prices | None = None, scope: ContextScope | str = ContextScope.NORMAL) -> LlmCaseRow:
+             prices: Prices | None = None, scope: ContextScope | str = ContextScope.NORMAL,
+             gate: bool = False) -> LlmCaseRow:
     """Plan ``instance`` with ``variant``, its answers from ``transport``; judge the plan (module doc).
 
-    ``scope`` is the job agents' context scope (:mod:`alas_argo.agents.context_scope`).
+    ``scope`` is the job agents' context scope (:mod:`alas_argo.agents.context_scope`); ``gate`` checks
+    their messages before delivery (:mod:`alas_argo.agents.message_gate`).
     """
     cache = ContextCache(scope)
+    checker = MessageGate() if gate else None
     recorder = recorder or ExchangeRecorder()
     planner = LlmPlanner(settings or LlmSettings(model="simulated"), transport=transport, recorder=recorder)
     started = time.perf_counter()
@@ -122,10 +127,10 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
     used_rounds = 0
     if variant in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR):
         contexts = build_job_contexts(instance)
-        proposals, fallbacks = first_proposals(instance, planner, contexts, cache=cache)
+        proposals, fallbacks = first_proposals(instance, planner, contexts, cache=cache, gate=checker)
         k = 0 if variant is LlmVariant.NO_VALIDATOR else rounds
         session = feedback_rounds(instance, planner, contexts, proposals, rounds=k, fallbacks=fallbacks,
-                                  cache=cache)
+                                  cache=cache, gate=checker)
         plan, trace, used_rounds = session.plan, session.trace, len(session.rounds) - 1
         if variant is LlmVariant.ALAS and not session.valid:
             plan, patched = patch_plan(instance, plan), True
@@ -158,14 +163,15 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
         cost_usd=_cost(model, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), prices),
         agent_prompt_tokens=round(sum(agent_prompts) / len(agent_prompts), 1) if agent_prompts else None,
         single_prompt_tokens=estimate_tokens("".join(m["content"] for m in single_messages(instance))),
-        context_scope=str(cache.scope), context_cache_hits=cache.hits, context_cache_misses=cache.misses)
+        context_scope=str(cache.scope), context_cache_hits=cache.hits, context_cache_misses=cache.misses,
+        gate=" ".join(f"{k} {v}" for k, v in checker.counts.items()) if checker else "-")
 
 
 def run_llm_bench(instances: Sequence[Instance], variants: Sequence[LlmVariant], seeds: Sequence[int],
                   transport_for: Callable[[Instance, LlmVariant, int], ChatTransport], *, rounds: int = 5,
                   recorder_for: Callable[[Instance, LlmVariant, int], ExchangeRecorder] | None = None,
                   settings: LlmSettings | None = None, prices: Prices | None = None,
-                  scopes: Sequence[ContextScope | str] = (ContextScope.NORMAL,),
+                  scopes: Sequence[ContextScope | str] = (ContextScope.NORMAL,), gate: bool = False,
                   on_row: Callable[[LlmCaseRow], None] | None = None) -> list[LlmCaseRow]:
     """Every (instance, variant, seed): a fresh planner per case, so no context leaks between threads.
 
@@ -178,7 +184,8 @@ def run_llm_bench(instances: Sequence[Instance], variants: Sequence[LlmVariant],
                 for seed in seeds:
                     recorder = recorder_for(instance, variant, seed) if recorder_for else None
                     row = run_case(instance, variant, seed, transport_for(instance, variant, seed), rounds=rounds,
-                                   recorder=recorder, settings=settings, prices=prices, scope=scope)
+                                   recorder=recorder, settings=settings, prices=prices, scope=scope,
+                                   gate=gate)
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)

@@ -116,10 +116,12 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     rows: list[LlmCaseRow] = run_with_progress(
         lambda on_row: run_llm_bench(instances, variants, list(range(args.seeds)), transport_for,
                                      rounds=args.rounds, recorder_for=recorder_for, settings=settings.llm,
-                                     prices=_prices(args.prices), scopes=scopes, on_row=on_row),
+                                     prices=_prices(args.prices), scopes=scopes, gate=args.message_gate,
+                                     on_row=on_row),
         total=total, what="alas bench llm", first="llm", label=lambda r: f"{r.instance} {r.variant} {r.seed}",
         quiet=args.json)
-    caption = f"alas bench llm on {args.suite}, {args.seeds} seed(s), K={args.rounds}: {source}"
+    caption = (f"alas bench llm on {args.suite}, {args.seeds} seed(s), K={args.rounds}"
+               + (", message gate on" if args.message_gate else "") + f": {source}")
     out = args.out
     if out is None and not args.json:
         out = Path("bench/results") / f"llm-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"

@@ -142,6 +142,8 @@ def register(commands: Commands) -> None:
                    help="simulator: share of mistakes corrected per feedback round (default 0.5)")
     p.add_argument("--context-scopes", default="normal", help="comma-separated job-agent context scopes to "
                    "compare: minimal, normal, full (ALP spec §4; default normal)")
+    p.add_argument("--message-gate", action="store_true", help="check every job agent's message before "
+                   "delivery (reject and re-ask once, or augment with clarifications; SagaLLM §3-4)")
     p.add_argument("--prices", type=Path, default=None, help="price table JSON: model -> {prompt_per_1m, "
                    "completion_per_1m} in USD (default bench/llm_prices.json when present)")
     p.add_argument("--record", type=Path, default=None, metavar="DIR",
