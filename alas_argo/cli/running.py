@@ -137,6 +137,10 @@ def _run(args: argparse.Namespace) -> int:
     usage: dict[str, Any] = {}
     if args.planner in ("llm", "simulated"):
         agent_spec = _llm_spec(args, log, usage)
+    if args.manual_plan is not None:
+        from alas_argo.cli.handoff_files import read_manual_plan
+
+        agent_spec["manual_plan"] = read_manual_plan(args.manual_plan, log, resumed=resumed)
     console = Console(stderr=True)
     live_ok = console.is_terminal and not args.json and not args.quiet
     view = _LiveView(console, f"alas run {run_id}" + (" (resumed)" if resumed else ""))
@@ -172,6 +176,10 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:
             print(f"plans, disruptions, report, gantt.png and gantt.html written to {args.out}")
+    if result.handoff is not None:
+        from alas_argo.cli.handoff_files import write_handoff
+
+        print(write_handoff(result.handoff, args.out or Path(f"alas-handoff-{run_id}"), run_id), file=sys.stderr)
     return 0 if result.succeeded else 1
 
 
@@ -250,6 +258,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--optimizer", choices=["auto", "none", "heuristic", "cpsat"], default="auto",
                    help="auto: the planner's default; none: the merged proposals are the plan (with llm or "
                    "simulated agents: the LLM in charge, with validator feedback)")
+    p.add_argument("--manual-plan", type=Path, default=None, metavar="FILE",
+                   help="resume a run that handed over to a person (human fallback) with this edited plan: the "
+                   "node that gave up checks it first")
     p.add_argument("--feedback-rounds", type=int, default=5, metavar="K",
                    help="rounds of validator feedback to the job agents before the patch (default 5)")
     p.add_argument("--time-limit", type=float, default=10.0,

@@ -19,6 +19,7 @@ from alas_argo.jssp.validate import validate
 from alas_argo.log import Event, EventType, ExecutionLog
 from alas_argo.pipeline.config import RunConfig
 from alas_argo.pipeline.feedback_stage import feedback_trace
+from alas_argo.pipeline.handoff import handoff
 from alas_argo.runtime import RunResult, RunStatus
 
 __all__ = ["PipelineResult", "is_finished", "read_result"]
@@ -57,6 +58,7 @@ class PipelineResult:
     compensated: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     feedback: list[dict[str, Any]] = field(default_factory=list)
+    handoff: dict[str, Any] | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -95,6 +97,10 @@ class PipelineResult:
             "notes": self.notes,
             "feedback_trace": [int(r["violations"]) for r in self.feedback],
             "feedback_rounds": self.feedback,
+            "human_fallback": None if self.handoff is None else {
+                "node": self.handoff["node"], "reason": self.handoff["reason"],
+                "best_plan": self.handoff["best"]["source"],
+                "best_plan_violations": self.handoff["best"]["violations"]},
             "deterministic": self.config.deterministic,
             "ran": self.run is not None,
             "seconds": round(self.seconds, 3),
@@ -174,6 +180,8 @@ def read_result(log: ExecutionLog, config: RunConfig, instance: Instance, *, dis
     agents = log.idempotency_get(f"{log.run_id}:agents")
     result.notes = list(((agents or {}).get("output") or {}).get("notes") or [])
     result.feedback = feedback_trace(events)
+    if status is RunStatus.FAILED:
+        result.handoff = handoff(log, result.failed_node)
     commits = _commits(events)
     result.versions = log.versions()
     if "commit_v1" in commits:

@@ -68,6 +68,14 @@ class Stages:
         self.contexts = build_job_contexts(instance)
         self.ref = instance_ref(instance, config)
 
+    def _take_manual_plan(self) -> bool:
+        """True once, for the first revalidation of a run resumed with a manual plan."""
+        with self._lock:
+            if "manual_plan" not in self.agent_spec or self.agent_spec.get("manual_plan_used"):
+                return False
+            self.agent_spec["manual_plan_used"] = True
+            return True
+
     @property
     def llm_in_charge(self) -> bool:
         """LLM (or simulated) job agents and no optimizer: their merged proposals are the plan."""
@@ -180,6 +188,11 @@ class Stages:
         """One iteration of validate -> repair: validate the plan; if invalid, patch it for the next one."""
         source = ctx.deps[ctx.params["source"]]
         plan = _plan(ctx.previous["plan"] if ctx.previous else source["plan"])
+        if ctx.previous is None and self._take_manual_plan():
+            # Human fallback (pipeline.handoff): the node that gave up checks the person's edit first.
+            plan = _plan(self.agent_spec["manual_plan"])
+            self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id, attempt=ctx.attempt,
+                            payload={"role": "human", "manual": True, "makespan": plan.makespan})
         disruption = Disruption.model_validate(source["disruption"]) if "disruption" in source else None
         baseline = _plan(source["baseline"]) if "baseline" in source else None
         carried = {k: source[k] for k in ("disruption", "baseline", "metrics") if k in source}
