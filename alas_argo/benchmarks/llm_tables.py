@@ -89,7 +89,7 @@ def paired_tests(rows: Sequence[LlmCaseRow], reference: str = "alas") -> list[di
             stat, p = float(result.statistic), float(result.pvalue)
         out.append({"reference": reference, "variant": v, "instances": len(common),
                     "mean_difference": _mean(diffs), "statistic": stat,
-                    "p_value": None if p is None else round(p, 6)})
+                    "p_value": p})
     return out
 
 
@@ -139,8 +139,8 @@ def llm_markdown(rows: Sequence[LlmCaseRow], caption: str) -> str:
     if tests:
         lines += ["", "Paired test (Wilcoxon signed-rank, per-instance mean optimal rate, alas vs each):", ""]
         lines += _table(["variant", "instances", "mean difference", "statistic", "p"],
-                        [[t["variant"], t["instances"], t["mean_difference"], t["statistic"], t["p_value"]]
-                         for t in tests])
+                        [[t["variant"], t["instances"], t["mean_difference"], t["statistic"],
+                          None if t["p_value"] is None else f"{t['p_value']:.3g}"] for t in tests])
     sizes = prompt_sizes(rows)
     if sizes:
         lines += ["", "Prompt size (tokens, four characters a token): one job agent's first prompt vs the "
