@@ -179,7 +179,9 @@ def _run(args: argparse.Namespace) -> int:
     if result.handoff is not None:
         from alas_argo.cli.handoff_files import write_handoff
 
-        print(write_handoff(result.handoff, args.out or Path(f"alas-handoff-{run_id}"), run_id), file=sys.stderr)
+        # Beside the run's outputs, else under the local store's directory (never the working directory).
+        where = args.out or (args.root or Path(".alas")) / "handoff" / run_id
+        print(write_handoff(result.handoff, where, run_id), file=sys.stderr)
     return 0 if result.succeeded else 1
 
 

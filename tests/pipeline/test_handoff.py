@@ -62,16 +62,17 @@ def test_files_and_resume_command(tmp_path: Path) -> None:
 
 def test_cli_hands_over_then_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # nothing may land in the working directory
     base = ["run", "ft06", "--planner", "simulated", "--optimizer", "none", "--variant", "no_repair",
             "--feedback-rounds", "0", "--root", str(tmp_path / "store"), "--quiet", "--seed", "3"]
     assert main([*base, "--run-id", "c1"]) == 1
     err = capsys.readouterr().err
     assert "human fallback: check_plan gave up" in err and "--manual-plan" in err
-    best = tmp_path / "alas-handoff-c1" / "best_plan.json"
+    best = tmp_path / "store" / "handoff" / "c1" / "best_plan.json"
     edited = patch_plan(get_instance("ft06"), Schedule.model_validate_json(best.read_text()))
     assert validate(get_instance("ft06"), edited).valid
     fixed = tmp_path / "edited.json"
     fixed.write_text(json.dumps(edited.to_json()))
     assert main([*base, "--run-id", "c1", "--manual-plan", str(fixed)]) == 0
     assert main([*base, "--run-id", "new", "--manual-plan", str(fixed)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edited.json", "store"]
