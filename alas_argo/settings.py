@@ -73,6 +73,7 @@ class LlmSettings(BaseModel):
     api_key: SecretStr | None = Field(None, description="Bearer token (else OPENAI_API_KEY).")
     timeout: float = Field(60.0, gt=0, description="Seconds per HTTP call.")
     max_retries: int = Field(3, ge=0, description="Retries on 429 / 5xx, honouring Retry-After.")
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature (the paper's baselines: 1.0).")
 
 
 class ArgoSettings(BaseModel):

@@ -40,6 +40,8 @@ class JobContext(BaseModel):
     horizon: int = Field(description="Upper bound on any sensible end time.")
     attempt: int = Field(0, description="0 on the first proposal, >0 when asked again after a failure.")
     feedback: list[str] = Field(default_factory=list, description="Validator messages about a previous try.")
+    scope: str = Field("normal", description="Context scope (agents.context_scope): `full` keeps the busy "
+                       "windows of machines the job does not visit in the prompt; the others leave them out.")
 
 
 class ProposedOperation(BaseModel):

@@ -55,7 +55,7 @@ def client_from_settings(llm: LlmSettings) -> HttpChatClient:
     key = llm.api_key.get_secret_value() if llm.api_key is not None else None
     register_secret(key)  # an endpoint may echo it back in an error body: scrubbed from logs and output
     return HttpChatClient(llm.base_url, llm.model, api_key=key, timeout=llm.timeout,
-                          max_retries=llm.max_retries)
+                          max_retries=llm.max_retries, temperature=llm.temperature)
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,14 @@ class LlmPlanner:
             LlmEndpointError: When no answer could be had.
         """
         messages = supervisor_messages(instance, proposals, fixed)
-        key = ExchangeKey(role="supervisor", job=None, attempt=attempt)
+        return self.ask_operations(messages, ExchangeKey(role="supervisor", job=None, attempt=attempt))
+
+    def ask_operations(self, messages: list[dict[str, str]], key: ExchangeKey) -> SupervisorAnswer:
+        """Any whole-schedule question (supervisor, single agent, planner turn): the operations answered.
+
+        Raises:
+            LlmEndpointError: When no answer could be had.
+        """
         result = self._ask(messages, key)
         notes = self._answer_notes(result)
         ops: list[ProposedOperation] = []
@@ -183,6 +190,16 @@ class LlmPlanner:
             notes.append(f"unusable answer: {e.message}")
         self._finish(key, messages, result, notes, unusable=not ops)
         return SupervisorAnswer(ops, notes)
+
+    def ask_text(self, messages: list[dict[str, str]], key: ExchangeKey) -> str:
+        """A free-form answer (a critic's review), recorded and accounted like every other.
+
+        Raises:
+            LlmEndpointError: When no answer could be had.
+        """
+        result = self._ask(messages, key)
+        self._finish(key, messages, result, self._answer_notes(result), unusable=not result.text.strip())
+        return result.text
 
 
 def make_llm_backend(settings: Settings | LlmSettings, *,

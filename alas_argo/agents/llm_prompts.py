@@ -46,7 +46,8 @@ with one entry per operation of every job, all values integers."""
 def context_document(ctx: JobContext) -> dict[str, Any]:
     """The JSON context a job agent's prompt carries: its job only, and the machine windows it needs."""
     machines = {m for m, _ in ctx.operations}
-    busy = sorted((w for w in ctx.busy if w.machine in machines), key=lambda w: (w.machine, w.start, w.end))
+    busy = sorted((w for w in ctx.busy if w.machine in machines or ctx.scope == "full"),
+                  key=lambda w: (w.machine, w.start, w.end))
     return {
         "instance": ctx.instance,
         "job": ctx.job,

@@ -16,7 +16,7 @@ from alas_argo.agents.contracts import PlannerBackend
 from alas_argo.agents.heuristic import HeuristicPlanner
 from alas_argo.errors import InputError
 
-__all__ = ["AgentRegistry", "Instantiated", "Role", "default_registry"]
+__all__ = ["AgentRegistry", "Instantiated", "PassThroughOptimizer", "Role", "default_registry"]
 
 
 class Role(StrEnum):
@@ -116,6 +116,42 @@ def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
     return backend
 
 
+def _simulated_factory(spec: dict[str, Any]) -> PlannerBackend:
+    from alas_argo import metrics
+    from alas_argo.agents.llm import LlmPlanner
+    from alas_argo.agents.llm_recording import ReplayTransport, exchanges_from_events
+    from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
+    from alas_argo.settings import LlmSettings
+
+    extra = spec.get("on_usage")
+
+    def on_usage(usage: dict[str, Any]) -> None:
+        metrics.observe_llm_exchange(usage)
+        if extra is not None:
+            extra(usage)
+
+    transport: Any = SimulatedTransport(spec.get("error_model") or ErrorModel(), seed=int(spec.get("seed", 0)))
+    if spec.get("replay_events"):  # a recorded simulated session replays like a recorded endpoint
+        transport = ReplayTransport(exchanges_from_events(spec["replay_events"]))
+    settings = spec.get("settings")
+    llm = settings.llm if settings is not None else LlmSettings()
+    planner = LlmPlanner(llm, transport=transport, recorder=spec.get("recorder"), on_usage=on_usage)
+    planner.name = "simulated"
+    return planner
+
+
+class PassThroughOptimizer:
+    """``--optimizer none``: the supervisor's plan is the plan (the LLM-only setting of the paper)."""
+
+    name = "optimizer"
+
+    def improve(self, instance: Any, schedule: Any) -> Any:
+        """The plan unchanged."""
+        from alas_argo.agents.roles import Improvement
+
+        return Improvement(schedule=schedule, method="none", seconds=0.0, limits={})
+
+
 def default_registry() -> AgentRegistry:
     """The registry with every implementation this package ships."""
     from alas_argo.agents.roles import OptimizerRole, RepairerRole, ValidatorRole
@@ -127,10 +163,13 @@ def default_registry() -> AgentRegistry:
     reg.register(Role.JOB_AGENT, "heuristic", lambda _s: HeuristicPlanner(), fallback=True)
     reg.register(Role.JOB_AGENT, "cpsat", lambda _s: HeuristicPlanner())
     reg.register(Role.JOB_AGENT, "llm", _llm_factory, available=_llm_available)
+    # A declared stand-in for an endpoint (agents.simulated): same parsing, recording and accounting.
+    reg.register(Role.JOB_AGENT, "simulated", _simulated_factory)
     reg.register(Role.SUPERVISOR, "heuristic", lambda _s: Supervisor(MergeMode.PRIORITY), fallback=True)
     reg.register(Role.SUPERVISOR, "cpsat", lambda _s: Supervisor(MergeMode.PRIORITY))
     # LLM proposals are merged literally: their mistakes must reach the validator, not be smoothed over.
     reg.register(Role.SUPERVISOR, "llm", lambda _s: Supervisor(MergeMode.UNION))
+    reg.register(Role.SUPERVISOR, "simulated", lambda _s: Supervisor(MergeMode.UNION))
     reg.register(Role.VALIDATOR, "independent", lambda _s: ValidatorRole(), fallback=True)
     reg.register(Role.REPAIRER, "lcrp", lambda s: RepairerRole(
         s.get("method", "lcrp"), budget=s.get("budget", 10.0), seed=s.get("seed", 0), workers=s.get("workers", 2),
@@ -145,4 +184,5 @@ def default_registry() -> AgentRegistry:
     reg.register(Role.OPTIMIZER, "llm", lambda s: OptimizerRole(
         "cpsat", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0),
         deterministic=s.get("deterministic", True)))
+    reg.register(Role.OPTIMIZER, "none", lambda _s: PassThroughOptimizer())
     return reg

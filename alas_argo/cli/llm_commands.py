@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -34,6 +35,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-model", metavar="NAME", help="model name (default: settings, gpt-4o-mini)")
     parser.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="seconds per HTTP call")
     parser.add_argument("--llm-retries", type=int, metavar="N", help="retries on 429 / 5xx / timeouts")
+    parser.add_argument("--llm-temperature", type=float, metavar="T",
+                        help="sampling temperature (default 0; the paper's baselines used 1.0)")
 
 
 def llm_settings_from_args(args: argparse.Namespace) -> Settings:
@@ -41,7 +44,8 @@ def llm_settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(llm={"base_url": getattr(args, "llm_base_url", None),
                               "model": getattr(args, "llm_model", None),
                               "timeout": getattr(args, "llm_timeout", None),
-                              "max_retries": getattr(args, "llm_retries", None)})
+                              "max_retries": getattr(args, "llm_retries", None),
+                              "temperature": getattr(args, "llm_temperature", None)})
 
 
 def _ping(args: argparse.Namespace) -> int:
@@ -74,6 +78,10 @@ def _print_rows(rows: list[BenchRow]) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if not args.compare:
+        from alas_argo.cli.llm_bench_command import run_llm_experiment
+
+        return run_llm_experiment(args)
     settings = llm_settings_from_args(args)
     if not settings.llm.base_url:
         reason = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL): "
@@ -110,11 +118,39 @@ def register(commands: Commands) -> None:
                      "configuration, 75 when it is unreachable or keeps failing.")
     add_llm_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p = commands.add("llm", _bench, group="bench", help="Compare llm, heuristic and cpsat planners.",
-                     description="Compare the llm, heuristic and cpsat planners on a small suite. Without "
-                     "an endpoint it says so and exits 0.")
+    p = commands.add("llm", _bench, group="bench", stoppable=True,
+                     help="The paper's LLM experiments: variants x instances x seeds (or --planner simulated).",
+                     description="Run ALAS (job agents + validator feedback + patch), its no-repair and "
+                     "no-validator ablations, a single-agent LLM and a planner/critic conversation on every "
+                     "instance with every seed, and report per family and overall: success rate, optimal rate, "
+                     "gap, rounds, calls, tokens, wall time and cost, a paired test and prompt sizes. "
+                     "--planner simulated uses the declared simulator (no model is asked; every table says so). "
+                     "With --planner llm and no endpoint (and no --replay) it says so and exits 0. "
+                     "--compare runs the older llm vs heuristic vs cpsat comparison instead.")
     add_llm_arguments(p)
+    p.add_argument("--planner", choices=["llm", "simulated"], default="llm",
+                   help="llm: the configured endpoint; simulated: the declared simulator (default llm)")
     p.add_argument("--suite", default="smoke",
                    help="suite, family or comma-separated instance names (default: smoke)")
-    p.add_argument("--time-limit", type=float, default=2.0, help="CP-SAT seconds per instance (default 2)")
+    p.add_argument("--variants", default=None, help="comma-separated subset of alas, alas_no_repair, "
+                   "alas_no_validator, single_agent, planner_critic (default all)")
+    p.add_argument("--seeds", type=int, default=3, help="threads per case: seeds 0..N-1 (default 3)")
+    p.add_argument("--rounds", type=int, default=5, help="K: feedback rounds / critic turns (default 5)")
+    p.add_argument("--error-rate", type=float, default=None, help="simulator: share of entries wrong on a "
+                   "first answer (default 0.36, the seed's trace)")
+    p.add_argument("--correction-rate", type=float, default=None,
+                   help="simulator: share of mistakes corrected per feedback round (default 0.5)")
+    p.add_argument("--context-scopes", default="normal", help="comma-separated job-agent context scopes to "
+                   "compare: minimal, normal, full (ALP spec §4; default normal)")
+    p.add_argument("--message-gate", action="store_true", help="check every job agent's message before "
+                   "delivery (reject and re-ask once, or augment with clarifications; SagaLLM §3-4)")
+    p.add_argument("--prices", type=Path, default=None, help="price table JSON: model -> {prompt_per_1m, "
+                   "completion_per_1m} in USD (default bench/llm_prices.json when present)")
+    p.add_argument("--record", type=Path, default=None, metavar="DIR",
+                   help="write every case's exchanges to DIR/<instance>__<variant>__<seed>.jsonl")
+    p.add_argument("--replay", type=Path, default=None, metavar="DIR",
+                   help="answer from the exchanges recorded in DIR (no endpoint is contacted)")
+    p.add_argument("--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md")
+    p.add_argument("--compare", action="store_true", help="the older llm vs heuristic vs cpsat comparison")
+    p.add_argument("--time-limit", type=float, default=2.0, help="--compare: CP-SAT seconds per instance")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")

@@ -87,6 +87,9 @@ def summary_table(s: dict[str, Any]) -> Table:
     rows += [("versions committed", s["versions_committed"]), ("final version", s["final_version"]),
              ("final plan valid (independent validator)", s["final_valid"]),
              ("wall time (s), outputs included", s["seconds"])]
+    if s.get("feedback_trace"):
+        label = "validator feedback: violations per round" + (" (simulated LLM)" if s["planner"] == "simulated" else "")
+        rows.append((label, " -> ".join(str(v) for v in s["feedback_trace"])))
     if s.get("llm"):
         rows.append(("llm calls / tokens", f"{cell(s['llm'].get('calls'))} / {cell(s['llm'].get('total_tokens'))}"))
     for what, value in rows:
@@ -131,7 +134,8 @@ def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog, *, summa
             summary["seconds"] = round(time.perf_counter() - started, 3)
         put("report.json", summary)
         lines = [f"# ALAS run {summary['run_id']}", "", "| what | value |", "|---|---|"]
-        lines += [f"| {k} | {cell(v)} |" for k, v in summary.items() if k not in ("repairs", "errors")]
+        lines += [f"| {k} | {cell(v)} |" for k, v in summary.items()
+                  if k not in ("repairs", "errors", "feedback_rounds")]
         (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
         written.add("report.md")
         for stale in out.iterdir():

@@ -121,7 +121,8 @@ def _run(args: argparse.Namespace) -> int:
                            disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,
                            repair_method=args.repair_method, repair_budget=args.repair_budget, workers=args.workers,
                            repair_effort=args.repair_effort,
-                           variant=variant, faults=args.faults, deterministic=not args.wall_clock)
+                           variant=variant, faults=args.faults, deterministic=not args.wall_clock,
+                           optimizer=args.optimizer, feedback_rounds=args.feedback_rounds)
     except ValidationError as e:
         # Name the flag, not pydantic's field: "--repair-effort: Input should be greater than 0".
         first = e.errors()[0]
@@ -134,8 +135,12 @@ def _run(args: argparse.Namespace) -> int:
     resumed = log.exists()
     agent_spec: dict[str, Any] = {}
     usage: dict[str, Any] = {}
-    if args.planner == "llm":
+    if args.planner in ("llm", "simulated"):
         agent_spec = _llm_spec(args, log, usage)
+    if args.manual_plan is not None:
+        from alas_argo.cli.handoff_files import read_manual_plan
+
+        agent_spec["manual_plan"] = read_manual_plan(args.manual_plan, log, resumed=resumed)
     console = Console(stderr=True)
     live_ok = console.is_terminal and not args.json and not args.quiet
     view = _LiveView(console, f"alas run {run_id}" + (" (resumed)" if resumed else ""))
@@ -171,6 +176,12 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  {name}: {err}", file=sys.stderr)
         if args.out is not None:
             print(f"plans, disruptions, report, gantt.png and gantt.html written to {args.out}")
+    if result.handoff is not None:
+        from alas_argo.cli.handoff_files import write_handoff
+
+        # Beside the run's outputs, else under the local store's directory (never the working directory).
+        where = args.out or (args.root or Path(".alas")) / "handoff" / run_id
+        print(write_handoff(result.handoff, where, run_id), file=sys.stderr)
     return 0 if result.succeeded else 1
 
 
@@ -198,7 +209,7 @@ def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]
     from alas_argo.cli.llm_commands import llm_settings_from_args
 
     settings = llm_settings_from_args(args)
-    if not settings.llm.base_url and not args.llm_replay and not args.llm_fallback:
+    if args.planner == "llm" and not settings.llm.base_url and not args.llm_replay and not args.llm_fallback:
         raise InputError("--planner llm needs an endpoint: pass --llm-base-url or set OPENAI_BASE_URL (or replay a "
                          "run with --llm-replay RUN); --llm-fallback plans with the heuristic agents instead")
     replay_events = None
@@ -243,8 +254,17 @@ def register(commands: Commands) -> None:
     p.add_argument("--disruptions", type=int, default=None, metavar="N",
                    help="how many disruptions --disrupt KIND generates, revealed one after another (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    p.add_argument("--planner", choices=["heuristic", "cpsat", "llm"], default="cpsat",
-                   help="planner backend (default cpsat)")
+    p.add_argument("--planner", choices=["heuristic", "cpsat", "llm", "simulated"], default="cpsat",
+                   help="planner backend (default cpsat); simulated: a declared, seeded stand-in for an LLM "
+                   "endpoint with a stated error model (no model is asked)")
+    p.add_argument("--optimizer", choices=["auto", "none", "heuristic", "cpsat"], default="auto",
+                   help="auto: the planner's default; none: the merged proposals are the plan (with llm or "
+                   "simulated agents: the LLM in charge, with validator feedback)")
+    p.add_argument("--manual-plan", type=Path, default=None, metavar="FILE",
+                   help="resume a run that handed over to a person (human fallback) with this edited plan: the "
+                   "node that gave up checks it first")
+    p.add_argument("--feedback-rounds", type=int, default=5, metavar="K",
+                   help="rounds of validator feedback to the job agents before the patch (default 5)")
     p.add_argument("--time-limit", type=float, default=10.0,
                    help="optimizer budget in nominal seconds of deterministic search (default 10)")
     p.add_argument("--repair-method", default="lcrp",

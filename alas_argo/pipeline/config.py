@@ -23,7 +23,13 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     instance: str = Field(description="Bundled instance name or instance file path.")
-    planner: str = Field("cpsat", description="Planner backend: heuristic, cpsat or llm.")
+    planner: str = Field("cpsat", description="Planner backend: heuristic, cpsat, llm or simulated (a declared, "
+                         "seeded stand-in for an LLM endpoint: alas_argo.agents.simulated).")
+    optimizer: str = Field("auto", description="auto (the planner's default), heuristic, cpsat, or none: the "
+                           "supervisor's merged plan is the plan (with llm / simulated job agents: the LLM in "
+                           "charge, asked in job order and given the validator's feedback).")
+    feedback_rounds: int = Field(5, ge=0, le=50, description="K: rounds in which the validator's violations go "
+                                 "back to the job agents responsible (LLM in charge only) before the patch.")
     disrupt: str | None = Field(None, description="breakdown, shock, mixed, or a disruption JSON file "
                                 "(one disruption object or a list of them); None for no disruption.")
     disruptions: int = Field(1, ge=1, le=20, description="How many disruptions a generated sequence holds.")

@@ -21,6 +21,10 @@ from alas_argo.pipeline.config import RunConfig
 __all__ = ["check_same_inputs", "input_digest", "recorded_inputs", "run_inputs"]
 
 
+#: Fields added after runs were first recorded, with their defaults.
+_LATER_FIELDS: dict[str, Any] = {"optimizer": "auto", "feedback_rounds": 5}
+
+
 def input_digest(doc: Any) -> str:
     """The canonical SHA-256 of a JSON document (sorted keys, no whitespace)."""
     return "sha256:" + hashlib.sha256(canonical_json(doc)).hexdigest()
@@ -35,6 +39,9 @@ def run_inputs(config: RunConfig, instance: Instance, disruptions: list[Disrupti
         disruptions: The disruptions read from a file (empty when generated or absent).
     """
     fields = config.model_dump(mode="json")
+    for name, default in _LATER_FIELDS.items():  # at their defaults they are left out: older runs still resume
+        if fields.get(name) == default:
+            fields.pop(name, None)
     fields["instance"] = {"name": instance.name, "digest": input_digest(instance.to_json())}
     if config.disrupt is not None and config.disrupt not in {k.value for k in DisruptionKind}:
         fields["disrupt"] = {"file": [d.to_json() for d in disruptions]}

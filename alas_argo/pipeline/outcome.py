@@ -18,6 +18,8 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.log import Event, EventType, ExecutionLog
 from alas_argo.pipeline.config import RunConfig
+from alas_argo.pipeline.feedback_stage import feedback_trace
+from alas_argo.pipeline.handoff import handoff
 from alas_argo.runtime import RunResult, RunStatus
 
 __all__ = ["PipelineResult", "is_finished", "read_result"]
@@ -55,6 +57,8 @@ class PipelineResult:
     escalations: list[tuple[str, str]] = field(default_factory=list)
     compensated: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    feedback: list[dict[str, Any]] = field(default_factory=list)
+    handoff: dict[str, Any] | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -91,6 +95,12 @@ class PipelineResult:
             "escalations": [list(e) for e in self.escalations],
             "compensated": self.compensated,
             "notes": self.notes,
+            "feedback_trace": [int(r["violations"]) for r in self.feedback],
+            "feedback_rounds": self.feedback,
+            "human_fallback": None if self.handoff is None else {
+                "node": self.handoff["node"], "reason": self.handoff["reason"],
+                "best_plan": self.handoff["best"]["source"],
+                "best_plan_violations": self.handoff["best"]["violations"]},
             "deterministic": self.config.deterministic,
             "ran": self.run is not None,
             "seconds": round(self.seconds, 3),
@@ -169,6 +179,9 @@ def read_result(log: ExecutionLog, config: RunConfig, instance: Instance, *, dis
                           if e.type is EventType.RECOVERY_ESCALATED]
     agents = log.idempotency_get(f"{log.run_id}:agents")
     result.notes = list(((agents or {}).get("output") or {}).get("notes") or [])
+    result.feedback = feedback_trace(events)
+    if status is RunStatus.FAILED:
+        result.handoff = handoff(log, result.failed_node)
     commits = _commits(events)
     result.versions = log.versions()
     if "commit_v1" in commits:

@@ -30,7 +30,8 @@ from alas_argo.runtime.context import Handler, NodeContext
 
 __all__ = ["Stages", "instance_ref"]
 
-_OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat"}
+_OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat", "simulated": "cpsat"}
+_LLM_PLANNERS = ("llm", "simulated")
 
 
 def instance_ref(instance: Instance, config: RunConfig) -> dict[str, Any]:
@@ -84,6 +85,19 @@ class Stages:
         self.contexts = build_job_contexts(instance)
         self.ref = instance_ref(instance, config)
 
+    def _take_manual_plan(self) -> bool:
+        """True once, for the first revalidation of a run resumed with a manual plan."""
+        with self._lock:
+            if "manual_plan" not in self.agent_spec or self.agent_spec.get("manual_plan_used"):
+                return False
+            self.agent_spec["manual_plan_used"] = True
+            return True
+
+    @property
+    def llm_in_charge(self) -> bool:
+        """LLM (or simulated) job agents and no optimizer: their merged proposals are the plan."""
+        return self.config.planner in _LLM_PLANNERS and self.config.optimizer == "none"
+
     # -- the agent factory (layer 2) ---------------------------------------------------------------------
 
     def agent(self, role: Role) -> Any:
@@ -92,7 +106,8 @@ class Stages:
             if role not in self._agents:
                 backend = {Role.JOB_AGENT: self.config.planner, Role.SUPERVISOR: self.config.planner,
                            Role.VALIDATOR: "independent", Role.REPAIRER: "lcrp",
-                           Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)}[role]
+                           Role.OPTIMIZER: _OPTIMIZER_FOR.get(self.config.planner, self.config.planner)
+                           if self.config.optimizer == "auto" else self.config.optimizer}[role]
                 spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
                         "effort": self.config.repair_effort, "seed": self.config.seed, "workers": self.config.workers,
                         "time_limit": self.config.time_limit, "deterministic": self.config.deterministic}
@@ -126,8 +141,11 @@ class Stages:
     def job_agent(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """One job agent proposes its operations from its bounded context."""
         job = int(ctx.item)
+        if self.llm_in_charge:
+            # The supervisor asks the agents in job order (feedback session): the map only lists them.
+            return {"job": job, "operations": [], "deferred_to": "merge"}
         agent = self.agent(Role.JOB_AGENT)
-        if self.config.planner != "llm":
+        if self.config.planner not in _LLM_PLANNERS:
             proposal: JobProposal = agent.propose(self.contexts[job])
             return proposal.model_dump(mode="json")
         from alas_argo.agents.llm import is_unusable
@@ -151,6 +169,10 @@ class Stages:
 
     def supervisor(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Merge the proposals into one plan."""
+        if self.llm_in_charge:
+            from alas_argo.pipeline.feedback_stage import run_feedback_session
+
+            return run_feedback_session(self, ctx)
         proposals = [JobProposal.model_validate(p) for p in ctx.deps["propose"]]
         # One proposal per job, no more, no less: a merge over a partial set would silently plan the missing jobs
         # itself (an engine that lost the fan-out's outputs once did exactly that).
@@ -193,6 +215,11 @@ class Stages:
         if source.get("skipped"):  # a cluster run whose scenario is "none": nothing was disrupted
             return {**source, "valid": True, "checked": False}
         plan = _plan(ctx.previous["plan"] if ctx.previous else source["plan"])
+        if ctx.previous is None and self._take_manual_plan():
+            # Human fallback (pipeline.handoff): the node that gave up checks the person's edit first.
+            plan = _plan(self.agent_spec["manual_plan"])
+            self.log.record(EventType.PLAN_PROPOSED, node_id=ctx.node_id, attempt=ctx.attempt,
+                            payload={"role": "human", "manual": True, "makespan": plan.makespan})
         disruption = Disruption.model_validate(source["disruption"]) if "disruption" in source else None
         baseline = _plan(source["baseline"]) if "baseline" in source else None
         carried = {k: source[k] for k in ("disruption", "baseline", "metrics") if k in source}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Reply", "ScriptedLlmServer", "context_of", "running_server"]
+__all__ = ["Reply", "ScriptedLlmServer", "context_of", "running_server", "simulated_route"]
 
 
 @dataclass
@@ -137,3 +137,31 @@ def running_server() -> Iterator[ScriptedLlmServer]:
         yield server
     finally:
         server.stop()
+
+
+def simulated_route(model: Any = None, *, seed: int = 0) -> Callable[[dict[str, Any]], Reply]:
+    """A route that answers like :class:`~alas_argo.agents.simulated.SimulatedTransport` over real HTTP.
+
+    The server cannot see the client's exchange key, so it numbers the attempts itself: per job for job
+    agents, per task for whole-instance prompts (the n-th request of a kind is attempt n - 1).
+    """
+    from alas_argo.agents.llm_client import ExchangeKey
+    from alas_argo.agents.simulated import SimulatedTransport, context_of_messages
+
+    sim = SimulatedTransport(model, seed=seed)
+    seen: dict[tuple[str, Any], int] = {}
+    lock = threading.Lock()
+
+    def route(request: dict[str, Any]) -> Reply:
+        messages = request["body"]["messages"]
+        doc = context_of_messages(messages)
+        kind = ("job", doc["job"]) if "job" in doc else (str(doc.get("task")), None)
+        with lock:
+            attempt = seen.get(kind, 0)
+            seen[kind] = attempt + 1
+        role = "job" if kind[0] == "job" else ("critic" if kind[0] == "review" else "planner")
+        result = sim.complete(messages, key=ExchangeKey(role=role, job=kind[1], attempt=attempt))
+        return Reply(content=result.text, model="scripted-simulator",
+                     usage={"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens})
+
+    return route

@@ -49,8 +49,8 @@ def test_bench_without_endpoint_skips(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_bench_compares_three_planners(llm_server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]) -> None:
     llm_server.route = careful_model
-    code = main(["bench", "llm", "--llm-base-url", llm_server.url, "--suite", "ft06", "--time-limit", "1",
-                 "--llm-retries", "0", "--json"])
+    code = main(["bench", "llm", "--compare", "--llm-base-url", llm_server.url, "--suite", "ft06", "--time-limit",
+                 "1", "--llm-retries", "0", "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     rows = {r["planner"]: r for r in doc["rows"]}
@@ -66,7 +66,8 @@ def test_bench_compares_three_planners(llm_server: ScriptedLlmServer, capsys: py
 
 def test_bench_table(llm_server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]) -> None:
     llm_server.route = careful_model
-    assert main(["bench", "llm", "--llm-base-url", llm_server.url, "--suite", "ft06", "--time-limit", "1"]) == 0
+    assert main(["bench", "llm", "--compare", "--llm-base-url", llm_server.url, "--suite", "ft06",
+                 "--time-limit", "1"]) == 0
     out = capsys.readouterr().out
     assert "llm usage: 6 call(s)" in out and "cpsat" in out
 
