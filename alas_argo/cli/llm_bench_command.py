@@ -76,7 +76,7 @@ def _recorder(directory: Path) -> Any:
 def run_llm_experiment(args: argparse.Namespace) -> int:
     """The `alas bench llm` command (see its help)."""
     from alas_argo.agents.llm import client_from_settings
-    from alas_argo.cli.llm_commands import llm_settings_from_args
+    from alas_argo.cli.llm_flags import llm_settings_from_args
 
     if args.seeds < 1 or args.rounds < 0:
         raise InputError("--seeds must be at least 1 and --rounds at least 0")

@@ -19,33 +19,13 @@ from alas_argo.agents.llm import client_from_settings, make_llm_backend
 from alas_argo.agents.llm_benchmark import BenchRow, compare_planners
 from alas_argo.agents.llm_client import ExchangeKey
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
-from alas_argo.settings import Settings, load_settings
 
 __all__ = ["add_llm_arguments", "llm_settings_from_args", "register"]
 
 PING_MESSAGES = [{"role": "system", "content": "You are a health check."},
                  {"role": "user", "content": "Reply with the single word: pong"}]
-
-
-def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the endpoint flags (``--llm-base-url``, ``--llm-model``, ``--llm-timeout``, ``--llm-retries``)."""
-    parser.add_argument("--llm-base-url", metavar="URL",
-                        help="OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (else OPENAI_BASE_URL)")
-    parser.add_argument("--llm-model", metavar="NAME", help="model name (default: settings, gpt-4o-mini)")
-    parser.add_argument("--llm-timeout", type=float, metavar="SECONDS", help="seconds per HTTP call")
-    parser.add_argument("--llm-retries", type=int, metavar="N", help="retries on 429 / 5xx / timeouts")
-    parser.add_argument("--llm-temperature", type=float, metavar="T",
-                        help="sampling temperature (default 0; the paper's baselines used 1.0)")
-
-
-def llm_settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings with the endpoint flags applied over the environment."""
-    return load_settings(llm={"base_url": getattr(args, "llm_base_url", None),
-                              "model": getattr(args, "llm_model", None),
-                              "timeout": getattr(args, "llm_timeout", None),
-                              "max_retries": getattr(args, "llm_retries", None),
-                              "temperature": getattr(args, "llm_temperature", None)})
 
 
 def _ping(args: argparse.Namespace) -> int:

@@ -206,7 +206,7 @@ def _node_lines(lines: ProgressLines) -> Callable[[StateChange], None]:
 
 def _llm_spec(args: argparse.Namespace, log: ExecutionLog, usage: dict[str, Any]) -> dict[str, Any]:
     from alas_argo.agents.llm_recording import ExchangeRecorder, log_sink
-    from alas_argo.cli.llm_commands import llm_settings_from_args
+    from alas_argo.cli.llm_flags import llm_settings_from_args
 
     settings = llm_settings_from_args(args)
     if args.planner == "llm" and not settings.llm.base_url and not args.llm_replay and not args.llm_fallback:

@@ -12,7 +12,7 @@ Under no_validator nothing is validated inside the run: the agents' first answer
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from alas_argo.agents.feedback import FeedbackRound, feedback_rounds, first_proposals
 from alas_argo.agents.heuristic import HeuristicPlanner
@@ -24,7 +24,23 @@ from alas_argo.pipeline.config import Variant
 from alas_argo.runtime.context import NodeContext
 
 if TYPE_CHECKING:
-    from alas_argo.pipeline.stages import Stages
+    from alas_argo.agents.contracts import JobContext
+    from alas_argo.jssp.instance import Instance
+    from alas_argo.log import ExecutionLog
+    from alas_argo.pipeline.config import RunConfig
+
+
+class Stages(Protocol):
+    """What the session needs of :class:`alas_argo.pipeline.stages.Stages` (a protocol: that module calls this
+    one, so importing it back would close a circle)."""
+
+    config: RunConfig
+    instance: Instance
+    contexts: list[JobContext]
+    log: ExecutionLog
+    ref: Any
+
+    def agent(self, role: Role) -> Any: ...
 
 __all__ = ["feedback_trace", "run_feedback_session"]
 
