@@ -241,8 +241,8 @@ def observe_llm_exchange(usage: Mapping[str, Any]) -> None:
     LLM_TOKENS.labels(kind="prompt").inc(max(0, int(usage.get("prompt_tokens", 0))))
     LLM_TOKENS.labels(kind="completion").inc(max(0, int(usage.get("completion_tokens", 0))))
     for kind in ("failures", "unusable"):
-        if usage.get(kind):
-            LLM_FAILURES.labels(kind=kind).inc(int(usage[kind]))
+        # Both series exist from the first exchange on: the failures panel reads 0, not "no data".
+        LLM_FAILURES.labels(kind=kind).inc(max(0, int(usage.get(kind) or 0)))
     if "latency_s" in usage:
         LLM_LATENCY_SECONDS.labels(role=role).observe(max(0.0, float(usage["latency_s"])))
 

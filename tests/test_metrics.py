@@ -150,3 +150,10 @@ def test_one_verdict_creates_both_series_so_the_failure_ratio_reads_zero() -> No
     text = metrics.exposition().decode()
     assert re.search(r'^alas_validations_total\{verdict="invalid"\} \d', text, re.M)
     assert re.search(r'^alas_validations_total\{verdict="valid"\} [1-9]', text, re.M)
+
+
+def test_one_llm_exchange_creates_both_failure_series() -> None:
+    metrics.observe_llm_exchange({"role": "job", "calls": 1, "prompt_tokens": 10, "completion_tokens": 2})
+    text = metrics.exposition().decode()
+    for kind in ("failures", "unusable"):
+        assert re.search(rf'^alas_llm_failures_total\{{kind="{kind}"\}} \d', text, re.M), kind

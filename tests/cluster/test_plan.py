@@ -119,3 +119,15 @@ def test_the_validator_catches_injected_faults_on_the_cluster(argo: Argo, store:
                                           "codes": sorted(codes)})
     committed = [e for e in events if e["type"] == "plan.committed"]
     assert len(committed) == 1 and committed[0]["payload"]["meta"]["valid"] is True
+
+
+def test_the_declared_llm_simulator_plans_on_the_cluster(argo: Argo, store: Store) -> None:
+    """`planner=simulated` (the declared stand-in for an LLM endpoint, which this machine lacks) runs through
+    the LLM client in the job-agent pods: the run succeeds with a valid plan, and its LLM calls and tokens
+    reach the dashboards' LLM panels through the controller (tests/cluster/test_telemetry.py)."""
+    run_id = f"e2e-simulated-{int(time.time())}"
+    workflow = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft06", "planner": "simulated",
+                                         "scenarios": '["none"]'})
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    committed = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
+    assert len(committed) == 1 and committed[0]["payload"]["meta"]["valid"] is True
