@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from alas_argo.agents.heuristic import earliest_fit
 from alas_argo.agents.llm_client import ChatResult, ExchangeKey, Message, estimate_tokens
 
 __all__ = ["SIMULATED_MODEL", "ErrorKind", "ErrorModel", "SimulatedTransport", "context_of_messages"]
@@ -90,16 +91,6 @@ def context_of_messages(messages: list[Message]) -> dict[str, Any]:
     return {}
 
 
-def _fit(windows: list[tuple[int, int]], ready: int, duration: int) -> int:
-    t = ready
-    for s, e in sorted(windows):
-        if e <= t:
-            continue
-        if s >= t + duration:
-            break
-        t = max(t, e)
-    return t
-
 
 class _Chain:
     """One job's correct answer and the corruption of its entries."""
@@ -113,7 +104,7 @@ class _Chain:
             if fixed and step in fixed:
                 start, end = fixed[step]
             else:
-                start = _fit(busy.get(machine, []), ready, duration)
+                start = earliest_fit(sorted(busy.get(machine, [])), ready, duration)
                 end = start + duration
             self.entries.append({"job": job, "step": step, "machine": machine, "start": start, "end": end})
             ready = end
