@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,3 +73,44 @@ def test_commands_reading_the_definitions_work_from_the_wheel(installed: Path, t
     done = _alas(installed, *args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout and "Traceback" not in done.stderr
+
+
+def readme_commands() -> list[list[str]]:
+    """Every command the README's command table lists (`alas log ls|show|diff|verify` is four), as argv."""
+    found: list[list[str]] = []
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if not line.startswith("| `alas "):
+            continue
+        for cell in re.findall(r"`alas ([a-z][a-z ]*[a-z](?:\\?\|[a-z|\\]+)?)", line.split(" | ")[0]):
+            words = cell.replace("\\|", "|").split()
+            heads, last = words[:-1], words[-1]
+            for choice in last.split("|") if "|" in last and heads else [last]:
+                argv = [*heads, choice] if heads else [choice]
+                if argv not in found:
+                    found.append(argv)
+    return found
+
+
+def test_the_readme_lists_the_commands_it_should() -> None:
+    commands = readme_commands()
+    assert ["run"] in commands and ["log", "verify"] in commands and ["bench", "llm"] in commands
+    assert len(commands) >= 25, commands
+
+
+@pytest.mark.parametrize("argv", readme_commands(), ids=" ".join)
+def test_every_command_the_readme_lists_answers_help_from_the_wheel(installed: Path, tmp_path: Path,
+                                                                    argv: list[str]) -> None:
+    done = _alas(installed, *argv, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "usage: alas " + " ".join(argv) in done.stdout
+
+
+def test_the_main_job_runs_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    """The README's first command, from site-packages: plan, disrupt, repair, a valid plan and a verified log."""
+    done = _alas(installed, "run", "ft06", "--disrupt", "breakdown", "--time-limit", "2", "--repair-budget", "2",
+                 "--root", "store", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["final_valid"] is True and summary["status"] == "succeeded"
+    verified = _alas(installed, "log", "verify", summary["run_id"], "--root", "store", "--json", cwd=tmp_path)
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True, verified.stderr
