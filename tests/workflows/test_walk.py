@@ -208,3 +208,15 @@ def test_injected_faults_are_caught_before_the_commit(s3_env: S3Store) -> None:
     assert types.index(EventType.VALIDATION_FAILED) < types.index(EventType.PLAN_COMMITTED)
     committed = [e for e in events if e.type is EventType.PLAN_COMMITTED]
     assert len(committed) == 1 and committed[0].payload["meta"]["valid"] is True
+
+
+def test_resubmitting_a_compensated_run_id_commits_no_second_baseline(s3_env: S3Store) -> None:
+    """Issue 14's failure path continued: after the exit handler retracted v1, the same run id submitted again
+    (same inputs, so it fails the same way) commits nothing new; the run stays with no plan in force."""
+    args = {"run-id": "walk-resubmit", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    assert _walk("alas-plan", "alas-plan-again1", args).status == "Failed"
+    assert _walk("alas-plan", "alas-plan-again2", args).status == "Failed"
+    log = ExecutionLog(s3_env, "walk-resubmit")
+    commits = [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_COMMITTED]
+    assert commits == [1] and log.retracted() == [1] and log.current_version() is None
+    assert log.verify().ok
