@@ -108,7 +108,6 @@ class MetricsInbox:
         self.store, self.lookback, self._clock = store, lookback, clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._seen: set[str] = set()
-        self.folded = 0
 
     def poll(self) -> int:
         """Fold every report of the window that no replica claimed before; return how many this call folded.
@@ -136,7 +135,6 @@ class MetricsInbox:
             metrics.fold_samples(points)
             folded += 1
         self._seen = {k for k in self._seen if k > start}
-        self.folded += folded
         return folded
 
     def run(self, stop: threading.Event, *, interval: float = 5.0) -> None:

@@ -136,3 +136,14 @@ def test_read_report_refuses_other_documents() -> None:
                                                               ["bad"], ["alas_runs_total", {}, True]]}).encode(),
                          where="metrics/y.json")
     assert points == [metrics.Point("alas_runs_total", (("outcome", "failed"),), 1.0)]
+
+
+def test_every_counter_and_histogram_of_the_registry_can_be_handed_on() -> None:
+    """Whatever a pod counts on any of the project's counters or histograms reaches the controller: none is left
+    out of the fold, and nothing else is in it."""
+    kinds = {family.name: family.type for family in metrics.REGISTRY.collect()}
+    additive = {name for name, kind in kinds.items() if kind in ("counter", "histogram")}
+    assert additive and {"alas_http_requests", "alas_operator_actions"} <= additive
+    parts = {"counter": ("total",), "histogram": ("bucket", "sum", "count")}
+    expected = {f"{name}_{part}" for name in additive for part in parts[kinds[name]]}
+    assert set(metrics._ADDITIVE) == expected  # the fold's own table
