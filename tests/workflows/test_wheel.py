@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
@@ -20,25 +17,6 @@ ROOT = repo_root()
 
 # Building the wheel and a venv: 15-25 s measured on a loaded 2-core machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """bin/ of a venv holding the project's wheel (dependencies from the running interpreter's site-packages)."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"  # a copy, so the build leaves nothing (build/, *.egg-info) in the checkout
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "NOTICE"):
-        shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "alas_argo", src / "alas_argo", ignore=shutil.ignore_patterns("__pycache__"))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp / "dist"), str(src)], check=True, env=env, cwd=tmp)
-    wheel = next((tmp / "dist").glob("alas_argo-*.whl"))
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(tmp / "venv")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(tmp / "venv/bin/python"), "install", "--no-deps",
-                    "--no-index", "-q", str(wheel)], check=True, env=env, cwd=tmp)
-    return tmp / "venv" / "bin"
 
 
 def _alas(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
