@@ -146,4 +146,20 @@ def test_every_counter_and_histogram_of_the_registry_can_be_handed_on() -> None:
     assert additive and {"alas_http_requests", "alas_operator_actions"} <= additive
     parts = {"counter": ("total",), "histogram": ("bucket", "sum", "count")}
     expected = {f"{name}_{part}" for name in additive for part in parts[kinds[name]]}
-    assert set(metrics._ADDITIVE) == expected  # the fold's own table
+    assert set(metrics.exporter._ADDITIVE) == expected  # the fold's own table
+
+
+def test_the_exporter_endpoint_serves_the_folded_samples_too() -> None:
+    """`alas metrics serve` shows what was folded in, as the controller's /metrics does (one view, two doors)."""
+    import urllib.request
+
+    server = metrics.serve("127.0.0.1", 0)
+    try:
+        before = exposed("alas_runs_total", outcome="compensated")
+        assert metrics.fold_samples([metrics.Point("alas_runs_total", (("outcome", "compensated"),), 3.0)]) == 1
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=10) as resp:
+            served = resp.read().decode()
+        assert f'alas_runs_total{{outcome="compensated"}} {before + 3.0}' in served
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,9 +1,9 @@
-"""Every Prometheus metric of the project, in one place.
+"""Every Prometheus metric of the project, in one place: the series and the helpers that record them.
 
 The runtime, the pipeline, the log and the controller call the small ``observe_*`` / ``count_*`` helpers
 below; nothing else creates metrics. All metrics live in one dedicated :data:`REGISTRY` (not the global
 default one, so that importing this module never exports process metrics by surprise and tests can read
-exact values), which :func:`serve` exposes over HTTP and :func:`exposition` renders as text.
+exact values), which :mod:`alas_argo.metrics.exporter` serves over HTTP and renders as text.
 
 Conventions (https://prometheus.io/docs/practices/naming/): base units (seconds), counters end in
 ``_total``, every metric starts with ``alas_``. Label values come from small closed sets; a value outside
@@ -20,17 +20,13 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any, NamedTuple
-from wsgiref.simple_server import WSGIServer
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
-from prometheus_client.metrics_core import Metric
-from prometheus_client.samples import Sample
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = [
     "MAX_LABEL_VALUES",
     "REGISTRY",
-    "Point",
     "PolicyEvent",
     "RunOutcome",
     "count_http_request",
@@ -40,8 +36,6 @@ __all__ = [
     "count_plan_retracted",
     "count_policy_event",
     "count_run_outcome",
-    "exposition",
-    "fold_samples",
     "label_value",
     "observe_llm_exchange",
     "observe_log_append",
@@ -49,8 +43,6 @@ __all__ = [
     "observe_repair",
     "observe_repair_record",
     "observe_validation",
-    "samples",
-    "serve",
 ]
 
 #: Distinct values one label may take before further values are folded into ``other``.
@@ -272,113 +264,3 @@ def observe_operator_pass(ok: bool, finished_at: float) -> None:
     """Record one finished reconcile pass: its outcome and when it ended (seconds since the epoch)."""
     OPERATOR_PASSES.labels(outcome="ok" if ok else "failed").inc()
     OPERATOR_LAST_PASS.set(finished_at)
-
-
-class Point(NamedTuple):
-    """One sample of a counter or histogram: its sample name (``alas_runs_total``, ``..._bucket``), its
-    labels (sorted pairs) and its value."""
-
-    name: str
-    labels: tuple[tuple[str, str], ...]
-    value: float
-
-
-# Samples other processes handed to this one (short-lived step pods, through the controller): added to this
-# process's own samples in the exposition, so one scrape shows both.
-_folded: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-_folded_lock = threading.Lock()
-
-
-def _additive() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Sample names of this registry's counters and histograms -> (family, label names a sample carries)."""
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
-    # Every counter and histogram this module defines (a metric added later is foldable without a list to update).
-    for collector in [v for v in globals().values() if isinstance(v, (Counter, Histogram))]:
-        # The client library has no public accessor for a metric's name and label names.
-        family, names = collector._name, tuple(collector._labelnames)
-        if isinstance(collector, Histogram):
-            out.update({f"{family}_bucket": (family, (*names, "le")), f"{family}_sum": (family, names),
-                        f"{family}_count": (family, names)})
-        else:
-            out[f"{family}_total"] = (family, names)
-    return out
-
-
-_ADDITIVE = _additive()
-_ADDITIVE_FAMILIES = frozenset(family for family, _ in _ADDITIVE.values())
-
-
-def _exposition_order(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[Any, ...]:
-    """A histogram's series the way the client library writes them: per label set, buckets by bound, then
-    count and sum."""
-    name, labels = key
-    le = dict(labels).get("le")
-    rank = 0 if name.endswith("_bucket") else 1 if name.endswith("_count") else 2
-    return tuple(kv for kv in labels if kv[0] != "le"), rank, float(le) if le is not None else 0.0
-
-
-def samples() -> list[Point]:
-    """This process's counter and histogram samples (what a step pod hands on), zeros included: a series
-    created at 0 (both verdicts, both fallback flags) is what lets a ratio read 0 instead of "no data"."""
-    return [Point(s.name, tuple(sorted(s.labels.items())), float(s.value))
-            for family in REGISTRY.collect() for s in family.samples if s.name in _ADDITIVE]
-
-
-def fold_samples(points: Iterable[Point]) -> int:
-    """Add samples another process reported to this process's exposition; return how many were taken.
-
-    A sample is taken only when it names one of this module's counters or histograms with exactly that
-    metric's labels, its value is a finite non-negative number, and its label values pass
-    :func:`label_value` (so a report cannot add series beyond what this process could create itself).
-    """
-    taken = []
-    for name, labels, value in points:
-        known = _ADDITIVE.get(name)
-        if known is None or tuple(k for k, _ in labels) != tuple(sorted(known[1])):
-            continue
-        if not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
-            continue
-        clean = tuple((k, v if k == "le" else label_value(k, v)) for k, v in labels)
-        taken.append(((name, clean), float(value)))
-    with _folded_lock:
-        for key, value in taken:
-            _folded[key] = _folded.get(key, 0.0) + value
-    return len(taken)
-
-
-class _WithFolded:
-    """A collector view of :data:`REGISTRY` whose samples include the folded ones."""
-
-    def collect(self) -> Iterable[Metric]:
-        with _folded_lock:
-            folded = dict(_folded)
-        for family in REGISTRY.collect():
-            if family.name not in _ADDITIVE_FAMILIES:
-                yield family
-                continue
-            merged = Metric(family.name, family.documentation, family.type, family.unit)
-            own = {(s.name, tuple(sorted(s.labels.items()))) for s in family.samples}
-            for s in family.samples:
-                more = folded.get((s.name, tuple(sorted(s.labels.items()))), 0.0)
-                merged.samples.append(Sample(s.name, s.labels, s.value + more, s.timestamp, s.exemplar))
-            extra = sorted((k for k in folded if _ADDITIVE[k[0]][0] == family.name and k not in own),
-                           key=_exposition_order)
-            merged.samples.extend(Sample(name, dict(labels), folded[(name, labels)]) for name, labels in extra)
-            yield merged
-
-
-def exposition() -> bytes:
-    """The current metrics in the Prometheus text format (this process's and the folded ones)."""
-    return generate_latest(_WithFolded())
-
-
-def serve(host: str = "127.0.0.1", port: int = 9464) -> WSGIServer:
-    """Serve :data:`REGISTRY` on ``http://host:port/metrics`` from a daemon thread.
-
-    Returns:
-        The running server; ``server.server_port`` is the bound port (useful with ``port=0``), and
-        ``server.shutdown()`` stops it.
-    """
-    server, _thread = start_http_server(port, addr=host, registry=REGISTRY)
-    UP.set(1)
-    return server
