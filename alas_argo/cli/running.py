@@ -90,6 +90,9 @@ def check_disrupt_flags(args: argparse.Namespace) -> None:
         raise InputError("--disruptions counts generated disruptions: give it with --disrupt "
                          f"{'|'.join(kinds)}" + ("" if args.disrupt is None else
                                                        f" (the file {args.disrupt} holds its own)"))
+    if args.disruptions is not None and not 1 <= args.disruptions <= 20:
+        # Checked here, not left to the run's configuration: a 0 would otherwise read as "the default, 1".
+        raise InputError(f"--disruptions must be between 1 and 20, got {args.disruptions}", where="--disruptions")
     if args.disrupt is None or args.disrupt in kinds:
         return
     path = Path(args.disrupt)
@@ -252,7 +255,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
     p.add_argument("--disruptions", type=int, default=None, metavar="N",
-                   help="how many disruptions --disrupt KIND generates, revealed one after another (default 1)")
+                   help="how many disruptions (1-20) --disrupt KIND generates, revealed one after another "
+                   "(default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm", "simulated"], default="cpsat",
                    help="planner backend (default cpsat); simulated: a declared, seeded stand-in for an LLM "

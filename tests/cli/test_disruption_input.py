@@ -88,3 +88,14 @@ def test_an_empty_event_list_is_refused_by_every_command(tmp_path: Path, schedul
             "validate": ["validate", "--instance", "ft06", "--schedule", schedule_file, "--disruption", path]}
     assert main(argv[command]) == 2
     assert f"{path} at events: a disruption needs at least one event" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("count", ["0", "-1", "21"])
+def test_disruptions_outside_1_to_20_is_refused_before_anything_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, count: str) -> None:
+    """A 0 used to read as the default (one disruption revealed and repaired)."""
+    monkeypatch.setattr("alas_argo.cli.running.run_pipeline", _no_run)
+    assert _run(tmp_path, "--disrupt", "breakdown", "--disruptions", count) == 2
+    err = capsys.readouterr().err
+    assert f"--disruptions must be between 1 and 20, got {count}" in err and err.count("\n") == 1
+    assert not (tmp_path / "store").exists()
