@@ -92,7 +92,7 @@ def check_disrupt_flags(args: argparse.Namespace) -> None:
                                                        f" (the file {args.disrupt} holds its own)"))
     if args.disruptions is not None and not 1 <= args.disruptions <= 20:
         # Checked here, not left to the run's configuration: a 0 would otherwise read as "the default, 1".
-        raise InputError(f"--disruptions must be between 1 and 20, got {args.disruptions}", where="--disruptions")
+        raise InputError(f"must be between 1 and 20, got {args.disruptions}", where="--disruptions")
     if args.disrupt is None or args.disrupt in kinds:
         return
     path = Path(args.disrupt)

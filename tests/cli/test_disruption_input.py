@@ -97,5 +97,5 @@ def test_disruptions_outside_1_to_20_is_refused_before_anything_runs(
     monkeypatch.setattr("alas_argo.cli.running.run_pipeline", _no_run)
     assert _run(tmp_path, "--disrupt", "breakdown", "--disruptions", count) == 2
     err = capsys.readouterr().err
-    assert f"--disruptions must be between 1 and 20, got {count}" in err and err.count("\n") == 1
+    assert f"error: --disruptions: must be between 1 and 20, got {count}\n" in err and err.count("\n") == 1
     assert not (tmp_path / "store").exists()
