@@ -137,6 +137,10 @@ def load_settings(**overrides: dict[str, Any]) -> Settings:
         return _load(overrides)
     except ValidationError as e:
         where, message = first_error(e)
+        group, _, field = where.partition(".")
+        # A value given as a flag wins over the environment: name the flag's side, not a variable never set.
+        if (overrides.get(group) or {}).get(field) is not None:
+            raise InputError(f"invalid setting {where}: {message}", where="command line") from None
         var = "ALAS_" + where.upper().replace(".", "__")
         # The value is left out: it may be a secret.
         raise InputError(f"invalid setting {where}: {message}", where=var) from None

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
 from alas_argo.cli.app import Commands, print_json, run_with_progress
+from alas_argo.cli.flag_values import finite_float
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
@@ -70,7 +71,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--optimizer", choices=["auto", "none", "heuristic", "cpsat"], default="auto",
                    help="auto: none for the simulated planner, else the planner's default")
     p.add_argument("--feedback-rounds", type=int, default=5, help="K rounds of validator feedback (default 5)")
-    p.add_argument("--time-limit", type=float, default=1.0, help="optimizer and repair seconds (default 1)")
+    p.add_argument("--time-limit", type=finite_float, default=1.0, help="optimizer and repair seconds (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first trial's seed (default 0)")
     p.add_argument("--out", default=None, help="directory for ablation.csv and ablation.md")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

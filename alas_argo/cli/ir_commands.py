@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
@@ -166,5 +167,5 @@ def register(commands: Commands) -> None:
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")
     b.add_argument("--repeats", type=int, default=3, help="runs per configuration; the best is reported (default 3)")
     b.add_argument("--tasks", type=int, default=4, help="CPU-bound nodes in the speed-up run (default 4)")
-    b.add_argument("--seconds", type=float, default=0.25, help="CPU seconds per CPU-bound node (default 0.25)")
+    b.add_argument("--seconds", type=finite_float, default=0.25, help="CPU seconds per CPU-bound node (default 0.25)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")

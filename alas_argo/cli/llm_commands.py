@@ -19,6 +19,7 @@ from alas_argo.agents.llm import client_from_settings, make_llm_backend
 from alas_argo.agents.llm_benchmark import BenchRow, compare_planners
 from alas_argo.agents.llm_client import ExchangeKey
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
 
@@ -116,9 +117,9 @@ def register(commands: Commands) -> None:
                    "alas_no_validator, single_agent, planner_critic (default all)")
     p.add_argument("--seeds", type=int, default=3, help="threads per case: seeds 0..N-1 (default 3)")
     p.add_argument("--rounds", type=int, default=5, help="K: feedback rounds / critic turns (default 5)")
-    p.add_argument("--error-rate", type=float, default=None, help="simulator: share of entries wrong on a "
+    p.add_argument("--error-rate", type=finite_float, default=None, help="simulator: share of entries wrong on a "
                    "first answer (default 0.36, the seed's trace)")
-    p.add_argument("--correction-rate", type=float, default=None,
+    p.add_argument("--correction-rate", type=finite_float, default=None,
                    help="simulator: share of mistakes corrected per feedback round (default 0.5)")
     p.add_argument("--context-scopes", default="normal", help="comma-separated job-agent context scopes to "
                    "compare: minimal, normal, full (ALP spec §4; default normal)")
@@ -132,5 +133,5 @@ def register(commands: Commands) -> None:
                    help="answer from the exchanges recorded in DIR (no endpoint is contacted)")
     p.add_argument("--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md")
     p.add_argument("--compare", action="store_true", help="the older llm vs heuristic vs cpsat comparison")
-    p.add_argument("--time-limit", type=float, default=2.0, help="--compare: CP-SAT seconds per instance")
+    p.add_argument("--time-limit", type=finite_float, default=2.0, help="--compare: CP-SAT seconds per instance")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")

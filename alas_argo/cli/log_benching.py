@@ -15,6 +15,7 @@ from alas_argo.benchmarks.log import run_log_bench
 from alas_argo.benchmarks.open_cost import KINDS, run_open_bench
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.running import add_store_arguments
+from alas_argo.errors import InputError
 from alas_argo.settings import Settings, StoreKind, load_settings
 
 __all__ = ["register"]
@@ -30,6 +31,9 @@ def _settings(args: argparse.Namespace, stack: contextlib.ExitStack) -> Settings
 
 
 def _log(args: argparse.Namespace) -> int:
+    for flag, value in (("--appends", args.appends), ("--versions", args.versions)):
+        if value < 1:  # before the store is touched: nothing to time, nothing to leave behind
+            raise InputError(f"must be at least 1, got {value}", where=flag)
     with contextlib.ExitStack() as stack:
         result = run_log_bench(_settings(args, stack), appends=args.appends, versions=args.versions,
                                replay=not args.no_replay)

@@ -14,6 +14,7 @@ from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_schedule_file
 from alas_argo.errors import InputError, first_error
@@ -225,14 +226,14 @@ def register(commands: Commands) -> None:
     p.add_argument("--seed", type=int, default=0, help="same seed, same disruption (default 0)")
     p.add_argument("--machine", default=None,
                    help="Machine that breaks down, or 'random' (default: the one with the most work left).")
-    p.add_argument("--at", type=float, default=None, help="Reveal time as a fraction of the makespan.")
-    p.add_argument("--length", type=float, default=None, help="Downtime as a fraction of the makespan.")
-    p.add_argument("--increase", type=float, default=0.3, help="Shock: fractional duration increase.")
-    p.add_argument("--share", type=float, default=0.2, help="Shock: share of unstarted operations hit.")
+    p.add_argument("--at", type=finite_float, default=None, help="Reveal time as a fraction of the makespan.")
+    p.add_argument("--length", type=finite_float, default=None, help="Downtime as a fraction of the makespan.")
+    p.add_argument("--increase", type=finite_float, default=0.3, help="Shock: fractional duration increase.")
+    p.add_argument("--share", type=finite_float, default=0.2, help="Shock: share of unstarted operations hit.")
     p.add_argument("--machines", type=int, default=1,
                    help="Breakdown: machines down at once (--machine or the busiest, then the next busiest; "
                    "distinct random ones with --machine random). Default 1.")
-    p.add_argument("--increase-max", type=float, default=None,
+    p.add_argument("--increase-max", type=finite_float, default=None,
                    help="Shock: draw each operation's increase from [--increase, --increase-max].")
     p.add_argument("--out", required=True, help="Where to write the disruption JSON.")
     p.add_argument("--json", action="store_true", help="Print the disruption as JSON.")
@@ -248,9 +249,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod],
                    help="lcrp (local cascading repair), aor / right-shift (keep the sequences), full / full-stable "
                    "(re-solve everything not started; stable also minimises moves); default lcrp")
-    p.add_argument("--time-limit", type=float, default=10.0,
+    p.add_argument("--time-limit", type=finite_float, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
-    p.add_argument("--effort", type=float, default=1.0,
+    p.add_argument("--effort", type=finite_float, default=1.0,
                    help="LCRP time-box multiplier (default 1: about 0.2 s of search on 20x15). The box and its "
                    "makespan stage grow linearly with it: larger efforts mostly buy a shorter plan (the effort/quality "
                    "curve in bench/README.md). The budget still caps it; other methods ignore it.")
@@ -287,8 +288,8 @@ def register(commands: Commands) -> None:
                    "reruns one case. Every case's disruption is also kept in OUT/cases (see repair.md).")
     p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),
                    help="Comma-separated repair methods (default: all of them).")
-    p.add_argument("--time-limit", type=float, default=10.0, help="Repair budget per method and case (s).")
-    p.add_argument("--baseline-time-limit", type=float, default=10.0, help="Planning budget per baseline (s).")
+    p.add_argument("--time-limit", type=finite_float, default=10.0, help="Repair budget per method and case (s).")
+    p.add_argument("--baseline-time-limit", type=finite_float, default=10.0, help="Planning budget per baseline (s).")
     p.add_argument("--lcrp-effort", default="1",
                    help="LCRP's time-box multiplier (see alas repair); a comma list such as 1,4 runs LCRP once per "
                    "effort, rows named lcrp and lcrp@4, against the same baselines.")

@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import finite_float, flag_error
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.cli.run_report import moved_since_first, repair_totals, summary_table, write_outputs
@@ -127,10 +128,7 @@ def _run(args: argparse.Namespace) -> int:
                            variant=variant, faults=args.faults, deterministic=not args.wall_clock,
                            optimizer=args.optimizer, feedback_rounds=args.feedback_rounds)
     except ValidationError as e:
-        # Name the flag, not pydantic's field: "--repair-effort: Input should be greater than 0".
-        first = e.errors()[0]
-        flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "a flag"
-        raise InputError(f"{flag}: {first['msg']}") from None
+        raise flag_error(e) from None
     if args.out is not None:
         check_output_dir(args.out)  # before planning: a bad place must not cost the run
     run_id = args.run_id or f"{Path(args.instance).stem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -269,12 +267,12 @@ def register(commands: Commands) -> None:
                    "node that gave up checks it first")
     p.add_argument("--feedback-rounds", type=int, default=5, metavar="K",
                    help="rounds of validator feedback to the job agents before the patch (default 5)")
-    p.add_argument("--time-limit", type=float, default=10.0,
+    p.add_argument("--time-limit", type=finite_float, default=10.0,
                    help="optimizer budget in nominal seconds of deterministic search (default 10)")
     p.add_argument("--repair-method", default="lcrp",
                    choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
-    p.add_argument("--repair-budget", type=float, default=5.0, help="nominal seconds per repair (default 5)")
-    p.add_argument("--repair-effort", type=float, default=1.0,
+    p.add_argument("--repair-budget", type=finite_float, default=5.0, help="nominal seconds per repair (default 5)")
+    p.add_argument("--repair-effort", type=finite_float, default=1.0,
                    help="LCRP's time-box multiplier (default 1, about 0.2 s on 20x15; 4 moves far fewer operations)")
     p.add_argument("--workers", type=int, default=2,
                    help="parallel agents, and CP-SAT workers with --wall-clock (default 2)")

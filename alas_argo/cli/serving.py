@@ -9,7 +9,10 @@ import sys
 import threading
 from types import FrameType
 
+from pydantic import ValidationError
+
 from alas_argo.cli.app import Commands
+from alas_argo.cli.flag_values import finite_float, flag_error
 from alas_argo.errors import InputError
 
 __all__ = ["register"]
@@ -49,10 +52,13 @@ def _operator(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = load_settings()
     token = settings.controller.token.get_secret_value() if settings.controller.token else None
-    config = OperatorConfig(plan_template=args.plan_template, bench_template=args.bench_template,
-                            service_account=args.service_account, controller_url=args.controller_url,
-                            pod_gc=args.pod_gc, ttl_after_success=args.ttl_after_success,
-                            ttl_after_failure=args.ttl_after_failure)
+    try:
+        config = OperatorConfig(plan_template=args.plan_template, bench_template=args.bench_template,
+                                service_account=args.service_account, controller_url=args.controller_url,
+                                pod_gc=args.pod_gc, ttl_after_success=args.ttl_after_success,
+                                ttl_after_failure=args.ttl_after_failure)
+    except ValidationError as e:
+        raise flag_error(e) from None
     operator = Operator(connect(), args.namespace, config, token=token)
     if args.once:
         for action in operator.reconcile_once():
@@ -86,6 +92,9 @@ def _controller(args: argparse.Namespace) -> int:
     if token is None and not args.no_auth:
         raise InputError("no bearer token: set ALAS_CONTROLLER__TOKEN (the chart takes it from a Secret), "
                          "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
+    if args.max_concurrent < 1:
+        # A semaphore of 0 slots would accept every request and never repair one.
+        raise InputError(f"must be at least 1, got {args.max_concurrent}", where="--max-concurrent")
     if args.create_bucket and settings.store.kind != "s3":
         raise InputError("--create-bucket needs the s3 store (ALAS_STORE__KIND=s3)", where="--create-bucket")
     service = RepairService(open_store(settings), workers=settings.solver.workers,
@@ -150,7 +159,7 @@ def register(commands: Commands) -> None:
         "and record the new plan version. Uses the in-cluster config, else ~/.kube/config. The controller "
         "token is read from ALAS_CONTROLLER__TOKEN.")
     p.add_argument("--namespace", default="default", help="namespace to watch (default: default)")
-    p.add_argument("--interval", type=float, default=5.0, help="seconds between passes (default 5)")
+    p.add_argument("--interval", type=finite_float, default=5.0, help="seconds between passes (default 5)")
     p.add_argument("--once", action="store_true", help="run one pass, print the actions taken, and exit")
     p.add_argument("--controller-url", default="http://alas-controller:8080",
                    help="base URL of the repair controller")
@@ -159,7 +168,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--service-account", default="alas-workflow", help="ServiceAccount of workflow pods")
     p.add_argument("--metrics-port", type=int, default=0,
                    help="serve /metrics and /healthz (liveness) on this port (0: off)")
-    p.add_argument("--liveness-max-age", type=float, default=None,
+    p.add_argument("--liveness-max-age", type=finite_float, default=None,
                    help="/healthz fails when no reconcile pass finished for this many seconds "
                    "(default: max(300, 10 x interval))")
     p.add_argument("--pod-gc", choices=["OnPodCompletion", "OnPodSuccess", "OnWorkflowCompletion",

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from alas_argo.cli.app import Commands, print_json, write_json_file
+from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
@@ -99,7 +100,7 @@ def register(commands: Commands) -> None:
         "CP-SAT deterministic time on one worker unless --wall-clock. Ctrl-C stops it (exit 130, nothing "
         "written).")
     p.add_argument("instance", metavar="INSTANCE", help="bundled instance name or instance file")
-    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+    p.add_argument("--time-limit", type=finite_float, default=10.0, metavar="S",
                    help="nominal seconds of deterministic search (default 10; wall seconds with --wall-clock)")
     p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers with --wall-clock (default 2)")
     p.add_argument("--wall-clock", action="store_true",

@@ -98,6 +98,8 @@ class RepairService:
 
     def __init__(self, store: Store, *, repairer: Repairer = repair, workers: int = 1, max_concurrent: int = 2,
                  max_conflicts: int = 3) -> None:
+        if max_concurrent < 1:
+            raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}")  # 0 slots: every request hangs
         self.store, self.repairer, self.workers = store, repairer, workers
         self.max_conflicts = max_conflicts
         self._slots = threading.BoundedSemaphore(max_concurrent)

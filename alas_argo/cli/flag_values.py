@@ -1,0 +1,37 @@
+"""Flag values: what argparse's ``type=float`` lets through and no command can use, and a settings model's
+refusal of a flag's value, named by the flag."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from pydantic import ValidationError
+
+from alas_argo.errors import InputError
+
+__all__ = ["finite_float", "flag_error"]
+
+
+def finite_float(text: str) -> float:
+    """``type=`` of every float flag: a finite number. ``float()`` alone accepts ``nan`` and ``inf``, and a
+    NaN passes every ``<= 0`` check after it (``nan <= 0`` is false), so a NaN time limit used to run.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or not finite (argparse prints it with the flag, exit 2).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def flag_error(e: ValidationError) -> InputError:
+    """The first error of a model built from flags whose fields are the flags' names (``repair_effort`` for
+    ``--repair-effort``), as one line naming the flag: "--repair-effort: Input should be greater than 0"."""
+    first = e.errors()[0]
+    flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "a flag"
+    return InputError(f"{flag}: {first['msg']}")

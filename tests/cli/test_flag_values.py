@@ -1,0 +1,63 @@
+"""Flag values no command can use are refused before any work, in one line naming the flag (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.controller import RepairService
+from alas_argo.log import FsStore
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "static", "--suite", "ft06", "--time-limit", "nan", "--out", "o"],
+    ["solve", "ft06", "--time-limit", "inf"],
+    ["run", "ft06", "--repair-budget", "NaN"],
+    ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--effort", "inf",
+     "--out", "r.json"],
+    ["bench", "ablation", "--suite", "ft06", "--time-limit", "nan"],
+    ["operator", "--interval", "inf", "--once"],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_float_flag_must_be_a_finite_number(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``float()`` takes nan and inf, and a NaN passes every ``<= 0`` check: a NaN time limit used to run."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    flag = next(a for a in argv if a.startswith("--") and argv[argv.index(a) + 1].lower() in ("nan", "inf"))
+    assert f"argument {flag}: not a finite number" in err, err
+    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
+
+
+def test_log_bench_with_nothing_to_time_is_refused_before_the_store(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "log", "--root", str(tmp_path / "store"), "--appends", "0"]) == 2
+    assert capsys.readouterr().err == "alas: error: --appends: must be at least 1, got 0\n"
+    assert main(["bench", "log", "--root", str(tmp_path / "store"), "--versions", "-2"]) == 2
+    assert capsys.readouterr().err == "alas: error: --versions: must be at least 1, got -2\n"
+    assert not (tmp_path / "store").exists()
+
+
+def test_the_operator_names_the_flag_of_a_refused_value(capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused before any Kubernetes configuration is looked for (it used to print pydantic's traceback text)."""
+    assert main(["operator", "--ttl-after-success", "-5", "--once"]) == 2
+    assert capsys.readouterr().err == ("alas: error: --ttl-after-success: Input should be greater than or equal "
+                                       "to 0\n")
+
+
+def test_a_controller_with_no_repair_slot_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Zero slots would accept every disruption and never repair one (the request hangs)."""
+    assert main(["controller", "--max-concurrent", "0", "--no-auth", "--root", str(tmp_path), "--port", "0"]) == 2
+    assert capsys.readouterr().err == "alas: error: --max-concurrent: must be at least 1, got 0\n"
+    with pytest.raises(ValueError, match="max_concurrent must be at least 1"):
+        RepairService(FsStore(tmp_path), max_concurrent=0)
+
+
+def test_a_setting_given_as_a_flag_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["controller", "--port", "99999", "--no-auth", "--root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("alas: error: command line: invalid setting controller.port: Input should "
+                                       "be less than or equal to 65535\n")
