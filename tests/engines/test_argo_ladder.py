@@ -37,7 +37,8 @@ def _args(doc: dict[str, Any], template: str) -> list[str]:
 
 
 def test_a_repair_node_is_three_tasks_each_rung_started_by_the_failure_below() -> None:
-    wf = _ladder(RepairSpec(patch="repair_patch", replan="replan"))
+    repair = RepairSpec(patch="repair_patch", replan="replan")
+    wf = _ladder(repair)
     doc = to_argo(wf, image="alas:test")
     tasks = _tasks(doc)
     assert [n for n in tasks if n.startswith("fix-it")] == ["fix-it", "fix-it-patch", "fix-it-replan"]
@@ -60,7 +61,7 @@ def test_a_repair_node_is_three_tasks_each_rung_started_by_the_failure_below() -
     # Back to the one IR node, its repair spec read from the rungs; the rungs are no nodes.
     native = read_native(doc)
     assert [n["id"] for n in native["nodes"]] == ["start", "fix_it", "check", "handler"]
-    assert next(n for n in native["nodes"] if n["id"] == "fix_it")["repair"] == wf.node("fix_it").repair.to_json()
+    assert next(n for n in native["nodes"] if n["id"] == "fix_it")["repair"] == repair.to_json()
     assert native["edges"] == [{"source": "start", "target": "fix_it"}, {"source": "fix_it", "target": "check"}]
     assert native["policies"]["p"]["catch"] == [] and native["policies"]["p"]["onFailure"] == "rollback"
     assert from_argo(doc) == wf

@@ -21,7 +21,8 @@ def _ladder(repair: RepairSpec, policy: Policy | None = None, *, kind: str = "ta
 
 
 def test_a_repair_node_is_a_task_state_per_rung_chained_by_catch() -> None:
-    wf = _ladder(RepairSpec(patch="repair_patch", replan="replan"))
+    repair = RepairSpec(patch="repair_patch", replan="replan")
+    wf = _ladder(repair)
     doc = to_asl(wf)
     states = doc["States"]
     assert states["fix"]["Catch"] == [{"ErrorEquals": ["States.ALL"], "Next": "fix/patch",
@@ -36,7 +37,7 @@ def test_a_repair_node_is_a_task_state_per_rung_chained_by_catch() -> None:
         assert st["ResultPath"] == "$.results.fix" and st["Next"] == "check"
     native = read_native(doc)
     assert [n["id"] for n in native["nodes"]] == ["start", "fix", "check", "handler"]
-    assert next(n for n in native["nodes"] if n["id"] == "fix")["repair"] == wf.node("fix").repair.to_json()
+    assert next(n for n in native["nodes"] if n["id"] == "fix")["repair"] == repair.to_json()
     assert native["policies"]["p"]["catch"] == []
     assert from_asl(doc) == wf
 
