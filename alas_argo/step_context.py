@@ -48,6 +48,8 @@ class StepInput(BaseModel):
     repair: dict[str, Any] | None = Field(None, description="The node's repair spec (IR RepairSpec): after a "
                                           "permanent failure the step escalates to its patch role, then its replan "
                                           "role.")
+    rung: str | None = Field(None, description="The ladder's level this step runs as its own task (patch, replan): "
+                             "it climbs to that level only, because the level below failed.")
 
 
 @dataclass

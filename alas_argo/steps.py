@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from alas_argo.errors import AlasError, ContractError, InputError, LoopGuardTripped
+from alas_argo.errors import AlasError, ContractError, InputError, LoopGuardTripped, PermanentError
 from alas_argo.log import EventType, ExecutionLog, Store
 from alas_argo.step_context import Handler, StepContext, StepInput, StepOutput, holds, output_key
 
@@ -39,39 +39,94 @@ def _failed(log: ExecutionLog, inp: StepInput, e: AlasError) -> None:
         "scope": inp.scope, "error": type(e).__name__, "message": str(e), "transient": e.transient})
 
 
+def _ladder(inp: StepInput) -> list[tuple[str, str, int]]:
+    """(level, role, tries) of the node's repair spec after the retry level: patch, then replan."""
+    spec = inp.repair or {}
+    out = [("patch", spec.get("patch"), int(spec.get("maxPatches", 1))),
+           ("replan", spec.get("replan"), int(spec.get("maxReplans", 1)))]
+    return [(level, str(role), tries) for level, role, tries in out if role]
+
+
+def _level(inp: StepInput, table: dict[str, Handler], ctx: StepContext, level: str, role: str, tries: int, *,
+           previous: str, error: AlasError, why: str) -> StepOutput:
+    """Climb to ``level`` (logged as ``recovery.escalated`` from ``previous``, citing ``why``) and run its role
+    up to ``tries`` times, as the local runtime's recovery does.
+
+    Raises:
+        AlasError: Every try failed (the last error), or one failed transiently (Argo retries the pod).
+    """
+    events = ctx.log.events()
+    # A retried pod of a rung finds its escalation already logged: the event says the level was reached, once.
+    # (Not so for the in-pod ladder: the items of a map share the node, and each climbs its own.)
+    if inp.rung is None or not any(
+            e.type is EventType.RECOVERY_ESCALATED and e.node_id == inp.node and e.payload.get("to") == level
+            and e.payload.get("scope") == inp.scope for e in events):
+        ctx.log.append(EventType.RECOVERY_ESCALATED, node_id=inp.node, payload={
+            "from": previous, "to": level, "error": why, "scope": inp.scope})
+    kind = role.replace("_", "-")
+    if kind not in table:
+        raise InputError(f"no step kind {kind!r} for the {level} level", where=f"node {inp.node}")
+    for _ in range(tries):
+        ctx.level, ctx.failure, ctx.previous = level, error, None
+        try:
+            out = table[kind](ctx)
+            _check_contract(inp, out.doc)
+        except AlasError as e:
+            if e.transient:
+                raise  # Argo retries the pod: the ladder starts again from the recorded state
+            error = e
+            continue
+        if level == "replan":
+            # As the local runtime numbers them: the workflow's plan is version 1, each replan the next one.
+            replans = [e for e in events if e.type is EventType.PLAN_PROPOSED and e.payload.get("reason") == "replan"
+                       and e.payload.get("scope") == inp.scope]
+            ctx.log.append(EventType.PLAN_PROPOSED, node_id=inp.node, payload={
+                "version": len(replans) + 2, "reason": "replan", "scope": inp.scope})
+        return out
+    raise error
+
+
 def _escalate(inp: StepInput, table: dict[str, Handler], ctx: StepContext, error: AlasError) -> StepOutput:
-    """The IR's escalation ladder after the retry level, as the local runtime climbs it: the repair spec's
-    patch role, then its replan role, each logged as ``recovery.escalated``. Argo's retryStrategy is the
-    retry level; it retries transient failures only (a permanent one fails the same way again), so a
-    permanent failure escalates at once, inside the same pod.
+    """The IR's escalation ladder after the retry level, climbed in one pod (a map item's, or a template
+    rendered before the ladder became DAG tasks): the repair spec's patch role, then its replan role.
 
     Raises:
         AlasError: The last level failed too.
     """
-    spec = inp.repair or {}
-    ladder = [("patch", spec.get("patch"), int(spec.get("maxPatches", 1))),
-              ("replan", spec.get("replan"), int(spec.get("maxReplans", 1)))]
     previous = "retry"
-    for level, role, tries in ladder:
-        if not role:
-            continue
-        ctx.log.append(EventType.RECOVERY_ESCALATED, node_id=inp.node, payload={
-            "from": previous, "to": level, "error": f"{type(error).__name__}: {error}", "scope": inp.scope})
+    for level, role, tries in _ladder(inp):
+        try:
+            return _level(inp, table, ctx, level, role, tries, previous=previous, error=error,
+                          why=f"{type(error).__name__}: {error}")
+        except AlasError as e:
+            if e.transient:
+                raise
+            error = e
         previous = level
-        kind = str(role).replace("_", "-")
-        if kind not in table:
-            raise InputError(f"no step kind {kind!r} for the {level} level", where=f"node {inp.node}")
-        for _ in range(tries):
-            ctx.level, ctx.failure, ctx.previous = level, error, None
-            try:
-                out = table[kind](ctx)
-                _check_contract(inp, out.doc)
-                return out
-            except AlasError as e:
-                if e.transient:
-                    raise  # Argo retries the pod: the ladder starts again from the recorded state
-                error = e
     raise error
+
+
+def _rung(inp: StepInput, table: dict[str, Handler], ctx: StepContext) -> StepOutput:
+    """One rung of the ladder as its own Argo task (``--rung patch`` / ``--rung replan``): it runs because the
+    rung below it failed, whose ``node.failed`` record in this workflow says why.
+
+    Raises:
+        AlasError: The rung failed (the next rung, if any, starts on it), or ``--rung`` names no level of the spec.
+    """
+    ladder = _ladder(inp)
+    levels = [level for level, _, _ in ladder]
+    if inp.rung not in levels:
+        raise InputError(f"--rung {inp.rung!r} is not a level of the repair spec ({', '.join(levels) or 'none'})",
+                         where=f"node {inp.node}")
+    i = levels.index(inp.rung)
+    level, role, tries = ladder[i]
+    failed = [e for e in ctx.log.events() if e.type is EventType.NODE_FAILED and e.node_id == inp.node
+              and e.payload.get("scope") == inp.scope]
+    # A pod killed outright (SIGKILL, OOM) records no failure: the rung still climbs, saying so.
+    why = (f"{failed[-1].payload.get('error')}: {failed[-1].payload.get('message')}" if failed
+           else "unknown: the level below recorded no error (its pod was killed)")
+    return _level(inp, table, ctx, level, role, tries, previous="retry" if i == 0 else levels[i - 1],
+                  error=PermanentError(why, where=f"node {inp.node}"), why=why)
 
 
 def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None = None) -> StepOutput:
@@ -104,8 +159,8 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
     log.append(EventType.NODE_STARTED, node_id=inp.node, payload={"kind": inp.kind, "scope": inp.scope,
                                                                    "item": inp.item})
     try:
-        out = table[inp.kind](ctx)
-        while inp.loop_until is not None and not holds(inp.loop_until, out.doc):
+        out = _rung(inp, table, ctx) if inp.rung is not None else table[inp.kind](ctx)
+        while inp.rung is None and inp.loop_until is not None and not holds(inp.loop_until, out.doc):
             ctx.iteration += 1
             late = inp.loop_deadline is not None and time.monotonic() - started > inp.loop_deadline
             if ctx.iteration >= inp.max_iters or late:
@@ -118,7 +173,7 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
         _check_contract(inp, out.doc)
     except AlasError as failed:
         try:
-            if inp.repair is None or failed.transient:
+            if inp.repair is None or inp.rung is not None or failed.transient:
                 raise
             out = _escalate(inp, table, ctx, failed)
         except AlasError as e:

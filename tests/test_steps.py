@@ -156,3 +156,40 @@ def test_output_breaking_the_contract_fails_permanently(tmp_path: Path, capsys: 
     assert not (tmp_path / "o").exists()
     events = ExecutionLog(FsStore(tmp_path / "log"), "r1").events()
     assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["ContractError"]
+
+
+def test_a_rung_climbs_one_level_citing_the_failure_below_and_records_under_the_node(tmp_path: Path) -> None:
+    from alas_argo.errors import InfeasibleError, InputError
+    from alas_argo.steps import Handler
+
+    def broken(ctx: StepContext) -> StepOutput:
+        raise InfeasibleError("nothing fits", where={"machine": 2})
+
+    def fix(ctx: StepContext) -> StepOutput:
+        return StepOutput({"level": ctx.level, "because": str(ctx.failure)})
+
+    table: dict[str, Handler] = {"solve": broken, "fix": fix, "redo": fix}
+    spec = {"patch": "fix", "replan": "redo", "maxPatches": 1, "maxReplans": 1}
+    store = FsStore(tmp_path)
+    base = StepInput(kind="solve", node="work", run_id="r3", scope="wf")
+    with pytest.raises(InfeasibleError):
+        run_step(base, store, table)  # the node's own task: no spec, so it fails (Argo starts the patch rung)
+    rung = base.model_copy(update={"kind": "fix", "rung": "patch", "repair": spec})
+    out = run_step(rung, store, table)
+    # Recorded under the node, where the consumer's --recorded finds it whichever rung wrote it.
+    assert out.params["key"] == output_key("wf", "work")
+    assert out.doc["level"] == "patch" and "nothing fits" in out.doc["because"]
+    assert run_step(rung, store, table).doc == out.doc  # a retried rung pod: its record, no second climb
+    log = ExecutionLog(store, "r3")
+    climbed = [e.payload for e in log.events() if e.type is EventType.RECOVERY_ESCALATED]
+    assert [(p["from"], p["to"], p["error"]) for p in climbed] == [
+        ("retry", "patch", "InfeasibleError: nothing fits (machine 2)")]
+    # The replan rung of a node whose pods recorded no failure (killed outright) climbs, saying so.
+    replan = rung.model_copy(update={"node": "other", "kind": "redo", "rung": "replan"})
+    assert run_step(replan, store, table).doc["level"] == "replan"
+    last = [e for e in log.events() if e.type is EventType.RECOVERY_ESCALATED][-1]
+    assert (last.node_id, last.payload["from"], last.payload["error"].split(":")[0]) == ("other", "patch", "unknown")
+    proposed = [e.payload for e in log.events() if e.type is EventType.PLAN_PROPOSED]
+    assert [(p["version"], p["reason"]) for p in proposed] == [(2, "replan")]  # as the local runtime numbers it
+    with pytest.raises(InputError, match="not a level"):
+        run_step(replan.model_copy(update={"node": "third", "repair": {"patch": "fix"}}), store, table)

@@ -46,11 +46,15 @@ def _maybe_json(value: str) -> Any:
 
 def _step(args: argparse.Namespace) -> int:
     from alas_argo.log import open_store
-    from alas_argo.steps import StepInput, run_step, write_outputs
+    from alas_argo.steps import StepInput, output_key, run_step, write_outputs
 
-    inputs = {k: (_maybe_json(v) if v.startswith("[") else v) for k, v in _pairs(args.input, "input").items()}
+    inputs: dict[str, Any] = {k: (_maybe_json(v) if v.startswith("[") else v)
+                              for k, v in _pairs(args.input, "input").items()}
+    scope = args.scope or args.run_id
+    # A repair ladder's output is recorded under its node by whichever rung succeeded: exactly one exists.
+    inputs.update({node: output_key(scope, node) for node in args.recorded})
     inp = StepInput(
-        kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=args.scope or args.run_id,
+        kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=scope,
         params=_json(args.params, "params", {}), run_inputs=_pairs(args.run_input, "run-input"), inputs=inputs,
         candidates=[c for c in (args.candidates or "").split(",") if c],
         item=None if args.item is None else _maybe_json(args.item),
@@ -60,7 +64,7 @@ def _step(args: argparse.Namespace) -> int:
         compensations=_json(args.compensations, "compensations", {}), status=args.status,
         compensates=[c for c in (args.compensates or "").split(",") if c],
         idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None),
-        repair=_json(args.repair, "repair", None))
+        repair=_json(args.repair, "repair", None), rung=args.rung)
     settings = load_settings(store={"kind": args.store, "root": args.root})
     store = open_store(settings)
     try:
@@ -112,5 +116,10 @@ def register(commands: Commands) -> None:
     p.add_argument("--output-contract", help="JSON Schema the output must satisfy")
     p.add_argument("--repair", help="the node's repair spec (JSON): after a permanent failure, run its patch role, "
                    "then its replan role")
+    p.add_argument("--rung", choices=["patch", "replan"], help="run this level of the repair ladder (--repair) as "
+                   "its own step, because the level below failed")
+    p.add_argument("--recorded", action="append", default=[], metavar="NODE",
+                   help="a dependency whose output is read from its record in the log (a repair ladder's, written "
+                   "by whichever rung succeeded)")
     p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")
     p.add_argument("--root", help="directory of the fs store")

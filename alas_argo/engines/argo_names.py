@@ -7,7 +7,8 @@ import re
 
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
-    "ANN_WF_EXTRAS", "COLLECT", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
+    "ANN_RUNG", "ANN_RUNG_OF", "ANN_WF_EXTRAS",
+    "COLLECT", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
     "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "retry_expression",
     "retry_names",
 ]
@@ -21,6 +22,9 @@ ANN_COMPENSATES = _P + "compensates"
 ANN_NODE_EXTRAS = _P + "node-extras"
 ANN_POLICY_EXTRAS = _P + "policy-extras"
 ANN_WF_EXTRAS = _P + "ir-extras"
+#: On the template of a repair ladder's later rung: the node it belongs to, and its level (patch, replan).
+ANN_RUNG_OF = _P + "rung-of"
+ANN_RUNG = _P + "rung"
 LABEL_WORKFLOW = _P + "workflow"
 LABEL_VERSION = _P + "ir-version"
 MAIN = "main"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from alas_argo.engines import argo_ladder as ladder
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.extras import apply_extras, loads, normalized
 from alas_argo.errors import InputError
@@ -36,9 +37,10 @@ def _flag(args: list[str], flag: str) -> str | None:
     return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else None
 
 
-def _depends(task: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
-    """[(task name, state)] of a ``depends`` expression and whether it is an or (any_of)."""
-    expr = task.get("depends") or ""
+def _depends(task: dict[str, Any], ladders: dict[str, list[str]] | None = None) -> tuple[list[tuple[str, str]], bool]:
+    """[(task name, state)] of a ``depends`` expression and whether it is an or (any_of); a repair ladder's terms
+    (``ladders``: node task -> its later rungs) read as the node's."""
+    expr = ladder.collapse(task.get("depends") or "", ladders or {})
     if not expr:
         return [], False
     any_of = "||" in expr
@@ -49,6 +51,10 @@ def _depends(task: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
             raise InputError(f"unsupported depends term {term!r}", where=f"task {task.get('name')}")
         out.append((match.group(1), match.group(2) or "Succeeded"))
     return out, any_of
+
+
+def _args_of(t: dict[str, Any] | None) -> list[str]:
+    return list(((t or {}).get("container") or {}).get("args") or [])
 
 
 def _retry(t: dict[str, Any]) -> dict[str, Any]:
@@ -79,10 +85,17 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     main = templates.get(spec.get("entrypoint", ""))
     if main is None or "dag" not in main:
         raise InputError(f"entrypoint {spec.get('entrypoint')!r} is not a DAG template", where="spec.entrypoint")
-    tasks = {t["name"]: t for t in main["dag"].get("tasks") or []}
     labels = meta.get("labels") or {}
     ann_of = {n: (t.get("metadata") or {}).get("annotations") or {} for n, t in templates.items()}
     id_of = {n: a[nm.ANN_NODE] for n, a in ann_of.items() if nm.ANN_NODE in a}
+    # The later rungs of a repair ladder are steps of their node, not nodes: read them into its repair spec.
+    rung_of = {n: a[nm.ANN_RUNG_OF] for n, a in ann_of.items() if nm.ANN_RUNG_OF in a}
+    task_of = {i: n for n, i in id_of.items()}
+    ladders: dict[str, list[str]] = {}
+    for rung, node_id in rung_of.items():
+        ladders.setdefault(task_of.get(node_id, nm.dns(node_id)), []).append(rung)
+    main_tasks = {t["name"]: t for t in main["dag"].get("tasks") or []}
+    tasks = {n: t for n, t in main_tasks.items() if n not in rung_of}
     # Compensations are what Argo runs on exit, so they are read from the template ``onExit`` names: a handler
     # template nothing points at never runs, and a document that only carries one compensates nothing.
     comps: dict[str, Any] = {}
@@ -93,7 +106,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     policies: dict[str, Any] = {}
     catch_of: dict[str, list[dict[str, Any]]] = {}
     for tname, task in tasks.items():
-        for src, state in _depends(task)[0]:
+        for src, state in _depends(task, ladders)[0]:
             if state == "Failed":
                 catch_of.setdefault(src, []).append({"errors": ["*"], "next": id_of.get(tname, tname)})
     for name, t in templates.items():
@@ -108,7 +121,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
             node["role"] = args[1] if len(args) > 1 else None
         node["params"] = loads(params.get("params")) or {}
         task = tasks.get(name, {})
-        _, any_of = _depends(task)
+        _, any_of = _depends(task, ladders)
         node["join"] = "any_of" if any_of else "all_of"
         if node["kind"] == "choice":
             choices = loads(params.get("choices")) or {}
@@ -127,6 +140,11 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
                 node["maxConcurrency"] = int(t["parallelism"])
         if (contract := _flag(args, "--output-contract")) is not None:
             node["output"] = loads(contract)
+        rungs = ladders.get(name, [])
+        # A map item climbs the ladder in its pod (the spec on its own args); a ladder's rungs carry it.
+        repair = _flag(args, "--repair") or _flag(_args_of(templates.get(next(iter(rungs), ""))), "--repair")
+        if repair is not None:
+            node["repair"] = loads(repair)
         if "loop-until" in params:
             node["loop"] = {"until": loads(params["loop-until"])}
         if node["id"] in comps:
@@ -135,13 +153,15 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         if pref is not None:
             node["policyRef"] = pref
             if pref not in policies:
-                policies[pref] = _policy(leaf, params, task, catch_of.get(name, []), args, node["id"], spec)
+                # A ladder's own task continues on failure for its next rung; the last rung's says how it ends.
+                ends = main_tasks.get(rungs[-1], {}) if rungs else task
+                policies[pref] = _policy(leaf, params, ends, catch_of.get(name, []), args, node["id"], spec)
         nodes.append(node)
     node_ids = {n["id"]: n for n in nodes}
     edges = []
     for tname, task in tasks.items():
         target = node_ids.get(id_of.get(tname, tname), {})
-        for src, state in _depends(task)[0]:
+        for src, state in _depends(task, ladders)[0]:
             sid = id_of.get(src, src)
             snode = node_ids.get(sid, {})
             implied = (snode.get("kind") == "choice" and target.get("id") in

@@ -1,78 +1,27 @@
 """The templates of a compiled Argo workflow: one container template per node (a DAG wrapper plus an item
-template for map nodes), the ``main`` DAG with ``depends``/``when``/``withParam``, and the exit handler.
-Used by :func:`alas_argo.engines.argo.to_argo`; pure functions of the IR."""
+template for map nodes, one more template per rung of a repair ladder), the ``main`` DAG with
+``depends``/``when``/``withParam``, and the exit handler. Used by :func:`alas_argo.engines.argo.to_argo`; pure
+functions of the IR. The options and container security are :mod:`alas_argo.engines.argo_options`, the
+ladder's task wiring :mod:`alas_argo.engines.argo_ladder`."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from alas_argo.engines import argo_ladder as ladder
 from alas_argo.engines import argo_names as nm
+from alas_argo.engines.argo_handlers import collect_template, exit_handler
+from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, container, pod_security
+from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import BackoffKind, Join, Node, NodeKind, OnFailure, Policy, Via, Workflow
+from alas_argo.ir import Join, Node, NodeKind, OnFailure, Policy, Via, Workflow
 
 __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "pod_security"]
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-
-_SECURITY = {"runAsNonRoot": True, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
-             "capabilities": {"drop": ["ALL"]}}
-_EXECUTOR = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-
-
-class ArgoOptions:
-    """Cluster-side choices that are not part of the IR.
-
-    The defaults are the names a Helm release called ``alas`` creates (charts/alas); the chart rewrites them
-    per release (``templates/workflowtemplates.yaml``), so a rendered template also works on its own with
-    ``argo template create``.
-
-    Args:
-        image: The image every template runs.
-        namespace: Namespace of the object (None leaves it to the submitter).
-        kind: ``Workflow`` (``generateName``) or ``WorkflowTemplate`` (``name``).
-        service_account: ServiceAccount the pods run as.
-        store_config: ConfigMap with the ``ALAS_STORE__*`` settings.
-        store_secret: Secret with the S3 keys (``accessKey``, ``secretKey``), as the chart creates it.
-        memo_cache: ConfigMap for Argo ``memoize`` on idempotent nodes, or None (the default) to rely on the
-            log's idempotency records alone: Argo's controller needs create/update on ConfigMaps for memoize,
-            which a stock install does not grant.
-        run_id: Expression of the log run id (``{{workflow.name}}``, or a workflow parameter).
-        run_as_user: UID (and GID) of every pod (the image's non-root user).
-        pod_gc: Argo ``podGC.strategy`` (pods of succeeded steps go at once: fan-outs do not pile up).
-        ttl_after_success: Seconds a succeeded workflow is kept (``ttlStrategy``).
-        ttl_after_failure: Seconds a failed workflow is kept, for inspection.
-    """
-
-    def __init__(self, *, image: str, namespace: str | None = None, kind: str = "Workflow",
-                 service_account: str = "alas-workflow", store_config: str = "alas-store",
-                 store_secret: str = "alas-s3-credentials", memo_cache: str | None = None,
-                 run_id: str = "{{workflow.name}}", run_as_user: int = 10001, pod_gc: str = "OnPodSuccess",
-                 ttl_after_success: int = 86_400, ttl_after_failure: int = 604_800) -> None:
-        if kind not in ("Workflow", "WorkflowTemplate"):
-            raise ValueError(f"kind must be Workflow or WorkflowTemplate, not {kind!r}")
-        self.image, self.namespace, self.kind = image, namespace, kind
-        self.service_account, self.store_config, self.store_secret = service_account, store_config, store_secret
-        self.memo_cache, self.run_id = memo_cache, run_id
-        self.run_as_user, self.pod_gc = run_as_user, pod_gc
-        self.ttl_after_success, self.ttl_after_failure = ttl_after_success, ttl_after_failure
-
-
-def pod_security(run_as_user: int) -> dict[str, Any]:
-    """The pod-level securityContext of every workflow pod (Pod Security "restricted")."""
-    return {"runAsNonRoot": True, "runAsUser": run_as_user, "runAsGroup": run_as_user, "fsGroup": run_as_user,
-            "seccompProfile": {"type": "RuntimeDefault"}}
-
-
-#: Argo adds its own ``init`` and ``wait`` containers to every pod, with the securityContext of the
-#: controller's ``executor`` setting, which a stock install leaves empty; Pod Security "restricted" would
-#: then refuse the pod. The workflow-level podSpecPatch gives them what "restricted" asks of a container
-#: (the pod-level context above covers runAsNonRoot and seccomp).
-EXECUTOR_PATCH = dumps({"initContainers": [{"name": "init", "securityContext": _EXECUTOR}],
-                        "containers": [{"name": "wait", "securityContext": _EXECUTOR}]})
-
 
 def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
     out: dict[str, list[tuple[str, Via]]] = {n.id: [] for n in wf.nodes}
@@ -88,34 +37,34 @@ def _data_deps(node: Node, deps: list[tuple[str, Via]]) -> list[str]:
     return list(dict.fromkeys(s for s, via in deps if via is not Via.CATCH))
 
 
-def _retry(policy: Policy) -> dict[str, Any] | None:
-    r = policy.retry
-    if r.max_attempts <= 1:
-        return None
-    factor = 1.0 if r.backoff.kind is not BackoffKind.EXPONENTIAL else r.backoff.factor
-    backoff: dict[str, Any] = {"duration": nm.format_duration(r.backoff.initial),
-                               "factor": int(factor) if float(factor).is_integer() else str(factor)}
-    if r.backoff.max is not None:
-        backoff["cap"] = nm.format_duration(r.backoff.max)
-    retry_policy, expression = nm.retry_expression(r.retry_on)
-    out: dict[str, Any] = {"limit": str(r.max_attempts - 1), "retryPolicy": retry_policy, "backoff": backoff}
-    if expression is not None:
-        out["expression"] = expression
+def _template_names(n: Node) -> list[tuple[str, str]]:
+    """(template name, what it is) of every template node ``n`` gets."""
+    name = nm.dns(n.id)
+    out = [(name, f"node {n.id}")]
+    if n.kind is NodeKind.MAP:
+        out.append((f"{name}-item", f"the item template of map node {n.id}"))
+    out += [(task, f"the {level} rung of node {n.id}") for level, _, task in ladder.rungs(n)]
     return out
 
 
 def _check_names(wf: Workflow) -> None:
-    """Every node needs its own valid Argo template name (and its map item template one too)."""
-    taken = {nm.MAIN: "(entrypoint)", nm.EXIT_HANDLER: "(exit handler)", nm.COMPENSATE: "(compensation)"}
+    """Every node needs its own valid Argo template name, and so do its map item template and ladder rungs.
+
+    Raises:
+        UnsupportedFeature: A name is not a valid Argo name, or two templates would get the same name (the
+            error names the node that came second and what holds the name already).
+    """
+    taken = {nm.MAIN: "the entrypoint", nm.EXIT_HANDLER: "the exit handler", nm.COMPENSATE: "the compensation step"}
+    if any(n.kind is NodeKind.MAP for n in wf.nodes):
+        taken[nm.COLLECT] = "the maps' collect step"
     for n in wf.nodes:
-        names = [nm.dns(n.id)] + ([f"{nm.dns(n.id)}-item"] if n.kind is NodeKind.MAP else [])
-        for name in names:
+        for name, what in _template_names(n):
             if not _NAME.match(name):
                 raise UnsupportedFeature("argo", n.id, "node_id", f"{name!r} is not a valid Argo template name")
             if name in taken:
-                raise UnsupportedFeature("argo", n.id, "node_id", f"template name {name!r} is already used by "
-                                         f"{taken[name]}")
-            taken[name] = f"node {n.id}"
+                raise UnsupportedFeature("argo", n.id, "node_id", f"template name {name!r} of {what} is already "
+                                         f"used by {taken[name]}")
+            taken[name] = what
 
 
 class Compiler:
@@ -133,18 +82,20 @@ class Compiler:
             if n.kind is NodeKind.MAP and n.items and not n.items.startswith("inputs."):
                 src, field = n.items.split(".", 1)
                 self.fields.setdefault(src, []).append(field)
+        #: Nodes compiled as a ladder of tasks: their consumers read their output from the log.
+        self.ladders = {n.id for n in wf.nodes if ladder.laddered(n)}
+        #: Targets of a choice: their tasks carry a ``when`` and may end Skipped.
+        self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE}
+
+    def param_deps(self, n: Node) -> list[str]:
+        """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
+        whose failed rungs set none (their consumers find the one rung output recorded, ``--recorded``)."""
+        return [d for d in _data_deps(n, self.deps[n.id]) if d not in self.ladders]
 
     def container(self, args: list[str]) -> dict[str, Any]:
-        # The chart's ConfigMap holds ALAS_STORE__* (kind, endpoint, bucket); its Secret the S3 keys.
-        env = [{"name": var, "valueFrom": {"secretKeyRef": {"name": self.o.store_secret, "key": key}}}
-               for var, key in (("AWS_ACCESS_KEY_ID", "accessKey"), ("AWS_SECRET_ACCESS_KEY", "secretKey"))]
-        env.append({"name": "HOME", "value": "/tmp"})
-        return {"image": self.o.image, "command": ["alas"], "args": args, "env": env,
-                "envFrom": [{"configMapRef": {"name": self.o.store_config}}],
-                "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}, "securityContext": _SECURITY,
-                "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}]}
+        return container(self.o, args)
 
-    def step_args(self, n: Node, kind: str, data_deps: list[str]) -> list[str]:
+    def step_args(self, n: Node, kind: str, data_deps: list[str], *, rung: str | None = None) -> list[str]:
         # --scope: the workflow object; output records are keyed by it, so a retried pod finds its own
         # earlier result while a later workflow on the same run (a repair) starts fresh.
         args = ["step", kind, "--node", n.id, "--run-id", self.o.run_id, "--scope", "{{workflow.name}}",
@@ -153,6 +104,9 @@ class Compiler:
             args += ["--run-input", f"{name}={{{{workflow.parameters.{name}}}}}"]
         for d in data_deps:
             args += ["--input", f"{d}={{{{inputs.parameters.in-{nm.dns(d)}}}}}"]
+        for d in _data_deps(n, self.deps[n.id]):
+            if d in self.ladders:
+                args += ["--recorded", d]
         if n.join is Join.ANY_OF:
             args += ["--candidates", ",".join(dict.fromkeys(s for s, _ in self.deps[n.id]))]
         if n.kind is NodeKind.MAP:
@@ -161,7 +115,7 @@ class Compiler:
             args += ["--choices", "{{inputs.parameters.choices}}"]
         if n.kind is NodeKind.PARALLEL:
             args += ["--branches", ",".join(n.branches)]
-        if n.loop is not None:
+        if n.loop is not None and rung is None:
             args += ["--loop-until", "{{inputs.parameters.loop-until}}", "--max-iters",
                      "{{inputs.parameters.max-iters}}"]
             guard = self.wf.policy_for(n).loop_guard
@@ -175,15 +129,17 @@ class Compiler:
             args += ["--idempotency-key", self.memo_key(n, policy)]
         if n.output is not None:
             args += ["--output-contract", dumps(n.output)]  # the step refuses output that breaks it
-        if n.repair is not None:
-            # The escalation ladder after Argo's retries: the step runs the patch role, then the replan role.
+        if rung is not None:
+            args += ["--rung", rung]
+        if n.repair is not None and (rung is not None or not ladder.laddered(n)):
+            # A rung (or a map item, which climbs the ladder in its own pod) needs the spec: roles and tries.
             args += ["--repair", dumps(n.repair.to_json())]
         return args
 
     def memo_key(self, n: Node, policy: Policy) -> str:
         assert policy.idempotency is not None
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=_data_deps(n, self.deps[n.id]), has_item=n.kind is NodeKind.MAP)
+                              deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP)
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]
@@ -205,7 +161,8 @@ class Compiler:
             ann[nm.ANN_POLICY] = n.policy_ref
         return ann
 
-    def leaf(self, n: Node, name: str, kind: str, data_deps: list[str], ann: dict[str, str]) -> dict[str, Any]:
+    def leaf(self, n: Node, name: str, kind: str, data_deps: list[str], ann: dict[str, str], *,
+             rung: str | None = None) -> dict[str, Any]:
         """A container template carrying the node's policy."""
         outputs = [{"name": "key", "valueFrom": {"path": f"{nm.OUTPUTS}/key"}}]
         outputs += [{"name": f, "valueFrom": {"path": f"{nm.OUTPUTS}/{f}"}} for f in self.fields.get(n.id, [])]
@@ -219,16 +176,12 @@ class Compiler:
             inputs.insert(0, {"name": "item"})
         t: dict[str, Any] = {"name": name, "metadata": {"annotations": ann}, "inputs": {"parameters": inputs},
                              "outputs": {"parameters": outputs},
-                             "container": self.container(self.step_args(n, kind, data_deps))}
+                             "container": self.container(self.step_args(n, kind, data_deps, rung=rung))}
         policy = self.wf.policy_for(n)
-        retry = _retry(policy)
+        retry = retry_strategy(policy)
         if retry is not None:
             t["retryStrategy"] = retry
-        if policy.timeout is not None:
-            if float(policy.timeout).is_integer():
-                t["activeDeadlineSeconds"] = int(policy.timeout)
-            else:
-                t["timeout"] = nm.format_duration(policy.timeout)
+        t.update(deadline(policy))
         if policy.idempotency is not None and self.o.memo_cache is not None:
             # Argo requires a maxAge; the log's idempotency records (checked by the step) never expire.
             t["memoize"] = {"key": self.memo_key(n, policy), "maxAge": "720h",
@@ -236,7 +189,7 @@ class Compiler:
         return t
 
     def templates_of(self, n: Node) -> list[dict[str, Any]]:
-        data_deps = _data_deps(n, self.deps[n.id])
+        data_deps = self.param_deps(n)
         name = nm.dns(n.id)
         if n.kind is NodeKind.MAP:
             item = f"{name}-item"
@@ -264,15 +217,27 @@ class Compiler:
         ann = self.annotations(n, policy=True)
         if n.id in self.comp_ids:
             ann[nm.ANN_COMPENSATES] = ",".join(x.id for x in self.wf.nodes if self.wf.compensation_of(x) == n.id)
-        return [self.leaf(n, name, kind, data_deps, ann)]
+        # Each later rung is a template of its own running the rung's role, under the node's policy.
+        rungs = [self.leaf(n, task, nm.dns(role), data_deps, {nm.ANN_RUNG_OF: n.id, nm.ANN_RUNG: level}, rung=level)
+                 for level, role, task in ladder.rungs(n)]
+        return [self.leaf(n, name, kind, data_deps, ann), *rungs]
 
-    def task(self, n: Node) -> dict[str, Any]:
+    def term(self, n: Node, src: str, via: Via) -> str:
+        """The ``depends`` term of ``n`` on its dependency ``src``."""
+        s, any_of = nm.dns(src), n.join is Join.ANY_OF
+        if src in self.ladders:
+            node = self.wf.node(src)
+            # A catch handler waits for the ladder's last rung to fail; a consumer for any rung to succeed
+            # (or, as a bare dependency accepts, the node to be skipped by its choice).
+            return ladder.failed_term(node) if via is Via.CATCH else ladder.succeeded_group(
+                node, skipped=not any_of and src in self.guarded)
+        return f"{s}.Failed" if via is Via.CATCH else f"{s}.Succeeded" if any_of else s
+
+    def tasks(self, n: Node) -> list[dict[str, Any]]:
+        """The DAG tasks of ``n``: its own, then one per later rung of its repair ladder."""
         deps = self.deps[n.id]
         op = " || " if n.join is Join.ANY_OF else " && "
-        terms = []
-        for src, via in deps:
-            s = nm.dns(src)
-            terms.append(f"{s}.Failed" if via is Via.CATCH else f"{s}.Succeeded" if n.join is Join.ANY_OF else s)
+        terms = [self.term(n, src, via) for src, via in deps]
         t: dict[str, Any] = {"name": nm.dns(n.id), "template": nm.dns(n.id)}
         if terms:
             t["depends"] = op.join(dict.fromkeys(terms))
@@ -281,7 +246,7 @@ class Compiler:
         if whens:
             t["when"] = " || ".join(whens)
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}
-                for d in _data_deps(n, deps)]
+                for d in self.param_deps(n)]
         if n.kind is NodeKind.MAP and n.items:
             root, rest = n.items.split(".", 1)
             src = (f"{{{{workflow.parameters.{rest}}}}}" if root == "inputs"
@@ -290,45 +255,33 @@ class Compiler:
         if args:
             t["arguments"] = {"parameters": args}
         policy = self.wf.policy_for(n)
-        if policy.catch or policy.on_failure is OnFailure.SKIP:
+        ends = policy.catch or policy.on_failure is OnFailure.SKIP
+        rungs = ladder.rungs(n)
+        if ends or rungs:
+            # A rung's failure starts the next rung; only the last one's may fail the workflow (unless caught).
             t["continueOn"] = {"failed": True}
-        return t
-
-    def exit_handler(self) -> list[dict[str, Any]]:
-        comps = {n.id: {"node": c, "role": self.wf.node(c).role, "params": self.wf.node(c).params}
-                 for n in self.wf.nodes if (c := self.wf.compensation_of(n)) is not None}
-        if not comps:
-            return []
-        args = ["step", nm.COMPENSATE, "--run-id", self.o.run_id, "--scope", "{{workflow.name}}",
-                "--outputs", nm.OUTPUTS,
-                "--compensations", "{{inputs.parameters.compensations}}", "--status", "{{workflow.status}}"]
-        return [{"name": nm.EXIT_HANDLER, "dag": {"tasks": [{
-                    "name": nm.COMPENSATE, "template": nm.COMPENSATE, "when": "{{workflow.status}} != Succeeded",
-                    "arguments": {"parameters": [{"name": "compensations", "value": dumps(comps)}]}}]}},
-                {"name": nm.COMPENSATE, "inputs": {"parameters": [{"name": "compensations"}]},
-                 "outputs": {"parameters": [{"name": "key", "valueFrom": {"path": f"{nm.OUTPUTS}/key"}}]},
-                 "retryStrategy": {"limit": "3", "retryPolicy": "Always", "backoff": {"duration": "2s", "factor": 2},
-                                   "expression": "asInt(lastRetry.exitCode) == 75"},
-                 "container": self.container(args)}]
-
-    @staticmethod
-    def collect_template() -> dict[str, Any]:
-        """The map's collect step: no pod (its one step never runs: a template needs a body), its output is its
-        input, the list of the items' keys."""
-        return {"name": nm.COLLECT, "inputs": {"parameters": [{"name": "keys"}]},
-                "outputs": {"parameters": [{"name": "keys", "valueFrom": {"expression": "inputs.parameters.keys"}}]},
-                "steps": [[{"name": "never", "template": nm.COLLECT, "when": "false",
-                            "arguments": {"parameters": [{"name": "keys", "value": "[]"}]}}]]}
+        out = [t]
+        before = t["name"]
+        for i, (_, _, task) in enumerate(rungs):
+            r: dict[str, Any] = {"name": task, "template": task, "depends": f"{before}.Failed"}
+            if args:
+                r["arguments"] = {"parameters": args}
+            if ends or i < len(rungs) - 1:
+                r["continueOn"] = {"failed": True}
+            out.append(r)
+            before = task
+        return out
 
     def document(self) -> dict[str, Any]:
         wf = self.wf
         scheduled = [n for n in wf.nodes if n.id not in self.comp_ids]
-        templates: list[dict[str, Any]] = [{"name": nm.MAIN, "dag": {"tasks": [self.task(n) for n in scheduled]}}]
+        templates: list[dict[str, Any]] = [{"name": nm.MAIN, "dag": {"tasks": [
+            t for n in scheduled for t in self.tasks(n)]}}]
         for n in wf.nodes:
             templates += self.templates_of(n)
         if any(n.kind is NodeKind.MAP for n in wf.nodes):
-            templates.append(self.collect_template())
-        exit_templates = self.exit_handler()
+            templates.append(collect_template())
+        exit_templates = exit_handler(self.wf, self.o)
         templates += exit_templates
         meta: dict[str, Any] = {"labels": {nm.LABEL_WORKFLOW: wf.name, nm.LABEL_VERSION: str(wf.version)}}
         if self.o.kind == "Workflow":

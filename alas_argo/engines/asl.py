@@ -5,7 +5,10 @@ ready nodes). Choice targets and catch-only handlers are *alternatives*: the cha
 entered only through their Choice rule or Catch. Parallel nodes become ``Parallel`` states holding their
 branch nodes, map nodes ``Map`` states; policies become ``Retry``/``Catch``/``TimeoutSeconds``. Saga
 compensation is a ``Catch`` of ``States.ALL`` on every state after a committed side effect into a chain of
-compensation states in reverse commit order, ending in a ``Fail`` state.
+compensation states in reverse commit order, ending in a ``Fail`` state. A task node's repair spec is its
+escalation ladder as states: the node's Task catches every error into ``<node>/patch``, which catches into
+``<node>/replan``; every rung writes the node's result path and goes on where the node would, and the last
+rung carries the node's own Catch routes (and the saga's).
 """
 
 from __future__ import annotations
@@ -67,6 +70,37 @@ class _Compiler:
             todo.remove(ready)
         return out
 
+    def laddered(self, n: Node) -> bool:
+        """Whether ``n``'s repair ladder is rendered as states (a top-level Task; map items and parallel branches
+        climb it inside their Task)."""
+        return n.repair is not None and n.kind is NodeKind.TASK and n.id not in self.branch_of
+
+    def rungs(self, n: Node, st: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The later rungs of ``n``'s ladder after its state ``st``: ``st``'s Catch routes (its own and the
+        saga's) move to the last rung, and ``st`` catches every error into the first."""
+        spec = n.repair
+        assert spec is not None
+        ladder = [("patch", spec.patch)] + ([("replan", spec.replan)] if spec.replan is not None else [])
+        own = st.pop("Catch", [])
+        st["Catch"] = [{"ErrorEquals": ["States.ALL"], "Next": an.rung_state(n.id, "patch"),
+                        "ResultPath": an.ref("errors", n.id)}]
+        out: dict[str, dict[str, Any]] = {}
+        for i, (level, role) in enumerate(ladder):
+            rung = self.task(n, role)
+            rung["Parameters"].update({"rung": level, "repair": spec.to_json()})
+            rung["ResultPath"] = an.ref("results", n.id)
+            self.policy_fields(n, rung)
+            rung.pop("Comment", None)
+            rung.pop("Catch", None)
+            rung.update({k: st[k] for k in ("Next", "End") if k in st})
+            if i + 1 < len(ladder):
+                rung["Catch"] = [{"ErrorEquals": ["States.ALL"], "Next": an.rung_state(n.id, ladder[i + 1][0]),
+                                  "ResultPath": an.ref("errors", n.id)}]
+            elif own:
+                rung["Catch"] = own
+            out[an.rung_state(n.id, level)] = rung
+        return out
+
     def alternative(self, node_id: str) -> bool:
         preds = self.preds[node_id]
         return bool(preds) and all(via in (Via.CHOICE, Via.CATCH) for _, via in preds)
@@ -81,8 +115,8 @@ class _Compiler:
             guard = policy.loop_guard
             params["loop"] = {"until": n.loop.until.to_json(), "max_iters": guard.max_iters if guard else 1,
                               **({"deadline": guard.deadline} if guard and guard.deadline else {})}
-        if n.repair is not None:
-            # As on Argo: the Task (`alas step`) climbs the ladder itself after a failure States.Retry gave up on.
+        if n.repair is not None and not self.laddered(n):
+            # A map item or parallel branch climbs the ladder itself after a failure States.Retry gave up on.
             params["repair"] = n.repair.to_json()
         if n.kind is NodeKind.MAP:
             params["item.$"] = "$$.Map.Item.Value"
@@ -151,6 +185,8 @@ class _Compiler:
                 st.setdefault("Catch", []).append(
                     {"ErrorEquals": ["States.ALL"], "Next": an.UNDO_PREFIX + committed[-1], "ResultPath": "$.error"})
             states[node_id] = st
+            if self.laddered(n):
+                states.update(self.rungs(n, st))
             if wf.compensation_of(n) is not None:
                 committed.append(node_id)
         targets = {c["Next"] for st in states.values() for c in st.get("Catch", [])}

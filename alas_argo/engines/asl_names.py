@@ -21,6 +21,7 @@ __all__ = [
     "ref",
     "ref_parts",
     "rule_to_condition",
+    "rung_state",
     "to_comment",
     "to_error",
 ]
@@ -33,6 +34,11 @@ RESOURCE = "arn:aws:states:::alas:step/"
 COMMENT_PREFIX = "alas-argo:"
 #: Suffix of the Task state inside a Map's ItemProcessor ("/" cannot occur in a node id).
 ITEM_SUFFIX = "/item"
+
+
+def rung_state(node_id: str, level: str) -> str:
+    """The Task state of a repair ladder's later rung (``repair_1/patch``; "/" cannot occur in a node id)."""
+    return f"{node_id}/{level}"
 
 _ERRORS = {"*": "States.ALL", "Timeout": "States.Timeout"}
 _ERRORS_BACK = {v: k for k, v in _ERRORS.items()}

@@ -41,7 +41,8 @@ def state_of(doc: dict[str, Any], node_id: str) -> dict[str, Any] | None:
     return found
 
 
-def _policy(st: dict[str, Any]) -> dict[str, Any]:
+def _policy(st: dict[str, Any], ends: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The policy a node's state says (``ends``: the last rung of its repair ladder, which holds its Catch)."""
     retry: dict[str, Any] = {"maxAttempts": 1}
     if st.get("Retry"):
         r = st["Retry"][0]
@@ -56,7 +57,7 @@ def _policy(st: dict[str, Any]) -> dict[str, Any]:
                  "retryOn": [an.from_error(e) for e in r["ErrorEquals"]]}
     policy: dict[str, Any] = {"retry": retry, "onFailure": "rollback", "catch": [
         {"errors": [an.from_error(e) for e in c["ErrorEquals"]], "next": c["Next"]}
-        for c in st.get("Catch") or [] if not c["Next"].startswith(an.UNDO_PREFIX)]}
+        for c in (ends or st).get("Catch") or [] if not c["Next"].startswith(an.UNDO_PREFIX)]}
     if "TimeoutSeconds" in st:
         policy["timeout"] = float(st["TimeoutSeconds"])
     params = st.get("Parameters") or {}
@@ -70,9 +71,11 @@ def _policy(st: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, ladders: dict[str, list[dict[str, Any]]]) -> None:
         self.nodes: list[dict[str, Any]] = []
         self.policies: dict[str, Any] = {}
+        #: Node id -> the rung states of its repair ladder, in order.
+        self.ladders = ladders
 
     def task_fields(self, node: dict[str, Any], st: dict[str, Any]) -> None:
         node["role"] = str(st.get("Resource", "")).rsplit("/", 1)[-1]
@@ -80,12 +83,16 @@ class _Reader:
         node["params"] = params.get("params", {})
         if "loop" in params:
             node["loop"] = {"until": params["loop"]["until"]}
+        rungs = self.ladders.get(node["id"])
+        if rungs:
+            node["repair"] = rungs[0]["Parameters"]["repair"]
 
     def policy_of(self, node: dict[str, Any], st: dict[str, Any]) -> None:
         ref = an.from_comment(st.get("Comment")).get("policyRef")
         if ref is not None:
             node["policyRef"] = ref
-            self.policies.setdefault(ref, _policy(st))
+            rungs = self.ladders.get(node["id"])
+            self.policies.setdefault(ref, _policy(st, rungs[-1] if rungs else None))
 
     def read(self, name: str, st: dict[str, Any]) -> dict[str, Any]:
         kind = st.get("Type")
@@ -127,12 +134,19 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("States"), dict) or "StartAt" not in doc:
         raise InputError("not an ASL state machine (needs StartAt and States)", where="definition")
-    reader = _Reader()
     states: dict[str, Any] = doc["States"]
+    # A repair ladder's later rungs are steps of their node (Parameters.rung), not nodes.
+    ladders: dict[str, list[dict[str, Any]]] = {}
+    rung_names = set()
+    for name, st in states.items():
+        if st.get("Type") == "Task" and "rung" in (st.get("Parameters") or {}):
+            ladders.setdefault(str(st["Parameters"]["node"]), []).append(st)
+            rung_names.add(name)
+    reader = _Reader(ladders)
     comp_of: dict[str, str] = {}
     comp_nodes: dict[str, dict[str, Any]] = {}
     for name, st in states.items():
-        if name == an.FAIL_STATE:
+        if name == an.FAIL_STATE or name in rung_names:
             continue
         if name.startswith(an.UNDO_PREFIX):
             p = st["Parameters"]

@@ -160,15 +160,24 @@ MATRIX: tuple[Feature, ...] = (
             (A, "checked by the Task; schemas in Comment"), lambda wf, n: n.input is not None
             or n.output is not None),
     Feature("repair", "repair spec: escalation retry -> patch -> replan",
-            (A, "retry is the template's retryStrategy (transient exit 75 only); after a permanent failure the "
-                "same pod runs the patch role, then the replan role (`--repair`), logged as recovery.escalated, not "
-                "as DAG nodes of their own: a task's failure can only start another task through `depends: "
-                "x.Failed` plus continueOn, which would fail the workflow's phase checks and leave the consumer "
-                "three candidate outputs; a pod killed outright (SIGKILL, OOM, eviction after the last retry) "
-                "cannot escalate; the spec also in annotation"),
-            (A, "retry is Retry[]; the Task gets the spec in Parameters.repair and climbs the ladder itself, as "
-                "on Argo (Step Functions could chain Catch -> patch -> replan states; not rendered, so one node "
-                "stays one state); a Task that dies cannot escalate; spec in Comment"),
+            (N, "one DAG task per rung. Retry: the node's own task's retryStrategy (exit 75 or the pod's Error "
+                "phase only), the task with `continueOn.failed`; then `<node>-patch` with `depends: "
+                "\"<node>.Failed\"` and `<node>-replan` with `depends: \"<node>-patch.Failed\"`, every rung but "
+                "the last continuing on failure, so the workflow fails (and onExit compensates) only when the last "
+                "one does. A rung runs `alas step <role> --rung <level>`, logs recovery.escalated and records its "
+                "output under the node; consumers depend on `(<node>.Succeeded || <node>-patch.Succeeded || "
+                "<node>-replan.Succeeded)` and read that one record (`--recorded`). Not expressed: a rung ending "
+                "in Argo's Error phase after its last retry (pod deleted or evicted, node lost) starts no next rung "
+                "(`.Failed` is false): the workflow fails and is compensated; a step killed by a signal (SIGKILL, "
+                "OOM: exit 137) ends Failed and does escalate, its reason logged as unknown; a map node's items "
+                "climb the ladder inside their own pods (`--repair`: a ladder per item would need a DAG per item)"),
+            (N, "for a top-level task node, one Task state per rung. Retry: the node's Retry[]; then its Task "
+                "catches States.ALL into `<node>/patch`, which catches into `<node>/replan` (Parameters.rung and "
+                ".repair); every rung has the node's Retry and TimeoutSeconds, writes the node's ResultPath (the "
+                "consumer reads the one result) and goes on to the node's Next, and the last carries the node's own "
+                "Catch routes and the saga's. Not expressed: States.Runtime and States.DataLimitExceeded, which "
+                "States.ALL does not catch, end the execution without climbing; a map item or a parallel branch "
+                "climbs the ladder inside its Task (Parameters.repair)"),
             lambda wf, n: n.repair is not None),
     Feature("side_effect", "side-effect class", (A, "annotation"), (A, "Comment"),
             lambda wf, n: n.side_effect is not SideEffect.NONE),

@@ -4,7 +4,8 @@ Checks: the entrypoint and ``onExit`` name templates; template and task names ar
 template exists; ``depends`` names tasks of the same DAG; every ``{{inputs.parameters.x}}`` a template uses
 is declared; every ``{{workflow.parameters.x}}`` is a workflow argument; task arguments match the declared
 inputs of their template (required ones given, no unknown ones); every ``{{tasks.x.outputs.parameters.y}}``
-names a task this task depends on and an output its template declares; ``withParam`` reads a declared
+names an ancestor of this task (a task it depends on, directly or through others, as Argo resolves it) and an
+output its template declares; ``withParam`` reads a declared
 source and ``{{item}}`` appears only in fan-out tasks.
 """
 
@@ -44,6 +45,17 @@ def _declared(t: dict[str, Any], side: str) -> dict[str, dict[str, Any]]:
 def _depends_on(task: dict[str, Any]) -> set[str]:
     names = set(re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", task.get("depends") or ""))
     return names | set(task.get("dependencies") or [])
+
+
+def _ancestors(name: str, tasks: dict[str, Any]) -> set[str]:
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for d in _depends_on(tasks.get(todo.pop()) or {}):
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen - {name}
 
 
 class _Linter:
@@ -104,6 +116,9 @@ class _Linter:
             deps = _depends_on(task)
             for d in sorted(deps - set(tasks)):
                 self.problem(where, f"depends on unknown task {d!r}")
+            # Argo resolves {{tasks.x...}} for every ancestor of the task, not only its direct dependencies
+            # (common.GetTaskAncestry): a ladder's rung reads the inputs of the node whose failure started it.
+            deps = _ancestors(tname, tasks)
             fan_out = "withParam" in task or "withItems" in task
             self.check_refs(where, _refs({k: v for k, v in task.items() if k != "withParam"}), inputs, tasks=tasks,
                             deps=deps, item=fan_out)

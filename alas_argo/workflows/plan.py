@@ -8,7 +8,8 @@ Shape (one disruption shown; a sequence repeats the segment ``disrupt_k .. commi
       -> check_optimized (loop) -> commit_v1 -> disrupt_1 -> repair_1 -> recheck_1 (loop) -> commit_2 -> finish
 
 Every node is one role (one pod on Argo, one handler call locally, the same handler code in both:
-:mod:`alas_argo.pipeline.stages`). ``repair_1`` escalates retry -> patch -> replan (its repair spec).
+:mod:`alas_argo.pipeline.stages`). ``repair_1`` escalates retry -> patch -> replan (its repair spec; on Argo each
+rung is a DAG task of its own).
 What differs between engines is only the :class:`Shape`: how many disruptions, how wide the job fan-out
 runs, and the policy values (thread-level retries and timeouts locally, pod-level ones on a cluster).
 Workflow parameters of ``alas-plan`` (the operator's contract, extended, never renamed): run-id, instance,

@@ -1,5 +1,6 @@
-"""Failure paths on the real engine: pods killed under a running workflow, a step that fails for good and the
-onExit compensation, and a resubmitted run id."""
+"""Failure paths on the real engine: pods killed under a running workflow, a repair killed for good that climbs
+the escalation ladder's tasks, a step that fails for good and the onExit compensation, and a resubmitted run
+id."""
 
 from __future__ import annotations
 
@@ -115,8 +116,11 @@ def kill_step_process(kube: Kube, pod: str) -> None:
     kube("exec", pod, "-c", "main", "--", "python", "-c", script)
 
 
-def test_a_repair_that_fails_for_good_is_compensated_on_exit(argo: Argo, kube: Kube, store: Store) -> None:
-    run_id = f"e2e-saga-{int(time.time())}"
+def test_a_repair_killed_for_good_escalates_to_the_patch_rung(argo: Argo, kube: Kube, store: Store) -> None:
+    """The escalation ladder as Argo tasks: LCRP's pod killed outright fails its task (exit 137 is not transient
+    under the step's retry policy), which starts the patch rung, a task of its own; the replan rung is omitted,
+    recheck revalidates the patch's output, and the workflow succeeds with the patched repair committed."""
+    run_id = f"e2e-ladder-{int(time.time())}"
     # full-stable spends its whole budget (fewest moves at the best makespan): the step runs long enough to be
     # caught mid-run.
     name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ta01", "method": "full-stable", "time-limit": "60"},
@@ -128,14 +132,39 @@ def test_a_repair_that_fails_for_good_is_compensated_on_exit(argo: Argo, kube: K
                      and started(store, run_id, "repair_1")), None)
 
     pod = kube.wait_for("the repair step to run", repairing, timeout=600, every=0.5)
-    # Killed by signal, exit 137: not a transient error under the step's retry policy, so it fails for good (the
-    # process is gone, so the step's own escalation to patch and replan cannot run either).
+    # Killed by signal, as the OOM killer does: the process is gone and logs no failure of its own.
     kill_step_process(kube, pod)
     argo("wait", name, check=False)
     workflow = argo.get(name)
-    assert workflow["status"]["phase"] in ("Failed", "Error")
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
     repair = node_of(workflow, "repair-1")
+    assert repair["phase"] == "Failed"
     assert [a["phase"] for a in attempts(workflow, repair)] == ["Failed"]
+    assert node_of(workflow, "repair-1-patch")["phase"] == "Succeeded"
+    assert node_of(workflow, "repair-1-replan")["phase"] == "Omitted"
+    assert node_of(workflow, "recheck-1")["phase"] == "Succeeded"
+    events = store.events(run_id)
+    escalated = [e["payload"] for e in events if e["type"] == "recovery.escalated"]
+    assert [(e["from"], e["to"]) for e in escalated] == [("retry", "patch")]
+    assert escalated[0]["error"].startswith("unknown")  # the killed pod recorded no error
+    assert "compensation.started" not in [e["type"] for e in events]
+    shown = json.loads(store.alas("log", "show", run_id, "--store", "s3", "--json").stdout)
+    assert shown["current_version"] == 2
+    verified = json.loads(store.alas("log", "verify", run_id, "--store", "s3", "--json").stdout)
+    assert verified["ok"] is True, verified
+
+
+def test_a_step_that_fails_for_good_after_a_commit_is_compensated_on_exit(argo: Argo, store: Store) -> None:
+    """An unknown disruption scenario fails disrupt_1 for good (exit 2, not retried) after commit_v1 committed
+    the baseline: the workflow fails and its onExit handler retracts what it committed, once."""
+    run_id = f"e2e-saga-{int(time.time())}"
+    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft10", "scenarios": '["earthquake"]'},
+                       wait=False)["metadata"]["name"]
+    argo("wait", name, check=False)
+    workflow = argo.get(name)
+    assert workflow["status"]["phase"] in ("Failed", "Error")
+    disrupt = node_of(workflow, "disrupt-1")
+    assert [a["phase"] for a in attempts(workflow, disrupt)] == ["Failed"]
     compensate = node_of(workflow, "compensate")
     assert compensate["phase"] == "Succeeded"
     events = store.events(run_id)

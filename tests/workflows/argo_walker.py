@@ -1,8 +1,12 @@
 """A small stand-in for the Argo controller: walks a rendered Workflow / WorkflowTemplate the way Argo
 would, running each container's command locally.
 
-What it does as Argo does: DAG tasks run in dependency order (``depends`` expressions over task phases,
-``when`` conditions, ``continueOn.failed``); parameters are substituted from ``{{workflow.*}}``,
+What it does as Argo does: DAG tasks run in dependency order (``depends`` expressions over task phases:
+``.Succeeded``/``.Failed``/``.Skipped``/``.Omitted`` terms, a bare name meaning Succeeded or Skipped, or Failed
+too when that task has ``continueOn.failed``; a task whose ``depends`` is false is Omitted, one whose ``when``
+is false Skipped); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count, an Omitted
+leaf takes the phase of the branch above it (Failed wins), and a Failed leaf with ``continueOn.failed`` does
+not fail the DAG; parameters are substituted from ``{{workflow.*}}``,
 ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an unresolvable
 reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
 outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
@@ -44,6 +48,8 @@ class Walk:
     status: str
     pods: list[Pod] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: Phase of every task of the entrypoint DAG (Succeeded, Failed, Skipped, Omitted).
+    phases: dict[str, str] = field(default_factory=dict)
 
 
 class Walker:
@@ -137,14 +143,42 @@ class Walker:
         return "Succeeded", outputs
 
     @staticmethod
-    def depends_ok(expr: str, phases: dict[str, str]) -> bool:
+    def depends_ok(expr: str, phases: dict[str, str], tasks: dict[str, dict[str, Any]] | None = None) -> bool:
+        """Argo's ``depends``: a bare name is ``(x.Succeeded || x.Skipped || x.Daemoned)``, plus ``x.Failed`` /
+        ``x.Errored`` when ``x`` continues on them (common.expandDependency)."""
         def term(m: re.Match[str]) -> str:
             task, state = m.group(1), m.group(2)
             phase = phases[task]
-            ok = phase == state if state else phase in ("Succeeded", "Skipped")
-            return str(ok)
-        py = re.sub(r"([A-Za-z0-9][\w-]*)(?:\.(Succeeded|Failed|Skipped|Errored))?", term, expr)
-        return bool(eval(py.replace("&&", " and ").replace("||", " or ")))  # only True/False/and/or remain
+            if state:
+                return str(phase == {"Errored": "Error"}.get(state, state))
+            ok = {"Succeeded", "Skipped"}
+            cont = ((tasks or {}).get(task) or {}).get("continueOn") or {}
+            ok |= {"Failed"} if cont.get("failed") else set()
+            ok |= {"Error"} if cont.get("error") else set()
+            return str(phase in ok)
+        py = re.sub(r"([A-Za-z0-9][\w-]*)(?:\.(Succeeded|Failed|Skipped|Errored|Omitted))?", term, expr)
+        return bool(eval(py.replace("&&", " and ").replace("||", " or ")))  # only True/False/and/or/() remain
+
+    @staticmethod
+    def dag_phase(tasks: dict[str, dict[str, Any]], phases: dict[str, str]) -> str:
+        """Argo v3.6's assessDAGPhase (workflow/controller/dag.go): the leaf tasks decide; a leaf that did not run
+        (Omitted) takes its branch's phase, Failed or Error preferred; a Failed leaf continuing on failure counts
+        as a success."""
+        parents = {n: set(re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", x.get("depends", ""))) for n, x in tasks.items()}
+        leaves = [n for n in tasks if not any(n in p for p in parents.values())]
+
+        def branch(n: str) -> str:
+            if phases[n] != "Omitted":
+                return phases[n]
+            above = [branch(p) for p in parents[n]]
+            return next((p for p in above if p in ("Failed", "Error")), "Succeeded")
+
+        for leaf in leaves:
+            phase = branch(leaf)
+            cont = tasks[leaf].get("continueOn") or {}
+            if phase in ("Failed", "Error") and not cont.get({"Failed": "failed", "Error": "error"}[phase]):
+                return phase
+        return "Succeeded"
 
     @staticmethod
     def when_ok(expr: str) -> bool:
@@ -167,7 +201,7 @@ class Walker:
                 raise RuntimeError("DAG deadlock")
             name = ready[0]
             task = tasks[name]
-            if task.get("depends") and not self.depends_ok(task["depends"], phases):
+            if task.get("depends") and not self.depends_ok(task["depends"], phases, tasks):
                 phases[name] = "Omitted"
                 continue
             if "when" in task and not self.when_ok(self.sub(task["when"], local)):
@@ -192,9 +226,9 @@ class Walker:
                 for k, v in outs.items():
                     local[f"tasks.{name}.outputs.parameters.{k}"] = v
             phases[name] = phase
-        failed = [n for n, p in phases.items()
-                  if p == "Failed" and not (tasks[n].get("continueOn") or {}).get("failed")]
-        status = "Failed" if failed else "Succeeded"
+        status = self.dag_phase(tasks, phases)
+        if t["name"] == self.spec["entrypoint"]:
+            self.walk.phases.update(phases)
         # As Argo v3.6.5 does (seen on a real controller): a DAG's own outputs do not see the aggregated outputs of
         # its fanned-out tasks: the whole list comes out as "[]" and a named parameter does not resolve.
         fanned = {n for n, x in tasks.items() if "withParam" in x}

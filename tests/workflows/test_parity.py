@@ -35,10 +35,10 @@ CASES = [
 ]
 
 
-def _both(config: RunConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ExecutionLog, ExecutionLog,
-                                                                                       Any]:
+def _both(config: RunConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, ok: bool = True
+          ) -> tuple[ExecutionLog, ExecutionLog, Any]:
     local = ExecutionLog(FsStore(tmp_path / "local"), "parity")
-    assert run_pipeline(config, local).succeeded
+    assert run_pipeline(config, local).succeeded is ok
     # The pods read the store from the environment the chart gives them; here a directory.
     monkeypatch.setenv("ALAS_STORE__KIND", "fs")
     monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path / "argo"))
@@ -76,21 +76,119 @@ def test_every_pipeline_node_is_a_step_on_argo() -> None:
     assert cluster.edges == local.edges
 
 
-def test_the_escalation_ladder_climbs_the_same_way_on_both_engines(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """LCRP fails for good: both engines escalate retry -> patch, commit the patched repair, and log the same."""
+def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str) -> None:
+    """Make the pipeline's ``roles`` fail for good (a permanent error, as an infeasible repair raises), in this
+    process: the local runtime's handlers and every walked pod's."""
     from alas_argo.errors import InfeasibleError
     from alas_argo.pipeline.stages import Stages
 
     def infeasible(self: Stages, ctx: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-        raise InfeasibleError("no repair fits", where={"machine": 2})
+        raise InfeasibleError(f"no {ctx.level} repair fits", where={"machine": 2})
 
-    monkeypatch.setattr(Stages, "repairer", infeasible)
+    for role in roles:
+        monkeypatch.setattr(Stages, role, infeasible)
+
+
+def _escalations(log: ExecutionLog) -> list[tuple[str, str]]:
+    return [(e.payload["from"], e.payload["to"]) for e in log.events() if e.type.value == "recovery.escalated"]
+
+
+def test_the_escalation_ladder_climbs_the_same_way_on_both_engines(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """LCRP fails for good: on Argo its task fails, the patch rung (a task of its own) runs and succeeds, the
+    replan rung is omitted, and recheck revalidates the patch's output; the workflow succeeds, and both engines
+    commit the same patched repair and log the same domain events."""
+    _fail(monkeypatch, "repairer")
     local, argo, walk = _both(CASES[0], tmp_path, monkeypatch)
     assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
-    assert [p.exit_code for p in walk.pods if p.template == "repair-1"] == [0]  # the patch ran in the same pod
+    assert {t: walk.phases[t] for t in ("repair-1", "repair-1-patch", "repair-1-replan", "recheck-1", "commit-2")} == {
+        "repair-1": "Failed", "repair-1-patch": "Succeeded", "repair-1-replan": "Omitted", "recheck-1": "Succeeded",
+        "commit-2": "Succeeded"}
+    assert [p.exit_code for p in walk.pods if p.template == "repair-1"] == [2]  # permanent: not retried
+    assert [p.exit_code for p in walk.pods if p.template == "repair-1-patch"] == [0]
+    assert "repair-1-replan" not in {p.template for p in walk.pods}
+    # recheck read the one output recorded under the node, which the patch rung wrote.
+    recheck = next(p for p in walk.pods if p.template == "recheck-1")
+    assert recheck.argv[recheck.argv.index("--recorded") + 1] == "repair_1"
+    recorded = argo.idempotency_get("output/alas-plan-parity/repair_1")
+    assert recorded is not None and recorded["doc"]["metrics"] == {"method": "patch"}
+    assert argo.plan(2) == recorded["doc"]["plan"]
+    assert _escalations(argo) == _escalations(local) == [("retry", "patch")]
     assert local.versions() == argo.versions() == [1, 2]
     assert local.plan(2) == argo.plan(2)
     local_trace = trace(e.to_json() for e in local.events())
-    assert [e["payload"]["to"] for e in local_trace if e["type"] == "recovery.escalated"] == ["patch"]
     assert trace(e.to_json() for e in argo.events()) == local_trace
+
+
+def test_when_the_patch_fails_too_the_replan_rung_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fail(monkeypatch, "repairer", "repair_patch")
+    local, argo, walk = _both(CASES[0], tmp_path, monkeypatch)
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert {t: walk.phases[t] for t in ("repair-1", "repair-1-patch", "repair-1-replan", "recheck-1")} == {
+        "repair-1": "Failed", "repair-1-patch": "Failed", "repair-1-replan": "Succeeded", "recheck-1": "Succeeded"}
+    assert [p.exit_code for p in walk.pods if p.template.startswith("repair-1")] == [2, 2, 0]
+    recorded = argo.idempotency_get("output/alas-plan-parity/repair_1")
+    assert recorded is not None and recorded["doc"]["metrics"]["method"] == "full"  # the replan's global re-solve
+    assert argo.plan(2) == recorded["doc"]["plan"]
+    assert _escalations(argo) == _escalations(local) == [("retry", "patch"), ("patch", "replan")]
+    assert local.versions() == argo.versions() == [1, 2]
+    assert local.plan(2) == argo.plan(2)
+    local_trace = trace(e.to_json() for e in local.events())
+    assert [e["payload"] for e in local_trace if e["type"] == "plan.proposed" and e["payload"].get("reason")] == [
+        {"version": 2, "reason": "replan"}]
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+
+
+def test_when_every_rung_fails_the_workflow_fails_and_is_compensated(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _fail(monkeypatch, "repairer", "repair_patch", "replan")
+    local, argo, walk = _both(CASES[0], tmp_path, monkeypatch, ok=False)
+    assert walk.status == "Failed"
+    assert {t: walk.phases[t] for t in ("repair-1", "repair-1-patch", "repair-1-replan", "recheck-1", "commit-2",
+                                        "finish")} == {
+        "repair-1": "Failed", "repair-1-patch": "Failed", "repair-1-replan": "Failed", "recheck-1": "Omitted",
+        "commit-2": "Omitted", "finish": "Omitted"}
+    assert [p.template for p in walk.pods][-1] == "compensate"
+    assert argo.idempotency_get("output/alas-plan-parity/repair_1") is None
+    assert _escalations(argo) == _escalations(local) == [("retry", "patch"), ("patch", "replan")]
+    # The baseline this workflow committed is retracted on exit; no plan is in force.
+    assert [e.payload["version"] for e in argo.events() if e.type.value == "plan.retracted"] == [1]
+    assert argo.current_plan() is None and argo.verify().ok
+    assert local.versions() == argo.versions() == [1]
+    assert local.retracted() == argo.retracted() == [1]
+    # The same domain events up to the compensation; the compensation's own payloads differ between the local
+    # saga and the exit handler (which names the workflow and the result), as before the ladder.
+    local_trace, argo_trace = (trace(e.to_json() for e in log.events()) for log in (local, argo))
+    assert [e["type"] for e in argo_trace] == [e["type"] for e in local_trace]
+    cut = [e["type"] for e in local_trace].index("compensation.started")
+    assert argo_trace[:cut] == local_trace[:cut]
+
+
+def test_a_rung_failing_transiently_is_retried_by_its_retry_strategy(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 75 is retried by the rung's own retryStrategy before the rung counts as Failed: the patch rung's
+    first pod fails transiently, its retry succeeds, and the escalation is logged once."""
+    from alas_argo.errors import TransientError
+    from alas_argo.pipeline.stages import Stages
+
+    _fail(monkeypatch, "repairer")
+    patch = Stages.repair_patch
+    calls: list[int] = []
+
+    def flaky(self: Stages, ctx: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransientError("the store blinked")
+        return patch(self, ctx, inputs)
+
+    monkeypatch.setattr(Stages, "repair_patch", flaky)
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path / "argo"))
+    doc = yaml.safe_load(GOLDEN.read_text())
+    walk = Walker(doc, main, name="alas-plan-flaky", arguments=parameters_for(CASES[0], run_id="flaky")).run()
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert [p.exit_code for p in walk.pods if p.template == "repair-1-patch"] == [75, 0]
+    assert (walk.phases["repair-1-patch"], walk.phases["repair-1-replan"]) == ("Succeeded", "Omitted")
+    log = ExecutionLog(FsStore(tmp_path / "argo"), "flaky")
+    assert _escalations(log) == [("retry", "patch")]
+    assert log.versions() == [1, 2] and log.verify().ok
