@@ -140,7 +140,8 @@ def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S
     assert log.versions() == [1]
     phase, outputs = walker.template("retract-v1", {})
     assert phase == "Succeeded"
-    assert log.idempotency_get(outputs["key"])["doc"]["compensated"] == [
+    record = log.idempotency_get(outputs["key"])
+    assert record is not None and record["doc"]["compensated"] == [
         {"node": "commit_v1", "retracted": 1, "restored": None}]
     finished = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert [(e.node_id, e.payload["node"], e.payload["result"]) for e in finished] == [
