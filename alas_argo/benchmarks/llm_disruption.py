@@ -25,8 +25,6 @@ included; 0 on a replay), tokens, wall time and cost.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -44,6 +42,7 @@ from alas_argo.agents.message_gate import MessageGate
 from alas_argo.agents.roles import RepairerRole
 from alas_argo.benchmarks.llm_bench import LlmVariant, Prices, family_of, optimal_rate, plan_static, tokens_cost
 from alas_argo.benchmarks.repair import case_disruption
+from alas_argo.benchmarks.repair_reference import Reference, References, reference_for
 from alas_argo.errors import InfeasibleError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.execution import ExecutionState
@@ -54,8 +53,8 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.settings import LlmSettings
 
-__all__ = ["REPAIRS", "LlmDisruptionRow", "PlanInForce", "Reference", "References", "TransportsFor",
-           "reference_for", "run_disruption_case", "run_llm_disruption_bench"]
+__all__ = ["REPAIRS", "LlmDisruptionRow", "PlanInForce", "TransportsFor", "run_disruption_case",
+           "run_llm_disruption_bench"]
 
 #: What each variant does once the disruption is revealed (tables and ``--help`` print these).
 REPAIRS: dict[LlmVariant, str] = {
@@ -79,14 +78,6 @@ class PlanInForce(StrEnum):
 
     OWN = "own"
     SHARED = "shared"
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The time-boxed full re-solve a case's makespan is compared with."""
-
-    makespan: int
-    note: str
 
 
 @dataclass(frozen=True)
@@ -128,28 +119,6 @@ class LlmDisruptionRow:
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object."""
         return asdict(self)
-
-
-#: Full re-solves already made, by (instance, plan in force, disruption).
-References = dict[tuple[str, str, str], Reference]
-
-
-def _digest(doc: Any) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def reference_for(instance: Instance, plan: Schedule, disruption: Disruption, *, budget: float,
-                  cache: References | None = None) -> Reference:
-    """The full re-solve of ``disruption`` on ``plan`` within ``budget`` deterministic seconds (cached by input)."""
-    key = (instance.name, _digest(plan.to_json()), _digest(disruption.to_json()))
-    if cache is not None and key in cache:
-        return cache[key]
-    result = repair(instance, plan, disruption, "full", budget=budget, seed=0)
-    # The solver's status only ("cp-sat optimal"): the note's seconds would differ between a run and its replay.
-    ref = Reference(makespan=result.makespan, note=result.notes[0].split(":")[0] if result.notes else "")
-    if cache is not None:
-        cache[key] = ref
-    return ref
 
 
 def _repaired(instance: Instance, variant: LlmVariant, plan: Schedule, disruption: Disruption,
