@@ -9,6 +9,10 @@
 
 Both are judged afterwards by the independent validator, like every variant. The temperature is the
 endpoint's setting (``--llm-temperature``, 1.0 in the paper).
+
+After a disruption (``state``, the plan in force seen from the reveal time) both re-plan the whole instance
+in one prompt that also carries the started operations to copy, the reveal time, the machines' downtime and
+the changed durations (:data:`REPLAN_RULES`); the critic reviews against the same document.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from alas_argo.agents.llm import LlmPlanner
 from alas_argo.agents.llm_client import ExchangeKey, LlmAuthError, LlmEndpointError, Message
 from alas_argo.agents.llm_parsing import ParseError, extract_json
 from alas_argo.agents.llm_prompts import CONTEXT_MARKER
+from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Operation, Schedule
 
-__all__ = ["BaselineResult", "critic_messages", "instance_document", "planner_critic", "single_agent",
+__all__ = ["REPLAN_RULES", "BaselineResult", "critic_messages", "instance_document", "planner_critic", "single_agent",
            "single_messages"]
 
 SINGLE_SYSTEM_PROMPT = """\
@@ -41,10 +46,27 @@ the machines, one operation at a time per machine, and that every operation appe
 Answer with JSON only: {"approved": true|false, "problems": [{"job": J, "problem": "..."}, ...]}"""
 
 
-def instance_document(instance: Instance) -> dict[str, Any]:
-    """The whole instance as the single-agent and planner prompts carry it."""
-    return {"instance": instance.name, "task": "schedule",
-            "jobs": [[{"machine": m, "duration": d} for m, d in ops] for ops in instance.jobs]}
+#: What a whole-instance prompt adds after a disruption (the job agents' prompt states the same rules).
+REPLAN_RULES = """\
+A disruption was revealed at time "release". Operations listed in "fixed" have already started: copy their
+job, step, machine, start and end unchanged. Every other operation starts at or after "release" and must not
+overlap any "downtime" window of its machine. The durations in "jobs" are the current ones."""
+
+
+def instance_document(instance: Instance, state: ExecutionState | None = None) -> dict[str, Any]:
+    """The whole instance as the single-agent and planner prompts carry it (after a disruption, with the
+    started operations, the reveal time, the downtime and the current durations of ``state``)."""
+    if state is None:
+        return {"instance": instance.name, "task": "schedule",
+                "jobs": [[{"machine": m, "duration": d} for m, d in ops] for ops in instance.jobs]}
+    starts = state.baseline.starts()
+    return {"instance": instance.name, "task": "replan",
+            "jobs": [[{"machine": m, "duration": state.durations[(j, s)]} for s, (m, _) in enumerate(ops)]
+                     for j, ops in enumerate(instance.jobs)],
+            "release": state.time,
+            "fixed": [{"job": j, "step": s, "machine": instance.machine(j, s), "start": starts[(j, s)],
+                       "end": starts[(j, s)] + state.durations[(j, s)]} for j, s in sorted(state.frozen)],
+            "downtime": [{"machine": m, "start": lo, "end": hi} for m, lo, hi in state.downtimes]}
 
 
 def _ops_json(ops: list[ProposedOperation]) -> list[dict[str, int]]:
@@ -52,25 +74,32 @@ def _ops_json(ops: list[ProposedOperation]) -> list[dict[str, int]]:
 
 
 def single_messages(instance: Instance, previous: list[ProposedOperation] | None = None,
-                    critique: list[dict[str, Any]] | None = None) -> list[Message]:
-    """The whole-instance prompt (with the previous answer and the critique on a planner's revision)."""
-    doc = instance_document(instance)
+                    critique: list[dict[str, Any]] | None = None,
+                    state: ExecutionState | None = None) -> list[Message]:
+    """The whole-instance prompt (with the previous answer and the critique on a planner's revision; after a
+    disruption, with ``state``)."""
+    doc = instance_document(instance, state)
     if previous is not None:
         doc |= {"previous": _ops_json(previous), "critique": critique or []}
-    lines = [f"Schedule instance {instance.name}.", CONTEXT_MARKER + " " + json.dumps(doc, separators=(",", ":"))]
+    ask = f"Schedule instance {instance.name}." if state is None else \
+        f"Re-plan instance {instance.name} after the disruption revealed at time {state.time}."
+    lines = [ask, CONTEXT_MARKER + " " + json.dumps(doc, separators=(",", ":"))]
     if previous is not None:
         lines.append("A reviewer rejected your previous schedule (see previous and critique): revise it.")
     lines.append('Reply with {"operations": [...]} only.')
-    return [{"role": "system", "content": SINGLE_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+    system = SINGLE_SYSTEM_PROMPT if state is None else SINGLE_SYSTEM_PROMPT + "\n" + REPLAN_RULES
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
 
 
-def critic_messages(instance: Instance, ops: list[ProposedOperation]) -> list[Message]:
-    """The critic's prompt: the instance and the planner's schedule."""
-    doc = instance_document(instance) | {"task": "review", "schedule": _ops_json(ops)}
+def critic_messages(instance: Instance, ops: list[ProposedOperation],
+                    state: ExecutionState | None = None) -> list[Message]:
+    """The critic's prompt: the instance (after a disruption, as the planner saw it) and the planner's schedule."""
+    doc = instance_document(instance, state) | {"task": "review", "schedule": _ops_json(ops)}
     user = "\n".join([f"Review this schedule for instance {instance.name}.",
                       CONTEXT_MARKER + " " + json.dumps(doc, separators=(",", ":")),
                       'Reply with {"approved": ..., "problems": [...]} only.'])
-    return [{"role": "system", "content": CRITIC_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    system = CRITIC_SYSTEM_PROMPT if state is None else CRITIC_SYSTEM_PROMPT + "\n" + REPLAN_RULES
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 @dataclass
@@ -100,10 +129,10 @@ def _ask(planner: LlmPlanner, messages: list[Message], key: ExchangeKey,
     return answer.operations
 
 
-def single_agent(instance: Instance, planner: LlmPlanner) -> BaselineResult:
-    """One prompt for the whole instance; the answer is the plan."""
+def single_agent(instance: Instance, planner: LlmPlanner, *, state: ExecutionState | None = None) -> BaselineResult:
+    """One prompt for the whole instance (after a disruption: re-plan it from ``state``); the answer is the plan."""
     notes: list[str] = []
-    ops = _ask(planner, single_messages(instance), ExchangeKey(role="single", job=None, attempt=0), notes)
+    ops = _ask(planner, single_messages(instance, state=state), ExchangeKey(role="single", job=None, attempt=0), notes)
     return BaselineResult(plan=_schedule(instance, ops), turns=1, notes=notes)
 
 
@@ -119,14 +148,16 @@ def _critique(text: str) -> list[dict[str, Any]]:
     return [p for p in problems if isinstance(p, dict)] if isinstance(problems, list) else []
 
 
-def planner_critic(instance: Instance, planner: LlmPlanner, *, turns: int = 5) -> BaselineResult:
-    """Planner and critic take turns until the critic approves or ``turns`` revisions are spent."""
+def planner_critic(instance: Instance, planner: LlmPlanner, *, turns: int = 5,
+                   state: ExecutionState | None = None) -> BaselineResult:
+    """Planner and critic take turns until the critic approves or ``turns`` revisions are spent (after a
+    disruption, both work on the re-plan from ``state``)."""
     notes: list[str] = []
-    ops = _ask(planner, single_messages(instance), ExchangeKey(role="planner", job=None, attempt=0), notes)
+    ops = _ask(planner, single_messages(instance, state=state), ExchangeKey(role="planner", job=None, attempt=0), notes)
     used = 1
     for turn in range(1, turns + 1):
         try:
-            review = planner.ask_text(critic_messages(instance, ops),
+            review = planner.ask_text(critic_messages(instance, ops, state),
                                       ExchangeKey(role="critic", job=None, attempt=turn - 1))
         except LlmAuthError:
             raise
@@ -136,7 +167,7 @@ def planner_critic(instance: Instance, planner: LlmPlanner, *, turns: int = 5) -
         problems = _critique(review)
         if not problems:
             break
-        revised = _ask(planner, single_messages(instance, ops, problems),
+        revised = _ask(planner, single_messages(instance, ops, problems, state),
                        ExchangeKey(role="planner", job=None, attempt=turn), notes)
         used += 1
         if revised:

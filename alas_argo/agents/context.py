@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from alas_argo.agents.contracts import BusyWindow, JobContext
+from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 
-__all__ = ["build_job_contexts"]
+__all__ = ["build_job_contexts", "replan_contexts"]
 
 
 def build_job_contexts(
@@ -55,3 +56,17 @@ def build_job_contexts(
             feedback=list((feedback or {}).get(j, [])),
         ))
     return contexts
+
+
+def replan_contexts(state: ExecutionState) -> list[JobContext]:
+    """One context per job for re-planning after a disruption, from the plan in force at the reveal time.
+
+    Started operations that were not interrupted are ``fixed`` at their start with their current duration
+    (the other jobs see them as reserved windows); everything else starts at or after the reveal time; the
+    machines' downtime is a busy window; durations are the current ones. An interrupted operation is not
+    fixed: its machine's downtime window sends it after the breakdown.
+    """
+    starts = state.baseline.starts()
+    fixed = {k: (starts[k], starts[k] + state.durations[k]) for k in sorted(state.frozen)}
+    return build_job_contexts(state.instance, release=state.time, fixed=fixed, downtimes=state.downtimes,
+                              durations=state.durations)

@@ -27,6 +27,7 @@ from alas_argo.agents.context_scope import ContextCache
 from alas_argo.agents.contracts import JobContext, JobProposal, PlannerBackend
 from alas_argo.agents.message_gate import GateAction, MessageGate
 from alas_argo.agents.supervisor import MergeMode, Supervisor, priority_decode
+from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
@@ -176,7 +177,8 @@ def _round(r: int, plan: Schedule, report: ValidationReport, asked: list[int], f
 def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Sequence[JobContext],
                     proposals: dict[int, JobProposal], *, rounds: int = 5, fallbacks: int = 0,
                     on_round: RoundListener | None = None, cache: ContextCache | None = None,
-                    gate: MessageGate | None = None) -> SessionResult:
+                    gate: MessageGate | None = None, disruption: Disruption | None = None,
+                    baseline: Schedule | None = None) -> SessionResult:
     """Validate the merged proposals; send each job agent its own violations, up to ``rounds`` times.
 
     Args:
@@ -189,12 +191,15 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
         on_round: Called with every round (the pipeline logs it).
         cache: Resolves each agent's context at its scope (default: a new normal-scope cache).
         gate: Checks every message before delivery (none by default: the validator sees everything).
+        disruption: When the agents re-plan after a disruption: every draft is validated against it, so the
+            frozen past, the reveal time, the downtimes and the new durations are checked too.
+        baseline: The plan in force when the disruption was revealed (which operations had started).
     """
     cache = cache or ContextCache()
     by_job = {c.job: c for c in contexts}
     current = dict(proposals)
     plan = _merge(instance, current)
-    report = validate(instance, plan)
+    report = validate(instance, plan, disruption=disruption, baseline=baseline)
     history = [_round(0, plan, report, sorted(current), [j for j in by_job if j not in current])]
     if on_round is not None:
         on_round(history[-1], plan, report)
@@ -215,7 +220,7 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
             current[job] = proposal
             cache.changed(job)
         plan = _merge(instance, current)
-        report = validate(instance, plan)
+        report = validate(instance, plan, disruption=disruption, baseline=baseline)
         history.append(_round(r, plan, report, asked, failed))
         if on_round is not None:
             on_round(history[-1], plan, report)

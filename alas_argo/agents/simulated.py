@@ -19,6 +19,11 @@ and printed with every table that uses the simulator. Because the answers travel
 
 The critic of the planner/critic baseline is simulated too: it notices each true violation with
 probability ``critic_detection_rate`` (self-validation is unreliable, SagaLLM §2).
+
+After a disruption the prompts carry the reveal time, the started operations and the machines' downtime
+(a job agent's as ``release``, ``fixed`` and busy windows; a whole-instance prompt as ``release``, ``fixed``
+and ``downtime``): the correct answer honours them, and the same error model corrupts it (copied started
+operations included). A ``stream`` keeps those answers' draws apart from the static plan's.
 """
 
 from __future__ import annotations
@@ -104,7 +109,7 @@ class _Chain:
             if fixed and step in fixed:
                 start, end = fixed[step]
             else:
-                start = earliest_fit(sorted(busy.get(machine, [])), ready, duration)
+                start = earliest_fit(sorted(busy.get(machine, [])), max(ready, release), duration)
                 end = start + duration
             self.entries.append({"job": job, "step": step, "machine": machine, "start": start, "end": end})
             ready = end
@@ -149,12 +154,15 @@ class SimulatedTransport:
 
     Args:
         model: The error model (default: the seed's rate).
-        seed: Seed; an answer depends only on (seed, instance, role, job, attempt), never on call order.
+        seed: Seed; an answer depends only on (seed, stream, instance, role, job, attempt), never on call order.
+        stream: Names an independent stream of draws for the same seed (e.g. the re-plan after a
+            disruption); the default "" draws exactly as before streams existed.
     """
 
-    def __init__(self, model: ErrorModel | None = None, *, seed: int = 0) -> None:
+    def __init__(self, model: ErrorModel | None = None, *, seed: int = 0, stream: str = "") -> None:
         self.model = model or ErrorModel()
         self.seed = seed
+        self.stream = stream
 
     def complete(self, messages: list[Message], *, key: ExchangeKey) -> ChatResult:
         """The simulated answer to ``messages`` (see the module doc).
@@ -164,7 +172,8 @@ class SimulatedTransport:
         """
         doc = context_of_messages(messages)
         regated = int(any("message rejected" in m.get("content", "") for m in messages if m.get("role") == "user"))
-        rng = random.Random(f"{self.seed}:{doc.get('instance')}:{key.role}:{key.job}:{key.attempt}:{regated}")
+        salt = f"{self.stream}:" if self.stream else ""
+        rng = random.Random(f"{salt}{self.seed}:{doc.get('instance')}:{key.role}:{key.job}:{key.attempt}:{regated}")
         attempt = key.attempt + regated
         if doc.get("task") == "review":
             answer: dict[str, Any] = self._review(doc, rng)
@@ -191,26 +200,39 @@ class SimulatedTransport:
 
     def _whole(self, doc: dict[str, Any], rng: random.Random, attempt: int) -> list[dict[str, int]]:
         """A whole schedule: jobs placed one after another; a planner turn after a critique re-places only
-        the jobs the critic named, around the rest of its previous schedule."""
+        the jobs the critic named, around the rest of its previous schedule. After a disruption every job
+        starts at the reveal time around the downtime and the started operations, which it copies."""
         jobs = [[(int(o["machine"]), int(o["duration"])) for o in ops] for ops in doc["jobs"]]
         previous = doc.get("previous") or []
         flagged = {int(p["job"]) for p in doc.get("critique", []) if "job" in p}
         keep = [dict(o) for o in previous if int(o.get("job", -1)) not in flagged] if previous else []
+        release = int(doc.get("release", 0))
+        fixed: dict[int, dict[int, tuple[int, int]]] = {}
+        for f in doc.get("fixed", []):
+            fixed.setdefault(int(f["job"]), {})[int(f["step"])] = (int(f["start"]), int(f["end"]))
         busy: dict[int, list[tuple[int, int]]] = {}
+        for w in doc.get("downtime", []):
+            busy.setdefault(int(w["machine"]), []).append((int(w["start"]), int(w["end"])))
+        for j, steps in fixed.items():  # started work holds its machine whatever the order jobs are placed in
+            for s, (a, b) in steps.items():
+                busy.setdefault(jobs[j][s][0], []).append((a, b))
         for o in keep:
             busy.setdefault(int(o["machine"]), []).append((int(o["start"]), int(o["end"])))
         out = list(keep)
         for j, ops in enumerate(jobs):
             if previous and j not in flagged:
                 continue
-            chain = _Chain(j, ops, busy)
-            for e in chain.entries:
-                busy.setdefault(e["machine"], []).append((e["start"], e["end"]))
+            chain = _Chain(j, ops, busy, release, fixed.get(j))
+            for s, e in enumerate(chain.entries):
+                if s not in fixed.get(j, {}):
+                    busy.setdefault(e["machine"], []).append((e["start"], e["end"]))
             out += chain.corrupt(rng, self.model.rate(attempt), self.model)
         return out
 
     def _review(self, doc: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        """The simulated critic: the true problems of the schedule, each noticed with the detection rate."""
+        """The simulated critic: the true problems of the schedule, each noticed with the detection rate (after
+        a disruption, checked against the reveal time, the downtime and the started operations it was shown)."""
+        from alas_argo.jssp.disruption import Disruption, MachineBreakdown
         from alas_argo.jssp.instance import Instance
         from alas_argo.jssp.schedule import Operation, Schedule
         from alas_argo.jssp.validate import validate
@@ -219,7 +241,17 @@ class SimulatedTransport:
         instance = Instance(name=str(doc.get("instance", "x")), jobs=jobs)
         ops = [Operation(**{k: int(o[k]) for k in ("job", "step", "machine", "start", "end")})
                for o in doc.get("schedule", []) if 0 <= int(o.get("job", -1)) < len(jobs)]
-        report = validate(instance, Schedule.from_operations(instance.name, ops))
+        disruption = baseline = None
+        if "release" in doc:
+            disruption = Disruption(time=int(doc["release"]), events=[
+                MachineBreakdown(machine=int(w["machine"]), start=int(w["start"]),
+                                 duration=int(w["end"]) - int(w["start"])) for w in doc.get("downtime", [])])
+            # Only the started operations: the validator takes every other one as not started.
+            baseline = Schedule.from_operations(instance.name, [
+                Operation(**{k: int(f[k]) for k in ("job", "step", "machine", "start", "end")})
+                for f in doc.get("fixed", [])])
+        report = validate(instance, Schedule.from_operations(instance.name, ops), disruption=disruption,
+                          baseline=baseline)
         problems = [{"job": v.scope["job"], "problem": v.message} for v in report.violations
                     if "job" in v.scope and rng.random() < self.model.critic_detection_rate]
         return {"approved": not problems, "problems": problems}

@@ -32,10 +32,12 @@ from alas_argo.agents.llm_client import ChatTransport, estimate_tokens
 from alas_argo.agents.llm_recording import ExchangeRecorder
 from alas_argo.agents.message_gate import MessageGate
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.settings import LlmSettings
 
-__all__ = ["LlmCaseRow", "LlmVariant", "Prices", "optimal_rate", "run_case", "run_llm_bench"]
+__all__ = ["LlmCaseRow", "LlmVariant", "Prices", "family_of", "optimal_rate", "plan_static", "run_case",
+           "run_llm_bench", "tokens_cost"]
 
 #: Model name -> {"prompt_per_1m": USD, "completion_per_1m": USD}.
 Prices = dict[str, dict[str, float]]
@@ -96,16 +98,47 @@ def optimal_rate(valid: bool, makespan: int | None, best_known: int | None) -> f
     return min(100.0, 100.0 * best_known / makespan)
 
 
-def _family(name: str) -> str:
+def family_of(name: str) -> str:
+    """The instance family: the name without its trailing number."""
     return re.sub(r"\d+$", "", name)
 
 
-def _cost(model: str, prompt: int, completion: int, prices: Prices | None) -> float | None:
+def tokens_cost(model: str, prompt: int, completion: int, prices: Prices | None) -> float | None:
+    """The cost of the tokens at ``model``'s price (None when the table has no price for it)."""
     price = (prices or {}).get(model)
     if price is None:
         return None
     return round(price.get("prompt_per_1m", 0.0) * prompt / 1e6 + price.get("completion_per_1m", 0.0)
                  * completion / 1e6, 6)
+
+
+def plan_static(instance: Instance, variant: LlmVariant, planner: LlmPlanner, *, rounds: int = 5,
+                cache: ContextCache | None = None,
+                gate: MessageGate | None = None) -> tuple[Schedule, list[int], int, bool]:
+    """The static plan ``variant`` makes (module doc), unjudged.
+
+    Returns:
+        The final plan, the violations per feedback round, the rounds (or critic turns) used after the first
+        answer, and whether the deterministic patch made the plan.
+    """
+    trace: list[int] = []
+    patched = False
+    used_rounds = 0
+    if variant in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR):
+        contexts = build_job_contexts(instance)
+        proposals, fallbacks = first_proposals(instance, planner, contexts, cache=cache, gate=gate)
+        k = 0 if variant is LlmVariant.NO_VALIDATOR else rounds
+        session = feedback_rounds(instance, planner, contexts, proposals, rounds=k, fallbacks=fallbacks,
+                                  cache=cache, gate=gate)
+        plan, trace, used_rounds = session.plan, session.trace, len(session.rounds) - 1
+        if variant is LlmVariant.ALAS and not session.valid:
+            plan, patched = patch_plan(instance, plan), True
+    elif variant is LlmVariant.SINGLE_AGENT:
+        plan = single_agent(instance, planner).plan
+    else:
+        result = planner_critic(instance, planner, turns=rounds)
+        plan, used_rounds = result.plan, result.turns - 1
+    return plan, trace, used_rounds, patched
 
 
 def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: ChatTransport, *, rounds: int = 5,
@@ -122,23 +155,8 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
     recorder = recorder or ExchangeRecorder()
     planner = LlmPlanner(settings or LlmSettings(model="simulated"), transport=transport, recorder=recorder)
     started = time.perf_counter()
-    trace: list[int] = []
-    patched = False
-    used_rounds = 0
-    if variant in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR):
-        contexts = build_job_contexts(instance)
-        proposals, fallbacks = first_proposals(instance, planner, contexts, cache=cache, gate=checker)
-        k = 0 if variant is LlmVariant.NO_VALIDATOR else rounds
-        session = feedback_rounds(instance, planner, contexts, proposals, rounds=k, fallbacks=fallbacks,
-                                  cache=cache, gate=checker)
-        plan, trace, used_rounds = session.plan, session.trace, len(session.rounds) - 1
-        if variant is LlmVariant.ALAS and not session.valid:
-            plan, patched = patch_plan(instance, plan), True
-    elif variant is LlmVariant.SINGLE_AGENT:
-        plan = single_agent(instance, planner).plan
-    else:
-        result = planner_critic(instance, planner, turns=rounds)
-        plan, used_rounds = result.plan, result.turns - 1
+    plan, trace, used_rounds, patched = plan_static(instance, variant, planner, rounds=rounds, cache=cache,
+                                                    gate=checker)
     seconds = time.perf_counter() - started
     valid = validate(instance, plan).valid
     makespan = plan.makespan if plan.operations else None
@@ -151,7 +169,7 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
     agent_prompts = [estimate_tokens("".join(m.get("content", "") for m in e.messages)) for e in exchanges
                      if e.role == "job" and e.attempt == 0]
     return LlmCaseRow(
-        instance=instance.name, family=_family(instance.name), variant=str(variant), seed=seed, model=model,
+        instance=instance.name, family=family_of(instance.name), variant=str(variant), seed=seed, model=model,
         simulated=bool(exchanges) and all(e.model == "simulated" for e in exchanges), valid=valid,
         makespan=makespan, best_known=best, optimal_rate=round(optimal_rate(valid, makespan, best), 3),
         at_best=valid and best is not None and makespan is not None and makespan <= best,
@@ -160,7 +178,7 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
         patched=patched, calls=int(usage["calls"]), prompt_tokens=int(usage["prompt_tokens"]),
         completion_tokens=int(usage["completion_tokens"]), tokens_estimated=int(usage["estimated_exchanges"]) > 0,
         seconds=round(seconds, 4),
-        cost_usd=_cost(model, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), prices),
+        cost_usd=tokens_cost(model, int(usage["prompt_tokens"]), int(usage["completion_tokens"]), prices),
         agent_prompt_tokens=round(sum(agent_prompts) / len(agent_prompts), 1) if agent_prompts else None,
         single_prompt_tokens=estimate_tokens("".join(m["content"] for m in single_messages(instance))),
         context_scope=str(cache.scope), context_cache_hits=cache.hits, context_cache_misses=cache.misses,

@@ -68,7 +68,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "bench runtime": ("alas bench runtime", "alas bench runtime --nodes 200 --repeats 1 --json"),
     "bench log": ("alas bench log --root /tmp/alas-bench", "alas bench log --store s3 --appends 100 --json"),
     "bench open": ("alas bench open --root /tmp/alas-bench", "alas bench open --events 10,100 --json"),
-    "bench llm": ("alas bench llm --llm-base-url http://127.0.0.1:8000/v1 --suite ft06",),
+    "bench llm": ("alas bench llm --llm-base-url http://127.0.0.1:8000/v1 --suite ft06",
+                  "alas bench llm --planner simulated --suite abz7 --seeds 3 --disruptions breakdown,shock"),
     "bench ablation": ("alas bench ablation --suite smoke --trials 5",
                        "alas bench ablation --suite ft06 --variants full,no_repair --faults 2 --json"),
 }

@@ -24,7 +24,7 @@ from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.instance import Instance
 
-__all__ = ["run_llm_experiment"]
+__all__ = ["load_prices", "run_llm_experiment"]
 
 _DEFAULT_PRICES = Path("bench/llm_prices.json")
 
@@ -33,7 +33,8 @@ def _case_file(directory: Path, instance: Instance, variant: LlmVariant, seed: i
     return directory / f"{instance.name}__{variant}__{seed}.jsonl"
 
 
-def _prices(path: Path | None) -> Prices:
+def load_prices(path: Path | None) -> Prices:
+    """The price table at ``path`` (default bench/llm_prices.json when present; empty without one)."""
     path = path or (_DEFAULT_PRICES if _DEFAULT_PRICES.exists() else None)
     if path is None:
         return {}
@@ -116,7 +117,7 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     rows: list[LlmCaseRow] = run_with_progress(
         lambda on_row: run_llm_bench(instances, variants, list(range(args.seeds)), transport_for,
                                      rounds=args.rounds, recorder_for=recorder_for, settings=settings.llm,
-                                     prices=_prices(args.prices), scopes=scopes, gate=args.message_gate,
+                                     prices=load_prices(args.prices), scopes=scopes, gate=args.message_gate,
                                      on_row=on_row),
         total=total, what="alas bench llm", first="llm", label=lambda r: f"{r.instance} {r.variant} {r.seed}",
         quiet=args.json)

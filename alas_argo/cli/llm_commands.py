@@ -18,10 +18,12 @@ from rich.table import Table
 from alas_argo.agents.llm import client_from_settings, make_llm_backend
 from alas_argo.agents.llm_benchmark import BenchRow, compare_planners
 from alas_argo.agents.llm_client import ExchangeKey
+from alas_argo.benchmarks.llm_disruption import REPAIRS, PlanInForce
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
+from alas_argo.jssp.disruption_families import FAMILIES
 
 __all__ = ["add_llm_arguments", "llm_settings_from_args", "register"]
 
@@ -59,6 +61,10 @@ def _print_rows(rows: list[BenchRow]) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if not args.compare and args.disruptions is not None:
+        from alas_argo.cli.llm_disruption_command import run_llm_disruption_experiment
+
+        return run_llm_disruption_experiment(args)
     if not args.compare:
         from alas_argo.cli.llm_bench_command import run_llm_experiment
 
@@ -107,6 +113,12 @@ def register(commands: Commands) -> None:
                      "gap, rounds, calls, tokens, wall time and cost, a paired test and prompt sizes. "
                      "--planner simulated uses the declared simulator (no model is asked; every table says so). "
                      "With --planner llm and no endpoint (and no --replay) it says so and exits 0. "
+                     "--disruptions SCENARIOS runs it under disruptions instead of static planning: each variant's "
+                     "static plan is made and committed (--plan-in-force), the disruption is revealed against it, "
+                     "and the variant repairs: " + "; ".join(f"{v.value}: {t}" for v, t in REPAIRS.items())
+                     + ". The validator judges the final plan against the disruption; the tables report success, "
+                     "gap to a time-boxed full re-solve, moved operations, rounds, calls, tokens, time and cost "
+                     "per scenario, family and overall, and a paired test. "
                      "--compare runs the older llm vs heuristic vs cpsat comparison instead.")
     add_llm_arguments(p)
     p.add_argument("--planner", choices=["llm", "simulated"], default="llm",
@@ -131,7 +143,20 @@ def register(commands: Commands) -> None:
                    help="write every case's exchanges to DIR/<instance>__<variant>__<seed>.jsonl")
     p.add_argument("--replay", type=Path, default=None, metavar="DIR",
                    help="answer from the exchanges recorded in DIR (no endpoint is contacted)")
-    p.add_argument("--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md")
+    p.add_argument("--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md "
+                   "(with --disruptions: llm_disruption.csv and llm_disruption.md)")
+    p.add_argument("--disruptions", default=None, metavar="SCENARIOS",
+                   help="comma-separated disruption scenarios: breakdown, shock, mixed and the families of `alas "
+                   f"disrupt --family` ({', '.join(FAMILIES)}); runs the experiment under disruptions "
+                   "(see the description for what each variant does)")
+    p.add_argument("--plan-in-force", choices=[m.value for m in PlanInForce], default="own",
+                   help="--disruptions: whose static plan the disruption hits: own (each variant's; an invalid "
+                   "one cannot be in force and the case fails) or shared (the alas variant's, for every variant) "
+                   "(default own)")
+    p.add_argument("--repair-budget", type=float, default=5.0, help="--disruptions: LCRP's nominal seconds "
+                   "(deterministic time) for the alas variant's repair (default 5, as alas run)")
+    p.add_argument("--reference-budget", type=float, default=10.0, help="--disruptions: deterministic seconds of "
+                   "the full re-solve every gap is measured against (default 10)")
     p.add_argument("--compare", action="store_true", help="the older llm vs heuristic vs cpsat comparison")
     p.add_argument("--time-limit", type=finite_float, default=2.0, help="--compare: CP-SAT seconds per instance")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
