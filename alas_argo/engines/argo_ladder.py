@@ -4,8 +4,8 @@ before it, and its consumers take the output of whichever rung succeeded.
 
 ::
 
-    repair-1                 continueOn.failed     (LCRP; exits non-zero on a permanent failure)
-    repair-1-patch           depends: repair-1.Failed,        continueOn.failed
+    repair-1                 (LCRP; exits non-zero on a permanent failure)
+    repair-1-patch           depends: repair-1.Failed
     repair-1-replan          depends: repair-1-patch.Failed   (the last rung: its failure fails the workflow)
     recheck-1                depends: (repair-1.Succeeded || repair-1-patch.Succeeded || repair-1-replan.Succeeded)
 
@@ -63,10 +63,13 @@ def collapse(expr: str, ladders: dict[str, list[str]]) -> str:
         expr: A ``depends`` expression.
         ladders: Task name of a laddered node -> the task names of its later rungs, in order.
     """
+    # A skip policy's consumers accept the failure too: ``(x || x.Failed)`` reads as the plain dependency.
+    expr = re.sub(r"\(\s*([A-Za-z0-9][\w-]*)(?:\.Succeeded)?\s*\|\|\s*\1\.Failed\s*\)", r"\1", expr)
     for task, later in ladders.items():
         group = [rf"{re.escape(task)}\.Succeeded", rf"(?:\s*\|\|\s*{re.escape(task)}\.Skipped)?"]
         group += [rf"\s*\|\|\s*{re.escape(r)}\.Succeeded" for r in later]
         expr = re.sub(r"\(\s*" + "".join(group) + r"\s*\)", f"{task}.Succeeded", expr)
         if later:
             expr = re.sub(rf"(?<![\w-]){re.escape(later[-1])}\.Failed", f"{task}.Failed", expr)
-    return expr
+    # A laddered node under a skip policy: (its success group || its last rung failed).
+    return re.sub(r"\(\s*([A-Za-z0-9][\w-]*)\.Succeeded\s*\|\|\s*\1\.Failed\s*\)", r"\1.Succeeded", expr)

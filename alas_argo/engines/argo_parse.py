@@ -196,8 +196,6 @@ def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], 
         if "loop-deadline" in params:
             guard["deadline"] = nm.parse_duration(params["loop-deadline"])
         policy["loopGuard"] = guard
-    if (task.get("continueOn") or {}).get("failed") and not catch:
-        policy["onFailure"] = "skip"
     return policy
 
 

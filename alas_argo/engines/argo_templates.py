@@ -225,13 +225,22 @@ class Compiler:
     def term(self, n: Node, src: str, via: Via) -> str:
         """The ``depends`` term of ``n`` on its dependency ``src``."""
         s, any_of = nm.dns(src), n.join is Join.ANY_OF
+        skips = via is not Via.CATCH and self.wf.policy_for(self.wf.node(src)).on_failure is OnFailure.SKIP
         if src in self.ladders:
             node = self.wf.node(src)
             # A catch handler waits for the ladder's last rung to fail; a consumer for any rung to succeed
             # (or, as a bare dependency accepts, the node to be skipped by its choice).
-            return ladder.failed_term(node) if via is Via.CATCH else ladder.succeeded_group(
-                node, skipped=not any_of and src in self.guarded)
-        return f"{s}.Failed" if via is Via.CATCH else f"{s}.Succeeded" if any_of else s
+            if via is Via.CATCH:
+                return ladder.failed_term(node)
+            group = ladder.succeeded_group(node, skipped=not any_of and src in self.guarded)
+            return f"({group} || {ladder.failed_term(node)})" if skips else group
+        if via is Via.CATCH:
+            return f"{s}.Failed"
+        if skips:
+            # on_failure skip: the dependents run after a failure too. Argo refuses continueOn in a DAG that uses
+            # depends (validate.go), so the failure is accepted where it is consumed.
+            return f"({s}.Succeeded || {s}.Failed)" if any_of else f"({s} || {s}.Failed)"
+        return f"{s}.Succeeded" if any_of else s
 
     def tasks(self, n: Node) -> list[dict[str, Any]]:
         """The DAG tasks of ``n``: its own, then one per later rung of its repair ladder."""
@@ -254,20 +263,15 @@ class Compiler:
             args.insert(0, {"name": "items", "value": src})
         if args:
             t["arguments"] = {"parameters": args}
-        policy = self.wf.policy_for(n)
-        ends = policy.catch or policy.on_failure is OnFailure.SKIP
-        rungs = ladder.rungs(n)
-        if ends or rungs:
-            # A rung's failure starts the next rung; only the last one's may fail the workflow (unless caught).
-            t["continueOn"] = {"failed": True}
+        # A rung's failure starts the next rung. No continueOn anywhere: Argo refuses it in a DAG that uses
+        # depends; a failed task that some dependent consumes (the next rung, a catch handler, a skip's
+        # dependents) is not a leaf, and only leaves decide the DAG's phase (dag.go, assessDAGPhase).
         out = [t]
         before = t["name"]
-        for i, (_, _, task) in enumerate(rungs):
+        for _, _, task in ladder.rungs(n):
             r: dict[str, Any] = {"name": task, "template": task, "depends": f"{before}.Failed"}
             if args:
                 r["arguments"] = {"parameters": args}
-            if ends or i < len(rungs) - 1:
-                r["continueOn"] = {"failed": True}
             out.append(r)
             before = task
         return out

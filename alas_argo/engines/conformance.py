@@ -136,8 +136,9 @@ MATRIX: tuple[Feature, ...] = (
     Feature("timeout", "policy.timeout", (N, "template activeDeadlineSeconds / timeout"),
             (N, "TimeoutSeconds (whole seconds)"), lambda wf, n: (p := _policy(wf, n)) is not None
             and p.timeout is not None),
-    Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"`, continueOn.failed; "
-            "error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+    Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"` (no continueOn: Argo refuses "
+            "it in a DAG using depends; a failed task some task consumes is no leaf, and only leaves decide the "
+            "phase); error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
             (A, "key passed to the step (`--idempotency-key`), checked against the log's idempotency records "
@@ -150,7 +151,9 @@ MATRIX: tuple[Feature, ...] = (
             lambda wf, n: wf.compensation_of(n) is not None),
     Feature("loop", "loop + loop_guard", (A, "the step iterates; max-iters / loop-deadline parameters"),
             (A, "the Task iterates; guard in Parameters"), lambda wf, n: n.loop is not None),
-    Feature("on_failure", "policy.on_failure", (A, "skip: continueOn.failed; others in annotation"),
+    Feature("on_failure", "policy.on_failure", (A, "skip: the dependents depend on `(x || x.Failed)` (Argo refuses "
+            "continueOn in a DAG using depends), so a skipped node without dependents still fails the workflow; "
+            "the value in annotation"),
             (A, "in Comment"), lambda wf, n: (p := _policy(wf, n)) is not None
             and p.on_failure is not OnFailure.ROLLBACK),
     Feature("params", "static node params", (N, "input parameter `params` (JSON)"),
@@ -161,10 +164,11 @@ MATRIX: tuple[Feature, ...] = (
             or n.output is not None),
     Feature("repair", "repair spec: escalation retry -> patch -> replan",
             (N, "one DAG task per rung. Retry: the node's own task's retryStrategy (exit 75 or the pod's Error "
-                "phase only), the task with `continueOn.failed`; then `<node>-patch` with `depends: "
-                "\"<node>.Failed\"` and `<node>-replan` with `depends: \"<node>-patch.Failed\"`, every rung but "
-                "the last continuing on failure, so the workflow fails (and onExit compensates) only when the last "
-                "one does. A rung runs `alas step <role> --rung <level>`, logs recovery.escalated and records its "
+                "phase only); then `<node>-patch` with `depends: \"<node>.Failed\"` and `<node>-replan` with "
+                "`depends: \"<node>-patch.Failed\"`. No continueOn (Argo refuses it in a DAG using depends, "
+                "seen on a real controller): a failed rung is consumed by the next one, so it is no leaf, and only "
+                "leaves decide the phase (dag.go): the workflow fails (and onExit compensates) only when the last "
+                "rung does. A rung runs `alas step <role> --rung <level>`, logs recovery.escalated and records its "
                 "output under the node; consumers depend on `(<node>.Succeeded || <node>-patch.Succeeded || "
                 "<node>-replan.Succeeded)` and read that one record (`--recorded`). Not expressed: a rung ending "
                 "in Argo's Error phase after its last retry (pod deleted or evicted, node lost) starts no next rung "

@@ -107,6 +107,11 @@ class _Linter:
             if task.get("name") in tasks:
                 self.problem(name, f"duplicate task name {task.get('name')!r}")
             tasks[task.get("name")] = task
+        if any("depends" in x for x in tasks.values()):
+            for tname, task in tasks.items():
+                if "continueOn" in task:  # Argo's validation refuses the workflow on submit (validate.go)
+                    self.problem(f"{name}/{tname}", "cannot use 'continueOn' when the DAG uses 'depends': consume "
+                                 "the failure with 'task.Failed' in the dependents' depends instead")
         for tname, task in tasks.items():
             where = f"{name}/{tname}"
             target = self.templates.get(task.get("template"))

@@ -2,11 +2,11 @@
 would, running each container's command locally.
 
 What it does as Argo does: DAG tasks run in dependency order (``depends`` expressions over task phases:
-``.Succeeded``/``.Failed``/``.Skipped``/``.Omitted`` terms, a bare name meaning Succeeded or Skipped, or Failed
-too when that task has ``continueOn.failed``; a task whose ``depends`` is false is Omitted, one whose ``when``
-is false Skipped); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count, an Omitted
-leaf takes the phase of the branch above it (Failed wins), and a Failed leaf with ``continueOn.failed`` does
-not fail the DAG; parameters are substituted from ``{{workflow.*}}``,
+``.Succeeded``/``.Failed``/``.Skipped``/``.Omitted`` terms, a bare name meaning Succeeded or Skipped; a task
+whose ``depends`` is false is Omitted, one whose ``when`` is false Skipped); a DAG using ``depends`` with a
+``continueOn`` anywhere is refused, as Argo's validation refuses it (validate.go: "cannot use 'continueOn'
+when using 'depends'"); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count, and an
+Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from ``{{workflow.*}}``,
 ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an unresolvable
 reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
 outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
@@ -144,26 +144,20 @@ class Walker:
 
     @staticmethod
     def depends_ok(expr: str, phases: dict[str, str], tasks: dict[str, dict[str, Any]] | None = None) -> bool:
-        """Argo's ``depends``: a bare name is ``(x.Succeeded || x.Skipped || x.Daemoned)``, plus ``x.Failed`` /
-        ``x.Errored`` when ``x`` continues on them (common.expandDependency)."""
+        """Argo's ``depends``: a bare name is ``(x.Succeeded || x.Skipped || x.Daemoned)``."""
         def term(m: re.Match[str]) -> str:
             task, state = m.group(1), m.group(2)
             phase = phases[task]
             if state:
                 return str(phase == {"Errored": "Error"}.get(state, state))
-            ok = {"Succeeded", "Skipped"}
-            cont = ((tasks or {}).get(task) or {}).get("continueOn") or {}
-            ok |= {"Failed"} if cont.get("failed") else set()
-            ok |= {"Error"} if cont.get("error") else set()
-            return str(phase in ok)
+            return str(phase in ("Succeeded", "Skipped"))
         py = re.sub(r"([A-Za-z0-9][\w-]*)(?:\.(Succeeded|Failed|Skipped|Errored|Omitted))?", term, expr)
         return bool(eval(py.replace("&&", " and ").replace("||", " or ")))  # only True/False/and/or/() remain
 
     @staticmethod
     def dag_phase(tasks: dict[str, dict[str, Any]], phases: dict[str, str]) -> str:
         """Argo v3.6's assessDAGPhase (workflow/controller/dag.go): the leaf tasks decide; a leaf that did not run
-        (Omitted) takes its branch's phase, Failed or Error preferred; a Failed leaf continuing on failure counts
-        as a success."""
+        (Omitted) takes its branch's phase, Failed or Error preferred."""
         parents = {n: set(re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", x.get("depends", ""))) for n, x in tasks.items()}
         leaves = [n for n in tasks if not any(n in p for p in parents.values())]
 
@@ -175,8 +169,7 @@ class Walker:
 
         for leaf in leaves:
             phase = branch(leaf)
-            cont = tasks[leaf].get("continueOn") or {}
-            if phase in ("Failed", "Error") and not cont.get({"Failed": "failed", "Error": "error"}[phase]):
+            if phase in ("Failed", "Error"):
                 return phase
         return "Succeeded"
 
@@ -192,6 +185,10 @@ class Walker:
 
     def dag(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
         tasks = {x["name"]: x for x in t["dag"]["tasks"]}
+        if any("depends" in x for x in tasks.values()) and any("continueOn" in x for x in tasks.values()):
+            # What Argo's validation answers on submit (workflow/validate/validate.go).
+            raise ValueError(f"templates.{t['name']} cannot use 'continueOn' when using 'depends'. Instead use "
+                             "'dep-task.Failed'/'dep-task.Errored'")
         phases: dict[str, str] = {}
         local = dict(scope)
         while len(phases) < len(tasks):
