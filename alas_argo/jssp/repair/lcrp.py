@@ -53,6 +53,7 @@ from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.repair.bounds import lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.redispatching import redispatch
+from alas_argo.jssp.repair.reoptimizing import reoptimized
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
@@ -62,8 +63,9 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS",
-           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "STABILITY_RESERVE", "STEP_FLOOR",
-           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
+           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR", "REOPT_MOVES",
+           "REOPT_PER_OP", "STABILITY_RESERVE", "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp",
+           "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -93,6 +95,13 @@ MAKESPAN_EXPONENT = 1.0
 #: of what is left each keeps for its stabilization.
 EXTRA_ROUNDS = 2
 STABILITY_RESERVE = 0.3
+#: The re-optimizing local search over every free operation (:mod:`.reoptimizing`), run when the local plan is
+#: still above the bound: nominal seconds per free operation, times ``effort``, and its floor; on top of the
+#: time box. Its moves are capped too (per free operation, times ``effort``): the Python work between its
+#: solves is not on a deterministic clock.
+REOPT_PER_OP = 0.0005
+REOPT_FLOOR = 0.05
+REOPT_MOVES = 0.25
 
 Validator = Callable[[Schedule], bool]
 
@@ -230,6 +239,21 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
                                                          workers=workers, is_valid=is_valid, notes=notes,
                                                          clock=clock)
+    if succeeded and incumbent.makespan > bound:
+        # Still above the bound: local search over every free operation, hinted with the local plan, on top
+        # of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
+        began = clock.now()
+        cap = effort * max(REOPT_FLOOR, REOPT_PER_OP * len(free))
+        found = reoptimized(state, incumbent, seconds=cap, bound=bound, seed=seed, clock=clock,
+                            max_moves=max(1, round(effort * REOPT_MOVES * len(free))))
+        notes.append(f"re-optimizing search ({cap:.2f} s): "
+                     f"{'makespan ' + str(found.makespan) if found is not None else 'nothing shorter'}")
+        if found is not None and is_valid(found):
+            global_reason = global_reason or (
+                f"the local plan stopped at makespan {incumbent.makespan}, above the bound {bound}; local "
+                f"search over all {len(free)} free operations reached {found.makespan}")
+            incumbent, region = found, set(free)
+        deadline += clock.now() - began
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
