@@ -213,47 +213,41 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # solves (measured on the 63 20x15 cases of bench/README.md: 0.73 instead of 0.79 of full's moves at the
     # same makespan). The windows are for a cascade solve that ran out of time without gaining.
     succeeded = not open_makespan
+    carried = 0.0
     if open_makespan:
         began = clock.now()
-        # The cascade gets the whole makespan stage; what it leaves (it stops when it proves its optimum) goes
-        # to a global probe, unless the cascade is nearly every free operation anyway.
-        wide = len(affected) >= PROBE_MIN_SHARE * len(free)
-        cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes, clock)
+        # The cascade gets the makespan stage, unless it is nearly every free operation: then a CP-SAT solve
+        # over it is a global solve, which rarely leaves the first edit in this time (ta13 shock-sweep seed 1:
+        # 1740, AOR's makespan, after the whole stage), and the re-optimizing search gets the time instead.
+        # What the cascade leaves of its time (it stops when it proves its optimum) goes to that search too.
+        if len(affected) >= PROBE_MIN_SHARE * len(free):
+            cascade, proven, succeeded = None, False, True
+            notes.append(f"cascade ({len(affected)} ops): nearly every free operation; to the re-optimizing search")
+        else:
+            cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes,
+                                       clock)
+            succeeded = cascade is not None or proven
         settled_globally = proven and affected >= free
         if cascade is not None:
             incumbent = settled(state, cascade, cascade.makespan, free - region, is_valid)
-        succeeded = cascade is not None or proven
-        left = cascade_cap - (clock.now() - began)
-        if not wide and incumbent.makespan > bound and left >= PROBE_FLOOR:
-            # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
-            # (everything outside it was pinned): re-sequence every free operation, hinted with the best local
-            # plan, which stays unless the global one is shorter (then the stabilization pulls it back).
-            probe, settled_globally = _cascade(state, incumbent, set(free), left, seed, workers, is_valid, notes,
-                                               clock, "global probe")
-            if probe is not None:
-                global_reason = (f"the cascade ({len(affected)} operations) stopped at makespan "
-                                 f"{incumbent.makespan}, above the bound {bound}; re-sequencing all {len(free)} "
-                                 f"free operations reached {probe.makespan}")
-                incumbent, region, succeeded = probe, set(free), True
+        carried = max(0.0, cascade_cap - (clock.now() - began))
     if not succeeded:
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
                                                          workers=workers, is_valid=is_valid, notes=notes,
                                                          clock=clock)
     if succeeded and incumbent.makespan > bound:
-        # Still above the bound: local search over every free operation, hinted with the local plan, on top
-        # of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
+        # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
+        # (everything outside it was pinned): local search over every free operation from the local plan, on
+        # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
         began = clock.now()
         cap = effort * max(REOPT_FLOOR, REOPT_PER_OP * len(free))
-        found = reoptimized(state, incumbent, seconds=cap, bound=bound, seed=seed, clock=clock,
-                            max_moves=max(1, round(effort * REOPT_MOVES * len(free))))
-        notes.append(f"re-optimizing search ({cap:.2f} s): "
-                     f"{'makespan ' + str(found.makespan) if found is not None else 'nothing shorter'}")
-        if found is not None and is_valid(found):
+        found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock)
+        if found is not None:
             global_reason = global_reason or (
-                f"the local plan stopped at makespan {incumbent.makespan}, above the bound {bound}; local "
-                f"search over all {len(free)} free operations reached {found.makespan}")
+                f"the cascade ({len(affected)} operations) stopped at makespan {incumbent.makespan}, above the "
+                f"bound {bound}; local search over all {len(free)} free operations reached {found.makespan}")
             incumbent, region = found, set(free)
-        deadline += clock.now() - began
+        deadline += clock.now() - began - carried
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
@@ -263,13 +257,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             left = deadline - clock.now()
             if settled_globally or incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
                 break
-            probe, settled_globally = _cascade(state, incumbent, set(free), left * (1 - STABILITY_RESERVE), seed,
-                                               workers, is_valid, notes, clock, "global probe")
+            probe = _search(state, incumbent, left * (1 - STABILITY_RESERVE), bound, effort, seed, is_valid, notes,
+                            clock)
             if probe is None:
                 break
             global_reason = global_reason or (
                 f"with {left:.2f} s of the box left at makespan {incumbent.makespan}, above the bound {bound}, "
-                f"re-sequencing all {len(free)} free operations reached {probe.makespan}")
+                f"local search over all {len(free)} free operations reached {probe.makespan}")
             region = set(free)
             incumbent = stabilized(state, probe, region, deadline - clock.now(), seed=seed, workers=workers,
                                    is_valid=is_valid, notes=notes, clock=clock)
@@ -282,6 +276,20 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
     return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
+
+
+def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,
+            is_valid: Validator, notes: list[str], clock: SearchClock) -> Schedule | None:
+    """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`): its plan when shorter and
+    valid, else None."""
+    found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
+                        max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))))
+    notes.append(f"re-optimizing search ({seconds:.2f} s): "
+                 f"{'makespan ' + str(found.makespan) if found is not None else 'nothing shorter'}")
+    if found is not None and not is_valid(found):
+        notes.append("re-optimizing search: candidate rejected by the validator")
+        return None
+    return found
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,

@@ -33,7 +33,7 @@ __all__ = ["MOVE_SECONDS", "WINDOW", "FreeSequences", "reoptimized"]
 #: optimality, shrinks after one that ran out of time).
 WINDOW = (100, 20, 200)
 #: Nominal seconds per move.
-MOVE_SECONDS = 0.05
+MOVE_SECONDS = 0.1
 
 
 class FreeSequences:
