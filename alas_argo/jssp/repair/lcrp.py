@@ -14,12 +14,19 @@ a repair that takes as long as a global re-solve has lost its point.
    makespan, hinted with the first edit, with every other operation pinned at its planned start, so it keeps
    it (:data:`CASCADE_PER_OP` seconds per free operation, times ``effort``; it stops early when it proves
    optimality). Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are
-   nearly all in the cascade, so its makespan is usually reachable there, in a smaller model than the whole
-   plan. But a cascade proven optimal is optimal only with everything outside it pinned: while the plan is
-   above the bound, what the cascade leaves of its time goes to a *global probe*, a makespan solve over every
-   free operation hinted with the local plan, which stays unless the probe is shorter. Only then does LCRP go
-   global, and it says why (``global_reason``); a local edit that reaches the bound, or that the probe cannot
-   beat, stays local.
+   nearly all in the cascade, so its makespan is often reachable there, in a smaller model than the whole
+   plan. A cascade of nearly every free operation (:data:`PROBE_MIN_SHARE`) is not solved: that would be a
+   global CP-SAT solve, which on one worker rarely leaves its hint in this time.
+2b. But a cascade proven optimal is optimal only with everything outside it pinned: while the plan is above
+   the bound, a *re-optimizing search* (:mod:`.reoptimizing`: large-neighbourhood search over the machine
+   sequences of every free operation, critical-path windows re-sequenced by small CP-SAT models) starts
+   from the local plan, for :data:`REOPT_PER_OP` seconds per free operation times ``effort`` on top of the
+   time box, plus what the cascade left of its time. Its plan is taken only when shorter and valid; then
+   LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
+   moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
+   issue-17 disruption families (``bench/README.md``): the global CP-SAT probe this replaces moved the
+   effort-16 makespan to 1.0098 of a 10 s global re-solve on the tuning set; the search reaches about that at
+   effort 2 and 1.002 at effort 4.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
@@ -36,8 +43,8 @@ a repair that takes as long as a global re-solve has lost its point.
    :func:`.subproblem.fewest_moves`, over chunks of consecutive planned starts when there are many:
    :func:`.stabilizing.stabilized`; everything else held). Moving work in progress (started, or next on its
    machine) costs :data:`.stabilizing.WIP_WEIGHT` moves. Count solves often prove their optimum early; what
-   they leave of a large box (``effort``) goes to up to :data:`EXTRA_ROUNDS` more rounds of a global probe and
-   a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
+   they leave of a large box (``effort``) goes to up to :data:`EXTRA_ROUNDS` more rounds of the re-optimizing
+   search and a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
 6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
    starts that became feasible; the polished plan is kept only when the validator accepts it.
@@ -85,13 +92,13 @@ STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
-#: The share of the free operations above which the cascade counts as global already (no probe), and the
-#: least time worth a probe.
+#: The share of the free operations above which the cascade counts as global already (no cascade solve: its
+#: time goes to the re-optimizing search), and half the least time worth another round of that search.
 PROBE_MIN_SHARE = 0.8
 PROBE_FLOOR = 0.03
 #: How the makespan stage grows with ``effort``: effort ** MAKESPAN_EXPONENT.
 MAKESPAN_EXPONENT = 1.0
-#: Rounds of (global makespan solve, stabilization) on what the first round left of the box, and the share
+#: Rounds of (re-optimizing search, stabilization) on what the first round left of the box, and the share
 #: of what is left each keeps for its stabilization.
 EXTRA_ROUNDS = 2
 STABILITY_RESERVE = 0.3
