@@ -24,9 +24,9 @@ a repair that takes as long as a global re-solve has lost its point.
    time box, plus what the cascade left of its time. Its plan is taken only when shorter and valid; then
    LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
    moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
-   issue-17 disruption families (``bench/README.md``): the global CP-SAT probe this replaces moved the
-   effort-16 makespan to 1.0098 of a 10 s global re-solve on the tuning set; the search reaches about that at
-   effort 2 and 1.002 at effort 4.
+   issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
+   LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
+   1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
