@@ -14,12 +14,19 @@ a repair that takes as long as a global re-solve has lost its point.
    makespan, hinted with the first edit, with every other operation pinned at its planned start, so it keeps
    it (:data:`CASCADE_PER_OP` seconds per free operation, times ``effort``; it stops early when it proves
    optimality). Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are
-   nearly all in the cascade, so its makespan is usually reachable there, in a smaller model than the whole
-   plan. But a cascade proven optimal is optimal only with everything outside it pinned: while the plan is
-   above the bound, what the cascade leaves of its time goes to a *global probe*, a makespan solve over every
-   free operation hinted with the local plan, which stays unless the probe is shorter. Only then does LCRP go
-   global, and it says why (``global_reason``); a local edit that reaches the bound, or that the probe cannot
-   beat, stays local.
+   nearly all in the cascade, so its makespan is often reachable there, in a smaller model than the whole
+   plan. A cascade of nearly every free operation (:data:`PROBE_MIN_SHARE`) is not solved: that would be a
+   global CP-SAT solve, which on one worker rarely leaves its hint in this time.
+2b. But a cascade proven optimal is optimal only with everything outside it pinned: while the plan is above
+   the bound, a *re-optimizing search* (:mod:`.reoptimizing`: large-neighbourhood search over the machine
+   sequences of every free operation, critical-path windows re-sequenced by small CP-SAT models) starts
+   from the local plan, for :data:`REOPT_PER_OP` seconds per free operation times ``effort`` on top of the
+   time box, plus what the cascade left of its time. Its plan is taken only when shorter and valid; then
+   LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
+   moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
+   issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
+   LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
+   1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
@@ -36,8 +43,8 @@ a repair that takes as long as a global re-solve has lost its point.
    :func:`.subproblem.fewest_moves`, over chunks of consecutive planned starts when there are many:
    :func:`.stabilizing.stabilized`; everything else held). Moving work in progress (started, or next on its
    machine) costs :data:`.stabilizing.WIP_WEIGHT` moves. Count solves often prove their optimum early; what
-   they leave of a large box (``effort``) goes to up to :data:`EXTRA_ROUNDS` more rounds of a global probe and
-   a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
+   they leave of a large box (``effort``) goes to up to :data:`EXTRA_ROUNDS` more rounds of the re-optimizing
+   search and a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
 6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
    starts that became feasible; the polished plan is kept only when the validator accepts it.
@@ -53,6 +60,7 @@ from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.repair.bounds import lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.redispatching import redispatch
+from alas_argo.jssp.repair.reoptimizing import reoptimized
 from alas_argo.jssp.repair.resolving import disrupted_request, full
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
@@ -62,8 +70,9 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS",
-           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "STABILITY_RESERVE", "STEP_FLOOR",
-           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
+           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR", "REOPT_MOVES",
+           "REOPT_PER_OP", "STABILITY_RESERVE", "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp",
+           "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -83,16 +92,23 @@ STEP_PER_OP = 0.0005
 STEP_FLOOR = 0.03
 #: What exposing one more operation to editing costs, in moved operations.
 EDIT_COST = 0.1
-#: The share of the free operations above which the cascade counts as global already (no probe), and the
-#: least time worth a probe.
+#: The share of the free operations above which the cascade counts as global already (no cascade solve: its
+#: time goes to the re-optimizing search), and half the least time worth another round of that search.
 PROBE_MIN_SHARE = 0.8
 PROBE_FLOOR = 0.03
 #: How the makespan stage grows with ``effort``: effort ** MAKESPAN_EXPONENT.
 MAKESPAN_EXPONENT = 1.0
-#: Rounds of (global makespan solve, stabilization) on what the first round left of the box, and the share
+#: Rounds of (re-optimizing search, stabilization) on what the first round left of the box, and the share
 #: of what is left each keeps for its stabilization.
 EXTRA_ROUNDS = 2
 STABILITY_RESERVE = 0.3
+#: The re-optimizing local search over every free operation (:mod:`.reoptimizing`), run when the local plan is
+#: still above the bound: nominal seconds per free operation, times ``effort``, and its floor; on top of the
+#: time box. Its moves are capped too (per free operation, times ``effort``): the Python work between its
+#: solves is not on a deterministic clock.
+REOPT_PER_OP = 0.0005
+REOPT_FLOOR = 0.05
+REOPT_MOVES = 0.25
 
 Validator = Callable[[Schedule], bool]
 
@@ -204,32 +220,41 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # solves (measured on the 63 20x15 cases of bench/README.md: 0.73 instead of 0.79 of full's moves at the
     # same makespan). The windows are for a cascade solve that ran out of time without gaining.
     succeeded = not open_makespan
+    carried = 0.0
     if open_makespan:
         began = clock.now()
-        # The cascade gets the whole makespan stage; what it leaves (it stops when it proves its optimum) goes
-        # to a global probe, unless the cascade is nearly every free operation anyway.
-        wide = len(affected) >= PROBE_MIN_SHARE * len(free)
-        cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes, clock)
+        # The cascade gets the makespan stage, unless it is nearly every free operation: then a CP-SAT solve
+        # over it is a global solve, which rarely leaves the first edit in this time (ta13 shock-sweep seed 1:
+        # 1740, AOR's makespan, after the whole stage), and the re-optimizing search gets the time instead.
+        # What the cascade leaves of its time (it stops when it proves its optimum) goes to that search too.
+        if len(affected) >= PROBE_MIN_SHARE * len(free):
+            cascade, proven, succeeded = None, False, True
+            notes.append(f"cascade ({len(affected)} ops): nearly every free operation; to the re-optimizing search")
+        else:
+            cascade, proven = _cascade(state, incumbent, affected, cascade_cap, seed, workers, is_valid, notes,
+                                       clock)
+            succeeded = cascade is not None or proven
         settled_globally = proven and affected >= free
         if cascade is not None:
             incumbent = settled(state, cascade, cascade.makespan, free - region, is_valid)
-        succeeded = cascade is not None or proven
-        left = cascade_cap - (clock.now() - began)
-        if not wide and incumbent.makespan > bound and left >= PROBE_FLOOR:
-            # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
-            # (everything outside it was pinned): re-sequence every free operation, hinted with the best local
-            # plan, which stays unless the global one is shorter (then the stabilization pulls it back).
-            probe, settled_globally = _cascade(state, incumbent, set(free), left, seed, workers, is_valid, notes,
-                                               clock, "global probe")
-            if probe is not None:
-                global_reason = (f"the cascade ({len(affected)} operations) stopped at makespan "
-                                 f"{incumbent.makespan}, above the bound {bound}; re-sequencing all {len(free)} "
-                                 f"free operations reached {probe.makespan}")
-                incumbent, region, succeeded = probe, set(free), True
+        carried = max(0.0, cascade_cap - (clock.now() - began))
     if not succeeded:
         incumbent, region, growths, succeeded = _windows(state, incumbent, affected, deadline, seed=seed,
                                                          workers=workers, is_valid=is_valid, notes=notes,
                                                          clock=clock)
+    if succeeded and incumbent.makespan > bound:
+        # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
+        # (everything outside it was pinned): local search over every free operation from the local plan, on
+        # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
+        began = clock.now()
+        cap = effort * max(REOPT_FLOOR, REOPT_PER_OP * len(free))
+        found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock)
+        if found is not None:
+            global_reason = global_reason or (
+                f"the cascade ({len(affected)} operations) stopped at makespan {incumbent.makespan}, above the "
+                f"bound {bound}; local search over all {len(free)} free operations reached {found.makespan}")
+            incumbent, region = found, set(free)
+        deadline += clock.now() - began - carried
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
@@ -239,13 +264,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             left = deadline - clock.now()
             if settled_globally or incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
                 break
-            probe, settled_globally = _cascade(state, incumbent, set(free), left * (1 - STABILITY_RESERVE), seed,
-                                               workers, is_valid, notes, clock, "global probe")
+            probe = _search(state, incumbent, left * (1 - STABILITY_RESERVE), bound, effort, seed, is_valid, notes,
+                            clock)
             if probe is None:
                 break
             global_reason = global_reason or (
                 f"with {left:.2f} s of the box left at makespan {incumbent.makespan}, above the bound {bound}, "
-                f"re-sequencing all {len(free)} free operations reached {probe.makespan}")
+                f"local search over all {len(free)} free operations reached {probe.makespan}")
             region = set(free)
             incumbent = stabilized(state, probe, region, deadline - clock.now(), seed=seed, workers=workers,
                                    is_valid=is_valid, notes=notes, clock=clock)
@@ -258,6 +283,20 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
     return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
+
+
+def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,
+            is_valid: Validator, notes: list[str], clock: SearchClock) -> Schedule | None:
+    """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`): its plan when shorter and
+    valid, else None."""
+    found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
+                        max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))))
+    notes.append(f"re-optimizing search ({seconds:.2f} s): "
+                 f"{'makespan ' + str(found.makespan) if found is not None else 'nothing shorter'}")
+    if found is not None and not is_valid(found):
+        notes.append("re-optimizing search: candidate rejected by the validator")
+        return None
+    return found
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,

@@ -86,7 +86,9 @@ def test_rejected_windows_and_fallback_never_come_back(la01: tuple[Instance, Sch
 def test_failing_subproblems_fall_back_to_a_global_resolve(la01: tuple[Instance, Schedule],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     inst, plan = la01
-    d = generate_disruption(inst, plan, "mixed", seed=4)
+    # Seed 2: a cascade of part of the plan (seed 4's is nearly every free operation, which goes to the
+    # re-optimizing search instead of a cascade solve and windows).
+    d = generate_disruption(inst, plan, "mixed", seed=2)
 
     def infeasible(*_a: object, **_k: object) -> None:
         raise InfeasibleError("no room")

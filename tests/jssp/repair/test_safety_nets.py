@@ -175,10 +175,11 @@ def la01() -> Instance:
 
 
 def _hold_after_the_first_edit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Later stages keep the plan they are given (the cascade proves nothing shorter exists, stabilizing and
-    settling change nothing), so the plan LCRP returns is the first edit's choice: a later stage that
-    happens to shorten it cannot hide a wrong choice."""
+    """Later stages keep the plan they are given (the cascade proves nothing shorter exists, the re-optimizing
+    search finds nothing, stabilizing and settling change nothing), so the plan LCRP returns is the first edit's
+    choice: a later stage that happens to shorten it cannot hide a wrong choice."""
     monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, True))
+    monkeypatch.setattr(lcrp_module, "reoptimized", lambda *_a, **_k: None)
     monkeypatch.setattr(lcrp_module, "stabilized", lambda _state, current, *_a, **_k: current)
     monkeypatch.setattr(lcrp_module, "settled", lambda _state, current, *_a, **_k: current)
 

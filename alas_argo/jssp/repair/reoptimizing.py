@@ -1,0 +1,265 @@
+"""Re-optimizing a repaired plan over every free operation: large-neighbourhood search on machine sequences.
+
+A single-worker CP-SAT solve over all free operations, hinted with a repaired plan, often cannot leave the
+hint in the fraction of a second a repair has (measured on ta13, shock-sweep seed 1 of the issue-17 families:
+1740, the AOR makespan, after 1 nominal second; a 10 s global re-solve reaches 1575). Local search does: the
+plan is held as machine sequences of the free operations and evaluated exactly by a longest-path pass that
+respects what the execution state imposes (frozen operations, each free operation's release, downtimes); a
+move relaxes a run of operations consecutive in start order, around an operation of a critical path, and
+re-sequences it with a small CP-SAT model in which the operations outside the run are not variables but
+*tails* (longest path to the end), as in :mod:`alas_argo.jssp.lns` for static instances. A move is kept when
+the makespan, then the sum of job completions, is no worse.
+
+The plan this returns is semi-active (every operation as early as its sequence allows): the caller pulls it
+back towards the plan in force at its makespan (:func:`alas_argo.jssp.repair.stabilizing.stabilized`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Sequence
+from itertools import pairwise
+
+from ortools.sat.python import cp_model
+
+from alas_argo.jssp.execution import ExecutionState, Key
+from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
+
+__all__ = ["MOVE_SECONDS", "WINDOW", "FreeSequences", "reoptimized"]
+
+#: Operations one move relaxes at first, and the range the size adapts in (it grows after a move solved to
+#: optimality, shrinks after one that ran out of time).
+WINDOW = (100, 20, 200)
+#: Nominal seconds per move.
+MOVE_SECONDS = 0.1
+
+
+class FreeSequences:
+    """The free operations of an execution state in machine sequences, with their earliest start times.
+
+    Frozen operations are constants: they only raise the release of the free operations after them (on
+    their machine or in their job). Downtimes are kept exactly: an operation that would overlap one starts
+    after it.
+    """
+
+    def __init__(self, state: ExecutionState, schedule: Schedule) -> None:
+        inst = state.instance
+        self.state = state
+        self.keys: list[Key] = sorted(state.free)
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.duration = [state.durations[k] for k in self.keys]
+        self.machine = [inst.machine(*k) for k in self.keys]
+        frozen = state.frozen_starts()
+        frozen_end = {k: s + state.durations[k] for k, s in frozen.items()}
+        machine_ready: dict[int, int] = {}
+        for k, end in frozen_end.items():
+            m = inst.machine(*k)
+            machine_ready[m] = max(machine_ready.get(m, state.time), end)
+        #: The latest end of a frozen operation: no plan ends before it.
+        self.floor = max(frozen_end.values(), default=0)
+        self.release = []
+        self.job_pred, self.job_succ = [], []
+        for (j, s) in self.keys:
+            r = max(state.release[(j, s)], machine_ready.get(inst.machine(j, s), state.time))
+            if (j, s - 1) in frozen_end:
+                r = max(r, frozen_end[(j, s - 1)])
+            self.release.append(r)
+            self.job_pred.append(self.index.get((j, s - 1), -1))
+            self.job_succ.append(self.index.get((j, s + 1), -1))
+        self.downtimes: dict[int, list[tuple[int, int]]] = {}
+        for m, lo, hi in state.downtimes:
+            self.downtimes.setdefault(m, []).append((lo, hi))
+        starts = schedule.starts()
+        self.seqs: list[list[int]] = [[] for _ in range(inst.num_machines)]
+        for i in sorted(range(len(self.keys)), key=lambda i: (starts[self.keys[i]], i)):
+            self.seqs[self.machine[i]].append(i)
+        self.start: list[int] = []
+        self.makespan = 0
+        if not self.evaluate(self.seqs):
+            raise ValueError("the schedule's machine order contradicts its job order")
+
+    def _fit(self, machine: int, start: int, duration: int) -> int:
+        moved = duration > 0
+        while moved:
+            moved = False
+            for lo, hi in self.downtimes.get(machine, ()):
+                if start < hi and lo < start + duration:
+                    start, moved = hi, True
+        return start
+
+    def evaluate(self, seqs: list[list[int]]) -> bool:
+        """Adopt ``seqs`` with their earliest starts; False (nothing adopted) when they are cyclic."""
+        n = len(self.keys)
+        mpred, msucc = [-1] * n, [-1] * n
+        for seq in seqs:
+            for a, b in pairwise(seq):
+                msucc[a], mpred[b] = b, a
+        indeg = [(self.job_pred[i] >= 0) + (mpred[i] >= 0) for i in range(n)]
+        ready = deque(i for i in range(n) if indeg[i] == 0)
+        earliest = list(self.release)
+        start = [0] * n
+        done = 0
+        while ready:
+            i = ready.popleft()
+            done += 1
+            start[i] = self._fit(self.machine[i], earliest[i], self.duration[i])
+            end = start[i] + self.duration[i]
+            for nxt in (self.job_succ[i], msucc[i]):
+                if nxt >= 0:
+                    earliest[nxt] = max(earliest[nxt], end)
+                    indeg[nxt] -= 1
+                    if indeg[nxt] == 0:
+                        ready.append(nxt)
+        if done < n:
+            return False
+        self.seqs, self.mpred, self.msucc, self.start = seqs, mpred, msucc, start
+        self.makespan = max([self.floor, *(s + d for s, d in zip(start, self.duration, strict=True))])
+        self.completion = sum(start[i] + self.duration[i] for i in range(n) if self.job_succ[i] < 0)
+        return True
+
+    def tails(self) -> list[int]:
+        """Per free operation, the longest path from its end to the end of the plan (downtimes ignored)."""
+        tail = [0] * len(self.keys)
+        for i in sorted(range(len(self.keys)), key=lambda i: (self.start[i], i), reverse=True):
+            tail[i] = max([0, *(self.duration[n] + tail[n] for n in (self.job_succ[i], self.msucc[i]) if n >= 0)])
+        return tail
+
+    def critical(self, tails: Sequence[int]) -> list[int]:
+        """The free operations on a longest path."""
+        return [i for i in range(len(self.keys)) if self.start[i] + self.duration[i] + tails[i] == self.makespan]
+
+    def resequenced(self, new_start: dict[int, int]) -> FreeSequences | None:
+        """A copy with the given operations reordered on their machines by ``new_start`` (their positions
+        reused), re-evaluated; None when that is cyclic."""
+        seqs = [list(s) for s in self.seqs]
+        for m in {self.machine[i] for i in new_start}:
+            positions = [p for p, i in enumerate(seqs[m]) if i in new_start]
+            ordered = sorted((seqs[m][p] for p in positions), key=lambda i: (new_start[i], self.start[i]))
+            for p, i in zip(positions, ordered, strict=True):
+                seqs[m][p] = i
+        copy = object.__new__(FreeSequences)
+        copy.__dict__.update(self.__dict__)
+        return copy if copy.evaluate(seqs) else None
+
+    def to_schedule(self) -> Schedule:
+        """The plan: frozen operations where they are, free ones at their earliest starts."""
+        st, inst = self.state, self.state.instance
+        ops = [Operation(job=k[0], step=k[1], machine=inst.machine(*k), start=s, end=s + st.durations[k])
+               for k, s in st.frozen_starts().items()]
+        ops += [Operation(job=k[0], step=k[1], machine=self.machine[i], start=self.start[i],
+                          end=self.start[i] + self.duration[i]) for i, k in enumerate(self.keys)]
+        return Schedule.from_operations(inst.name, ops)
+
+
+def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
+          clock: SearchClock) -> tuple[FreeSequences, bool] | None:
+    """Re-sequence ``relaxed``, the rest of the plan as fixed heads and tails; None when nothing came of it."""
+    rel = set(relaxed)
+    tails = seqs.tails()
+    horizon = seqs.makespan
+    model = cp_model.CpModel()
+    estimate = model.new_int_var(0, horizon, "estimate")
+    starts: dict[int, cp_model.IntVar] = {}
+    by_machine: dict[int, list[cp_model.IntervalVar]] = {}
+    for i in relaxed:
+        d = seqs.duration[i]
+        lb = seqs.release[i]
+        jp = seqs.job_pred[i]
+        if jp >= 0 and jp not in rel:
+            lb = max(lb, seqs.start[jp] + seqs.duration[jp])
+        mp = seqs.mpred[i]
+        while mp >= 0 and mp in rel:
+            mp = seqs.mpred[mp]
+        if mp >= 0:
+            lb = max(lb, seqs.start[mp] + seqs.duration[mp])
+        if lb + d > horizon:
+            clock.charge_nothing()
+            return None
+        var = model.new_int_var(lb, horizon - d, f"s{i}")
+        starts[i] = var
+        by_machine.setdefault(seqs.machine[i], []).append(model.new_fixed_size_interval_var(var, d, f"i{i}"))
+        tail = 0
+        js = seqs.job_succ[i]
+        if js >= 0 and js not in rel:
+            tail = seqs.duration[js] + tails[js]
+        ms = seqs.msucc[i]
+        while ms >= 0 and ms in rel:
+            ms = seqs.msucc[ms]
+        if ms >= 0:
+            tail = max(tail, seqs.duration[ms] + tails[ms])
+        model.add(estimate >= var + d + tail)
+        model.add_hint(var, seqs.start[i])
+    for i in relaxed:
+        jp = seqs.job_pred[i]
+        if jp >= 0 and jp in rel:
+            model.add(starts[i] >= starts[jp] + seqs.duration[jp])
+    for m, intervals in by_machine.items():
+        # Downtimes are fixed blocks on the machine: the window's operations go around them.
+        blocks = [model.new_fixed_size_interval_var(lo, hi - lo, f"down{m}-{lo}")
+                  for lo, hi in seqs.downtimes.get(m, ()) if hi > seqs.state.time and lo < horizon]
+        if len(intervals) + len(blocks) > 1:
+            model.add_no_overlap(intervals + blocks)
+    model.minimize(estimate)
+    solver = new_solver(seconds=seconds, workers=1, seed=seed, deterministic=clock.deterministic)
+    code = run_solver(solver, model, clock, where="a re-optimizing move")
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    new_start = {i: int(solver.value(v)) for i, v in starts.items()}
+    if code == cp_model.OPTIMAL:
+        # At that estimate, pack the window early: the slack it frees near the critical paths is what lets
+        # later moves shorten them (as in alas_argo.jssp.lns).
+        model.add(estimate <= int(solver.value(estimate)))
+        model.clear_hints()
+        for i, var in starts.items():
+            model.add_hint(var, new_start[i])
+        model.minimize(sum(starts[i] + seqs.duration[i] for i in relaxed))
+        solver = new_solver(seconds=min(0.02, seconds), workers=1, seed=seed, deterministic=clock.deterministic)
+        if run_solver(solver, model, clock, where="a re-optimizing move") in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            new_start = {i: int(solver.value(v)) for i, v in starts.items()}
+    moved = seqs.resequenced(new_start)
+    return None if moved is None else (moved, code == cp_model.OPTIMAL)
+
+
+def _window(seqs: FreeSequences, size: int, rng: random.Random) -> list[int]:
+    order = sorted(range(len(seqs.keys)), key=lambda i: (seqs.start[i], i))
+    critical = seqs.critical(seqs.tails())
+    pivot = rng.choice(critical) if critical else rng.randrange(len(order))
+    centre = order.index(pivot)
+    first = min(max(0, centre - rng.randrange(size)), max(0, len(order) - size))
+    return order[first:first + size]
+
+
+def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound: int, seed: int,
+                clock: SearchClock, max_moves: int) -> Schedule | None:
+    """Local search from ``plan`` for at most ``seconds`` nominal seconds of ``clock`` and ``max_moves`` moves
+    (Python work between the solves is not on a deterministic clock: the move cap bounds it).
+
+    Returns:
+        A shorter semi-active plan, or None when the search found none (or ``plan`` has no free operation).
+    """
+    if not state.free:
+        return None
+    try:
+        best = FreeSequences(state, plan)
+    except ValueError:
+        return None
+    rng = random.Random(seed)
+    initial, lo, hi = WINDOW
+    n = len(best.keys)
+    size = max(min(initial, n), min(lo, n))
+    began = clock.now()
+    for _ in range(max_moves):
+        left = seconds - (clock.now() - began)
+        if best.makespan <= bound or left < 0.01:
+            break
+        moved = _move(best, _window(best, size, rng), min(MOVE_SECONDS, left), rng.randrange(1 << 30), clock)
+        if moved is None:
+            size = max(lo, int(size * 0.85))
+            continue
+        candidate, optimal = moved
+        if (candidate.makespan, candidate.completion) <= (best.makespan, best.completion):
+            best = candidate
+        size = min(hi, n, max(size + 1, int(size * 1.1))) if optimal else max(lo, int(size * 0.85))
+    return best.to_schedule() if best.makespan < plan.makespan else None

@@ -1,0 +1,94 @@
+"""The re-optimizing local search: exact evaluation under the execution state, valid and shorter plans."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
+from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import lcrp as lcrp_module
+from alas_argo.jssp.repair import lower_bound, repair
+from alas_argo.jssp.repair.reoptimizing import FreeSequences, reoptimized
+from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
+from alas_argo.jssp.validate import validate
+
+
+@pytest.fixture(scope="module")
+def la01() -> Instance:
+    return get_instance("la01")
+
+
+def _case(inst: Instance, kind: str, seed: int) -> tuple[Schedule, Disruption, ExecutionState]:
+    plan = dispatch(inst, "mwkr")  # a weak plan: room for a global search to shorten it
+    d = generate_disruption(inst, plan, kind, seed=seed)
+    return plan, d, ExecutionState.at(inst, plan, d)
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("breakdown", 3), ("shock", 1), ("mixed", 4)])
+def test_the_sequences_of_a_repair_evaluate_to_a_valid_plan_no_longer(la01: Instance, kind: str, seed: int) -> None:
+    plan, d, st = _case(la01, kind, seed)
+    cheap = aor(st)
+    seqs = FreeSequences(st, cheap)
+    again = seqs.to_schedule()
+    assert validate(la01, again, disruption=d, baseline=plan).valid
+    # Earliest starts in AOR's own machine order: nothing later than AOR has it, the same makespan or less.
+    assert all(again.starts()[k] <= cheap.starts()[k] for k in st.free)
+    assert again.makespan == seqs.makespan <= cheap.makespan
+    assert all(again.starts()[k] == s for k, s in st.frozen_starts().items())
+
+
+def test_operations_go_around_a_downtime_not_through_it(la01: Instance) -> None:
+    plan = dispatch(la01, "mwkr")
+    d = Disruption(time=100, events=[MachineBreakdown(machine=2, start=100, duration=150)])
+    st = ExecutionState.at(la01, plan, d)
+    seqs = FreeSequences(st, aor(st))
+    on_machine = [i for i in range(len(seqs.keys)) if seqs.machine[i] == 2 and seqs.duration[i] > 0]
+    assert on_machine
+    assert all(seqs.start[i] >= 250 or seqs.start[i] + seqs.duration[i] <= 100 for i in on_machine)
+    assert validate(la01, seqs.to_schedule(), disruption=d, baseline=plan).valid
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("breakdown", 3), ("shock", 1), ("mixed", 4)])
+def test_the_search_returns_a_shorter_valid_plan_that_keeps_the_frozen_work(la01: Instance, kind: str,
+                                                                            seed: int) -> None:
+    plan, d, st = _case(la01, kind, seed)
+    cheap = aor(st)
+    found = reoptimized(st, cheap, seconds=0.5, bound=lower_bound(st), seed=0, clock=SearchClock(), max_moves=100)
+    assert found is not None
+    assert lower_bound(st) <= found.makespan < cheap.makespan
+    assert validate(la01, found, disruption=d, baseline=plan).valid
+    assert all(found.starts()[k] == s for k, s in st.frozen_starts().items())
+
+
+def test_the_search_is_reproducible_and_stops_at_the_bound(la01: Instance) -> None:
+    _, _, st = _case(la01, "shock", 1)
+    cheap = aor(st)
+
+    def run(bound: int) -> Schedule | None:
+        return reoptimized(st, cheap, seconds=0.5, bound=bound, seed=0, clock=SearchClock(), max_moves=100)
+
+    first, second = run(0), run(0)
+    assert first is not None and second is not None and first.starts() == second.starts()
+    # Already at (or below) the bound: no move is tried, nothing shorter is claimed.
+    assert run(cheap.makespan) is None
+
+
+def test_lcrp_takes_the_search_only_when_it_is_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ft10, a weak plan, breakdown seed 0: the local plan stays above the bound, the search shortens it, LCRP
+    says why it went global and stays valid; without the search it is longer."""
+    ft10 = get_instance("ft10")
+    plan = dispatch(ft10, "mwkr")
+    d = generate_disruption(ft10, plan, "breakdown", seed=0)
+    with_search = repair(ft10, plan, d, "lcrp", budget=5.0)
+    assert with_search.valid and with_search.global_reason is not None
+    assert "local search over all" in with_search.global_reason
+    assert any(n.startswith("re-optimizing search") and "makespan" in n for n in with_search.notes)
+    monkeypatch.setattr(lcrp_module, "reoptimized", lambda *_a, **_k: None)
+    without = repair(ft10, plan, d, "lcrp", budget=5.0)
+    assert without.valid
+    assert with_search.makespan < without.makespan
