@@ -70,6 +70,8 @@ def test_mixed_has_both_kinds(ft06: Instance, plan: Schedule) -> None:
 @pytest.mark.parametrize("kwargs", [{"kind": "flood"}, {"kind": "breakdown", "at": 1.5},
                                     {"kind": "breakdown", "machine": 6}, {"kind": "shock", "increase": -1}])
 def test_generator_rejects_bad_arguments(ft06: Instance, plan: Schedule, kwargs: dict) -> None:
+    # A copy: the parameter's dict is shared by every run of the test in one process (mutmut runs it twice).
+    kwargs = dict(kwargs)
     kind = kwargs.pop("kind")
     with pytest.raises(InputError):
         generate_disruption(ft06, plan, kind, **kwargs)
