@@ -3,7 +3,7 @@
 Usage (from the repository root, with ``pip install mutmut==3.8.1``)::
 
     python scripts/mutation.py alas_argo/log/verification.py tests/log/test_verification.py \
-        tests/log/test_verification_nets.py [-k EXPR] [--only GLOB]...  [--sample N --seed S] [--max-children 1]
+        tests/log/test_verification_nets.py [-k EXPR] [--only GLOB]... [--sample N --seed S] [--max-children 1]
 
 The repository's files (tracked and untracked, not ignored) are copied to ``--workdir``; there mutmut is told to
 mutate only the module and to run only the given tests (``-k`` narrows them, e.g. to leave out a slow
