@@ -236,6 +236,10 @@ def test_a_sequence_longer_than_the_plan_stops_at_its_end(tiny: Instance) -> Non
     times = [d.time for d in seq]
     assert 1 <= len(seq) < 3 * plan.makespan
     assert all(a < b for a, b in pairwise(times)) and times[-1] <= plan.makespan
+    # Reveal times pushed past the drawn ones (each one unit after the last): the new downtime moves with them.
+    for prev, d in pairwise(seq):
+        fresh = [e for e in d.events if isinstance(e, MachineBreakdown) and e not in prev.events]
+        assert fresh and all(e.start == d.time for e in fresh)
 
 
 def test_a_disruption_revealed_at_the_same_time_carries_forward(ft06: Instance) -> None:
@@ -245,3 +249,9 @@ def test_a_disruption_revealed_at_the_same_time_carries_forward(ft06: Instance) 
     with pytest.raises(InputError) as err:
         carry_forward(second, Disruption(time=4))
     assert err.value.where == "time"
+
+
+def test_a_breakdown_of_no_length_still_stops_its_machine_one_unit(ft06: Instance, plan: Schedule) -> None:
+    for machines in (1, 2):
+        d = generate_disruption(ft06, plan, "breakdown", length=0.0, machines=machines, at=0.5)
+        assert [b.duration for b in d.breakdowns] == [1] * machines
