@@ -263,3 +263,48 @@ def test_random_valid_disrupted_schedules_pass(case: tuple[Instance, Schedule, D
     report = validate(instance, schedule, disruption=disruption, baseline=baseline)
     assert report.valid, (disruption, report.violations)
     assert validate(instance, schedule, disruption=disruption).valid
+
+
+# -- edges found by the full mutation run of validate.py (bench/README.md, mutation testing) ----------------
+
+ONE = Instance(name="one", jobs=[[(0, 4)], [(1, 2)]])
+ONE_DONE = (1, 0, 1, 0, 2)
+
+
+def test_an_operation_started_as_the_downtime_ended_is_frozen_not_interrupted() -> None:
+    # (0,0) started at 3, exactly when m0's downtime [1, 3) ended, before the reveal at 5: it keeps its start.
+    base = sched([(0, 0, 0, 3, 7), ONE_DONE], name="one")
+    d = Disruption(time=5, events=[MachineBreakdown(machine=0, start=1, duration=2)])
+    assert validate(ONE, base, disruption=d, baseline=base).valid
+
+
+def test_a_started_operation_shrunk_to_no_length_inside_a_downtime_is_valid_in_place() -> None:
+    # (0,0) started at 2 inside m0's downtime [1, 4) and now takes no time: a no-length operation overlaps
+    # nothing, so it neither overlaps the downtime nor is interrupted (as in the execution state).
+    base = sched([(0, 0, 0, 2, 6), ONE_DONE], name="one")
+    d = Disruption(time=5, events=[DurationChange(job=0, step=0, duration=0),
+                                   MachineBreakdown(machine=0, start=1, duration=3)])
+    report = validate(ONE, sched([(0, 0, 0, 2, 2), ONE_DONE], name="one"), disruption=d, baseline=base)
+    assert report.valid, report.violations
+
+
+def test_an_interrupted_operation_inside_a_downtime_is_reported_once() -> None:
+    # (0,0) ran [0, 4) and m0 went down over [3, 5): restarted at 4 it overlaps the downtime, which says it
+    # all; a second downtime, on m1, must not make it also "restarted too early".
+    base = sched([(0, 0, 0, 0, 4), ONE_DONE], name="one")
+    d = Disruption(time=2, events=[MachineBreakdown(machine=0, start=3, duration=2),
+                                   MachineBreakdown(machine=1, start=6, duration=1)])
+    only(validate(ONE, sched([(0, 0, 0, 4, 8), ONE_DONE], name="one"), disruption=d, baseline=base),
+         C.DOWNTIME_OVERLAP, job=0, step=0, machine=0)
+
+
+def test_disruption_violations_scope_job_step_and_machine_only(tiny: Instance) -> None:
+    late = Disruption(time=2, events=[MachineBreakdown(machine=0, start=0, duration=1)])
+    base = sched([(0, 0, 0, 0, 4), ONE_DONE], name="one")
+    report = validate(ONE, sched([(0, 0, 0, 1, 5), ONE_DONE], name="one"), disruption=late, baseline=base)
+    assert [(v.code, v.scope) for v in report.violations] == [(C.FROZEN_MOVED, {"job": 0, "step": 0, "machine": 0})]
+    rows = edit(edit(TINY, (1, 1), start=4, end=5), (1, 0), start=2, end=4)
+    report = validate(tiny, sched(rows), disruption=Disruption(time=5), baseline=sched(TINY))
+    scopes = {v.code: v.scope for v in report.violations if v.code in (C.FROZEN_MOVED, C.STARTED_IN_PAST)}
+    assert scopes == {C.FROZEN_MOVED: {"job": 1, "step": 0, "machine": 0},
+                      C.STARTED_IN_PAST: {"job": 1, "step": 1, "machine": 2}}
