@@ -212,3 +212,12 @@ def test_a_repeated_or_stale_commit_writes_no_plan_object(store: Store) -> None:
     assert store.list(prefix="runs/quiet/plans/") == before and log.verify().warnings == []
     with pytest.raises(ConflictError, match="no plan is current, not v1"):
         ExecutionLog(store, "empty").commit_plan(schedule([0]), expect_current=1)
+
+
+def test_the_commit_and_retraction_events_record_size_and_default_reasons(store: Store) -> None:
+    log = ExecutionLog(store, "recorded")
+    version = log.commit_plan(schedule([0, 4]))
+    event = log.plan_event(version)
+    # ``bytes`` is read back by the log benchmark; the reasons are what ``alas log show`` prints.
+    assert event.payload["bytes"] == len(encode_plan(schedule([0, 4]))) and event.payload["reason"] == "commit"
+    assert log.retract(version).payload["reason"] == "retract"
