@@ -308,3 +308,24 @@ def test_disruption_violations_scope_job_step_and_machine_only(tiny: Instance) -
     scopes = {v.code: v.scope for v in report.violations if v.code in (C.FROZEN_MOVED, C.STARTED_IN_PAST)}
     assert scopes == {C.FROZEN_MOVED: {"job": 1, "step": 0, "machine": 0},
                       C.STARTED_IN_PAST: {"job": 1, "step": 1, "machine": 2}}
+
+
+def test_machines_whose_ends_lie_far_apart_do_not_mix_in_the_overlap_check() -> None:
+    # The overlap check packs each machine's end times into its own band of one running maximum; a band
+    # narrower than the spread of end times (found by mutation, by search over small schedules) carried m0's
+    # late ends into m1's and invented an overlap in this valid plan.
+    inst = Instance(name="two", jobs=[[(1, 3), (0, 1)], [(1, 3), (0, 2)]])
+    plan = sched([(0, 0, 1, 7, 10), (0, 1, 0, 12, 13), (1, 0, 1, 4, 7), (1, 1, 0, 9, 11)], name="two")
+    assert validate(inst, plan).valid
+
+
+def test_static_violations_scope_job_step_and_machine_and_say_what_is_wrong(tiny: Instance) -> None:
+    report = validate(tiny, sched(edit(TINY, (0, 2), end=11)))
+    assert [(v.scope, v.message) for v in report.violations] == [
+        ({"job": 0, "step": 2, "machine": 2}, "operation (job 0, step 2) lasts 3 but its duration is 2")]
+    inst = Instance(name="one", jobs=[[(0, 3), (1, 2)]])
+    report = validate(inst, sched([(0, 0, 0, -1, 2), (0, 1, 1, 2, 4)], name="one"))
+    assert [v.scope for v in report.violations] == [{"job": 0, "step": 0, "machine": 0}]
+    entries = validate(tiny, sched([*TINY, TINY[0], (5, 0, 0, 20, 21)], makespan=21)).violations
+    assert sorted(v.message for v in entries) == ["entry 10 names (job 5, step 0), which instance tiny does not have",
+                                                  "entry 9 repeats operation (job 0, step 0)"]
