@@ -329,3 +329,15 @@ def test_static_violations_scope_job_step_and_machine_and_say_what_is_wrong(tiny
     entries = validate(tiny, sched([*TINY, TINY[0], (5, 0, 0, 20, 21)], makespan=21)).violations
     assert sorted(v.message for v in entries) == ["entry 10 names (job 5, step 0), which instance tiny does not have",
                                                   "entry 9 repeats operation (job 0, step 0)"]
+
+
+def test_a_duration_change_just_past_the_last_job_or_step_is_ignored_with_a_warning(tiny: Instance) -> None:
+    # One past the end: job 3 of three jobs, step 3 of job 0's three steps (which must not land on job 1's
+    # first step).
+    d = Disruption(time=0, events=[DurationChange(job=3, step=0, duration=9), DurationChange(job=0, step=3,
+                                                                                             duration=9)])
+    report = validate(tiny, sched(TINY), disruption=d, baseline=sched(TINY))
+    assert report.valid, report.violations
+    assert [(w.code, w.scope) for w in report.warnings] == [(C.UNKNOWN_OPERATION, {"job": 3, "step": 0}),
+                                                            (C.UNKNOWN_OPERATION, {"job": 0, "step": 3})]
+    assert all(w.message.endswith("which the instance does not have, ignored") for w in report.warnings)
