@@ -160,3 +160,13 @@ def test_bytes_that_are_not_a_head_are_an_integrity_error_naming_where() -> None
         with pytest.raises(IntegrityError, match="unreadable head: ") as err:
             LogHead.from_bytes(data, where="runs/r/head.json")
         assert err.value.where == "runs/r/head.json"
+
+
+def test_only_a_retraction_event_retracts() -> None:
+    from alas_argo.log.event import GENESIS_HASH, seal_event
+
+    other = seal_event(seq=2, timestamp="2026-01-01T00:00:00.000000Z", run_id="r", prev_hash=GENESIS_HASH,
+                       type=EventType.RUN_STARTED, payload={"version": 2}, node_id=None, attempt=None,
+                       correlation_id="r", redact=[])
+    head = LogHead.fold("r", [_commit(0, {"version": 1}), _commit(1, {"version": 2}), other])
+    assert head.current == 2 and head.retracted == {}
