@@ -143,7 +143,8 @@ def _commit(seq: int, payload: dict[str, object]) -> Event:
 
 def test_hand_written_commit_events_without_a_usable_number_fold_as_no_version() -> None:
     # No number, a string, a boolean: none is a version (verify reports them); folding them does not crash.
-    bad = [_commit(i, p) for i, p in enumerate([{}, {"version": "2"}, {"version": True}])]
+    payloads: list[dict[str, object]] = [{}, {"version": "2"}, {"version": True}]
+    bad = [_commit(i, p) for i, p in enumerate(payloads)]
     head = LogHead.fold("r", bad)
     assert head.events == 3 and head.versions == [] and head.current is None
 
