@@ -20,7 +20,7 @@ from alas_argo.log.verification import verify_log
 class _Overtaken(Store):
     """The inner store, except that ``overtake`` runs once, just before this writer's first event write."""
 
-    def __init__(self, inner: Store, overtake: Callable[[], None]) -> None:
+    def __init__(self, inner: Store, overtake: Callable[[], object]) -> None:
         self.inner, self.overtake, self.location = inner, overtake, inner.location
         self.fired = False
 

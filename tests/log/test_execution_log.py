@@ -178,7 +178,8 @@ def test_equal_plans_never_share_a_version(store: Store, monkeypatch: pytest.Mon
     base, same = schedule([0]), schedule([3])
     first, second = ExecutionLog(store, "equal"), ExecutionLog(store, "equal")
     assert first.commit_plan(base) == 1 and second.current_plan() is not None
-    put_if_absent, fired = store.put_if_absent, []
+    put_if_absent = store.put_if_absent
+    fired: list[object] = []
 
     def interleaved(*, key: str, data: bytes) -> bool:
         created = put_if_absent(key=key, data=data)

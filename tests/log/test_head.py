@@ -57,7 +57,7 @@ def test_the_head_is_the_fold_of_the_chain(store: Store) -> None:
     stored = LogHead.from_bytes(store.get(key=head_key("h")), where="head")
     assert stored.state() == LogHead.fold("h", log.events()).state()
     assert (stored.events, stored.current, stored.commit_keys, list(stored.retracted)) == (5, 1, {"k1": 1}, [2])
-    assert stored.ref(2) is not None and stored.ref(2).observed == 2  # the disruption it was made under
+    assert (ref := stored.ref(2)) is not None and ref.observed == 2  # the disruption it was made under
     assert stored.first[EventType.RUN_STARTED.value] == 0 and stored.last[EventType.PLAN_COMMITTED.value] == 3
 
 
@@ -85,7 +85,7 @@ def test_a_run_without_a_head_opens_verifies_with_a_warning_and_gets_one(store: 
     assert report.ok and report.anchored is None
     assert any("no head object" in w for w in report.warnings)
     reader = ExecutionLog(_fresh(store), "old")
-    assert reader.exists() and reader.current_plan() is not None and reader.current_plan()[0] == 1
+    assert reader.exists() and (current := reader.current_plan()) is not None and current[0] == 1
     reader.append(EventType.NODE_SUCCEEDED)
     assert ExecutionLog(store, "old").verify().anchored == 3
 
