@@ -219,6 +219,20 @@ def test_a_shorter_redispatch_is_taken(la01: Instance, monkeypatch: pytest.Monke
     assert any(n.startswith("re-dispatched") for n in out.notes)
 
 
+
+def test_a_redispatch_no_shorter_than_aor_is_not_taken(la01: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a shorter re-dispatch replaces AOR's edit: at equal makespan AOR's (the least edit) stays."""
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "breakdown", seed=3)
+    st = ExecutionState.at(la01, plan, d)
+    cheap = aor(st)
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "redispatch", lambda _state: cheap.model_copy(deep=True))
+    _hold_after_the_first_edit(monkeypatch)
+    out = lcrp(st, budget=1.0, is_valid=_verdict(la01, plan, d))
+    assert out.schedule.makespan == cheap.makespan
+    assert not any(n.startswith("re-dispatched") for n in out.notes)
+
 # -- LCRP: the fallback plan is validated ---------------------------------------------------------------------
 
 
