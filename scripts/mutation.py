@@ -3,7 +3,7 @@
 Usage (from the repository root, with ``pip install mutmut==3.8.1``)::
 
     python scripts/mutation.py alas_argo/log/verification.py tests/log/test_verification.py \
-        tests/log/test_verification_nets.py [-k EXPR] [--only GLOB] [--sample N --seed S] [--max-children 1]
+        tests/log/test_verification_nets.py [-k EXPR] [--only GLOB]... [--sample N --seed S] [--max-children 1]
 
 The repository's files (tracked and untracked, not ignored) are copied to ``--workdir``; there mutmut is told to
 mutate only the module and to run only the given tests (``-k`` narrows them, e.g. to leave out a slow
@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("module", help="the module to mutate, e.g. alas_argo/jssp/validate.py")
     parser.add_argument("tests", nargs="+", help="test files or directories to run against each mutant")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression narrowing the tests")
-    parser.add_argument("--only", help="test only the mutants whose name matches this glob, e.g. '*_authorized__*'")
+    parser.add_argument("--only", action="append",
+                        help="test only the mutants whose name matches this glob, e.g. '*_authorized__*'; "
+                             "repeat it for several functions (a mutant matching any is tested)")
     parser.add_argument("--sample", type=int, help="test a seeded random sample of this many mutants")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
     parser.add_argument("--max-children", type=int, default=1, help="mutants tested in parallel")
@@ -116,13 +118,13 @@ def main(argv: list[str] | None = None) -> int:
         # A pattern that matches no mutant: mutmut generates the mutants and maps tests to functions only.
         _mutmut(workdir, "run", children, "no-such-mutant*")
         every = _names(workdir)
-        chosen = [n for n in every if fnmatch.fnmatchcase(n, args.only)] if args.only else every
+        chosen = [n for n in every if any(fnmatch.fnmatchcase(n, g) for g in args.only)] if args.only else every
         if not chosen:
             sys.exit(f"mutation: no mutant matches {args.only!r}")
         if args.sample:
             chosen = sorted(random.Random(args.seed).sample(chosen, min(args.sample, len(chosen))))
         print(f"mutation: {len(chosen)} of {len(every)} mutants"
-              + (f" matching {args.only!r}" if args.only else "")
+              + (f" matching {' or '.join(args.only)!r}" if args.only else "")
               + (f", sampled (seed {args.seed})" if args.sample else ""))
     _mutmut(workdir, "run", children, *chosen)
     status = _results(workdir)
@@ -134,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     score = killed / total if total else 0.0
     survivors = sorted(k for k, v in status.items() if v not in KILLED)
     lines = [f"# {module}", "", f"tests: {' '.join(args.tests)}" + (f" -k {args.keyword!r}" if args.keyword else ""),
-             f"mutants: {total}" + (f" matching {args.only!r}" if args.only else "")
+             f"mutants: {total}" + (f" matching {' or '.join(args.only)!r}" if args.only else "")
              + (f" (a sample, seed {args.seed})" if args.sample else ""),
              "by status: " + ", ".join(f"{s} {n}" for s, n in sorted(counts.items())),
              f"score: {killed}/{total} = {score:.1%}", "", "## Survivors", ""]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from alas_argo.errors import InputError
@@ -70,6 +72,8 @@ def test_mixed_has_both_kinds(ft06: Instance, plan: Schedule) -> None:
 @pytest.mark.parametrize("kwargs", [{"kind": "flood"}, {"kind": "breakdown", "at": 1.5},
                                     {"kind": "breakdown", "machine": 6}, {"kind": "shock", "increase": -1}])
 def test_generator_rejects_bad_arguments(ft06: Instance, plan: Schedule, kwargs: dict) -> None:
+    # A copy: the parameter's dict is shared by every run of the test in one process (mutmut runs it twice).
+    kwargs = dict(kwargs)
     kind = kwargs.pop("kind")
     with pytest.raises(InputError):
         generate_disruption(ft06, plan, kind, **kwargs)
@@ -132,3 +136,122 @@ def test_carry_forward_keeps_unfinished_downtime_and_every_duration_change() -> 
     assert carry_forward(None, second) == second
     with pytest.raises(InputError, match="earlier than the previous"):
         carry_forward(second, first)
+
+
+def _work_left(plan: Schedule, machines: int, time: int) -> dict[int, int]:
+    return {m: sum(max(0, o.end - max(o.start, time)) for o in plan.operations if o.machine == m)
+            for m in range(machines)}
+
+
+@pytest.mark.parametrize("at", [0.0, 0.2, 0.4, 0.6, 0.8, 0.95])
+def test_the_default_breakdown_stops_the_busiest_machine_lowest_first(ft06: Instance, plan: Schedule,
+                                                                      at: float) -> None:
+    # Several reveal times, so the busiest machine is not always the same one (nor always the last).
+    d = generate_disruption(ft06, plan, "breakdown", at=at, length=0.1)
+    left = _work_left(plan, ft06.num_machines, d.time)
+    busiest = min(m for m in left if left[m] == max(left.values()))
+    assert [b.machine for b in d.breakdowns] == [busiest]
+    two = generate_disruption(ft06, plan, "breakdown", at=at, length=0.1, machines=2)
+    ranked = sorted(left, key=lambda m: (-left[m], m))
+    assert [b.machine for b in two.breakdowns] == sorted(ranked[:2])
+    assert {(b.start, b.duration) for b in two.breakdowns} == {(d.time, round(0.1 * plan.makespan))}
+
+
+def test_the_busiest_machine_differs_between_reveal_times(ft06: Instance, plan: Schedule) -> None:
+    # Guards the test above: it would not notice "the last machine" or "the first machine" otherwise.
+    chosen = {generate_disruption(ft06, plan, "breakdown", at=at).breakdowns[0].machine
+              for at in (0.0, 0.2, 0.4, 0.6, 0.8, 0.95)}
+    assert len(chosen) > 1 and chosen != {0} and chosen != {ft06.num_machines - 1}
+
+
+@pytest.mark.parametrize("machines", [1, 2])
+def test_a_given_machine_breaks_down_first_and_machine_0_is_a_machine(ft06: Instance, plan: Schedule,
+                                                                    machines: int) -> None:
+    for machine in (0, 3):
+        d = generate_disruption(ft06, plan, "breakdown", machine=machine, machines=machines, at=0.5)
+        assert machine in {b.machine for b in d.breakdowns} and len(d.breakdowns) == machines
+
+
+def test_every_machine_may_break_down_at_once(ft06: Instance, plan: Schedule) -> None:
+    d = generate_disruption(ft06, plan, "breakdown", machines=ft06.num_machines, at=0.5)
+    assert sorted(b.machine for b in d.breakdowns) == list(range(ft06.num_machines))
+
+
+def test_a_shock_grows_at_least_one_operation_by_at_least_one_unit(ft06: Instance, plan: Schedule) -> None:
+    # increase 0 is allowed ("must not be negative") and still lengthens by one unit; share 0 still hits one.
+    d = generate_disruption(ft06, plan, "shock", increase=0.0, share=0.0, at=0.3)
+    assert len(d.duration_changes) == 1
+    [((j, s), new)] = d.duration_changes.items()
+    assert new == ft06.duration(j, s) + 1
+
+
+def test_a_shock_range_draws_each_growth_within_it(ft06: Instance, plan: Schedule) -> None:
+    d = generate_disruption(ft06, plan, "shock", increase=0.5, increase_max=3.0, share=1.0, at=0.2)
+    growth = [new / ft06.duration(j, s) for (j, s), new in d.duration_changes.items()]
+    assert all(1.5 <= g <= 4.0 + 1 / ft06.duration(j, s) for g, (j, s) in zip(growth, d.duration_changes,
+                                                                          strict=True))
+    # Without the range every operation would grow by 1.5 (rounded up): some grow by more than twice.
+    assert any(g > 2.5 for g in growth)
+    same = generate_disruption(ft06, plan, "shock", increase=0.5, increase_max=0.5, share=1.0, at=0.2)
+    assert same.duration_changes  # increase_max equal to increase is a range of one value, not an error
+
+
+def test_the_latest_reveal_time_leaves_the_last_unit_of_the_plan(ft06: Instance, plan: Schedule) -> None:
+    assert generate_disruption(ft06, plan, "shock", at=1.0).time == plan.makespan - 1
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"kind": "flood"}, "unknown disruption kind 'flood'; known: breakdown, shock, mixed"),
+    ({"kind": "breakdown", "at": 1.5}, r"at must be a fraction in \[0, 1\], got 1.5"),
+    ({"kind": "breakdown", "length": -0.1}, r"length must be a fraction in \[0, 1\], got -0.1"),
+    ({"kind": "shock", "share": 2}, r"share must be a fraction in \[0, 1\], got 2"),
+    ({"kind": "shock", "increase": -1}, "increase must not be negative, got -1"),
+    ({"kind": "breakdown", "machine": 6}, r"machine 6 does not exist \(machines 0..5\)"),
+])
+def test_a_refused_argument_is_named_in_the_message(ft06: Instance, plan: Schedule, kwargs: dict,
+                                                   message: str) -> None:
+    kwargs = dict(kwargs)
+    kind = kwargs.pop("kind")
+    with pytest.raises(InputError, match=message):
+        generate_disruption(ft06, plan, kind, **kwargs)
+
+
+def test_a_sequence_is_reproducible_strictly_increasing_and_each_breakdown_starts_at_its_reveal(
+        ft06: Instance, plan: Schedule) -> None:
+    seq = generate_sequence(ft06, plan, "mixed", count=4, seed=7)
+    assert seq == generate_sequence(ft06, plan, "mixed", count=4, seed=7)
+    times = [d.time for d in seq]
+    assert all(a < b for a, b in pairwise(times))
+    for prev, d in zip([None, *seq], seq, strict=False):
+        carried = [] if prev is None else [e for e in prev.events if e in d.events]
+        fresh = [e for e in d.events if e not in carried]
+        # Each disruption brings its own events: a breakdown revealed at its time, on top of what is carried.
+        assert any(isinstance(e, MachineBreakdown) for e in fresh)
+        assert all(e.start == d.time for e in fresh if isinstance(e, MachineBreakdown))
+
+
+def test_a_sequence_longer_than_the_plan_stops_at_its_end(tiny: Instance) -> None:
+    plan = dispatch(tiny, "mwkr")
+    seq = generate_sequence(tiny, plan, "breakdown", count=3 * plan.makespan, seed=1)
+    times = [d.time for d in seq]
+    assert 1 <= len(seq) < 3 * plan.makespan
+    assert all(a < b for a, b in pairwise(times)) and times[-1] <= plan.makespan
+    # Reveal times pushed past the drawn ones (each one unit after the last): the new downtime moves with them.
+    for prev, d in pairwise(seq):
+        fresh = [e for e in d.events if isinstance(e, MachineBreakdown) and e not in prev.events]
+        assert fresh and all(e.start == d.time for e in fresh)
+
+
+def test_a_disruption_revealed_at_the_same_time_carries_forward(ft06: Instance) -> None:
+    first = Disruption(time=5, events=[MachineBreakdown(machine=0, start=5, duration=3)])
+    second = Disruption(time=5, events=[DurationChange(job=1, step=2, duration=9)])
+    assert carry_forward(first, second).events == [*first.events, *second.events]
+    with pytest.raises(InputError) as err:
+        carry_forward(second, Disruption(time=4))
+    assert err.value.where == "time"
+
+
+def test_a_breakdown_of_no_length_still_stops_its_machine_one_unit(ft06: Instance, plan: Schedule) -> None:
+    for machines in (1, 2):
+        d = generate_disruption(ft06, plan, "breakdown", length=0.0, machines=machines, at=0.5)
+        assert [b.duration for b in d.breakdowns] == [1] * machines

@@ -72,3 +72,45 @@ def test_breakdown_before_reveal_with_started_successor_is_infeasible(tiny: Inst
     d = Disruption(time=5, events=[MachineBreakdown(machine=1, start=2, duration=1)])
     with pytest.raises(InfeasibleError, match="job successor"):
         ExecutionState.at(tiny, plan, d)
+
+
+def test_without_a_disruption_or_time_nothing_has_started(tiny: Instance, plan: Schedule) -> None:
+    st = ExecutionState.at(tiny, plan)
+    assert st.time == 0 and st.pending == set(plan.by_key()) and not st.frozen
+
+
+def test_a_zero_length_downtime_interrupts_nothing(tiny: Instance, plan: Schedule) -> None:
+    # (1,0) runs [3,5) on machine 0; a downtime of no length at 4 is no downtime.
+    d = Disruption(time=4, events=[MachineBreakdown(machine=0, start=4, duration=0)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert st.running == {(1, 0)} and not st.interrupted and st.downtimes == []
+
+
+def test_a_started_operation_shrunk_to_no_length_is_not_interrupted(tiny: Instance, plan: Schedule) -> None:
+    # (1,0) started at 3 on machine 0 and now takes no time: the downtime [2, 5) it sits in stops only (0,0),
+    # which ran [0, 3) there.
+    d = Disruption(time=4, events=[DurationChange(job=1, step=0, duration=0),
+                                   MachineBreakdown(machine=0, start=2, duration=3)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert (1, 0) in st.done and st.interrupted == {(0, 0)}
+
+
+def test_a_one_unit_operation_is_moved_out_of_a_downtime(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=4, events=[MachineBreakdown(machine=2, start=5, duration=3),
+                                   MachineBreakdown(machine=2, start=8, duration=2)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert st.earliest_fit(2, 6, 1) == 10  # out of [5, 8), then out of [8, 10)
+    assert st.earliest_fit(2, 4, 1) == 4 and st.earliest_fit(2, 6, 0) == 6
+
+
+def test_an_interrupted_operation_is_work_in_progress(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=4, events=[MachineBreakdown(machine=0, start=4, duration=2)])
+    st = ExecutionState.at(tiny, plan, d)
+    assert (1, 0) in st.interrupted and (1, 0) in st.wip()
+
+
+def test_an_impossible_restart_names_the_interrupted_operation(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=5, events=[MachineBreakdown(machine=1, start=2, duration=1)])
+    with pytest.raises(InfeasibleError, match="job successor has already started") as err:
+        ExecutionState.at(tiny, plan, d)
+    assert err.value.where == {"job": 2, "step": 0}

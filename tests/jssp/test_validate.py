@@ -263,3 +263,81 @@ def test_random_valid_disrupted_schedules_pass(case: tuple[Instance, Schedule, D
     report = validate(instance, schedule, disruption=disruption, baseline=baseline)
     assert report.valid, (disruption, report.violations)
     assert validate(instance, schedule, disruption=disruption).valid
+
+
+# -- edges found by the full mutation run of validate.py (bench/README.md, mutation testing) ----------------
+
+ONE = Instance(name="one", jobs=[[(0, 4)], [(1, 2)]])
+ONE_DONE = (1, 0, 1, 0, 2)
+
+
+def test_an_operation_started_as_the_downtime_ended_is_frozen_not_interrupted() -> None:
+    # (0,0) started at 3, exactly when m0's downtime [1, 3) ended, before the reveal at 5: it keeps its start.
+    base = sched([(0, 0, 0, 3, 7), ONE_DONE], name="one")
+    d = Disruption(time=5, events=[MachineBreakdown(machine=0, start=1, duration=2)])
+    assert validate(ONE, base, disruption=d, baseline=base).valid
+
+
+def test_a_started_operation_shrunk_to_no_length_inside_a_downtime_is_valid_in_place() -> None:
+    # (0,0) started at 2 inside m0's downtime [1, 4) and now takes no time: a no-length operation overlaps
+    # nothing, so it neither overlaps the downtime nor is interrupted (as in the execution state).
+    base = sched([(0, 0, 0, 2, 6), ONE_DONE], name="one")
+    d = Disruption(time=5, events=[DurationChange(job=0, step=0, duration=0),
+                                   MachineBreakdown(machine=0, start=1, duration=3)])
+    report = validate(ONE, sched([(0, 0, 0, 2, 2), ONE_DONE], name="one"), disruption=d, baseline=base)
+    assert report.valid, report.violations
+
+
+def test_an_interrupted_operation_inside_a_downtime_is_reported_once() -> None:
+    # (0,0) ran [0, 4) and m0 went down over [3, 5): restarted at 4 it overlaps the downtime, which says it
+    # all; a second downtime, on m1, must not make it also "restarted too early".
+    base = sched([(0, 0, 0, 0, 4), ONE_DONE], name="one")
+    d = Disruption(time=2, events=[MachineBreakdown(machine=0, start=3, duration=2),
+                                   MachineBreakdown(machine=1, start=6, duration=1)])
+    only(validate(ONE, sched([(0, 0, 0, 4, 8), ONE_DONE], name="one"), disruption=d, baseline=base),
+         C.DOWNTIME_OVERLAP, job=0, step=0, machine=0)
+
+
+def test_disruption_violations_scope_job_step_and_machine_only(tiny: Instance) -> None:
+    late = Disruption(time=2, events=[MachineBreakdown(machine=0, start=0, duration=1)])
+    base = sched([(0, 0, 0, 0, 4), ONE_DONE], name="one")
+    report = validate(ONE, sched([(0, 0, 0, 1, 5), ONE_DONE], name="one"), disruption=late, baseline=base)
+    assert [(v.code, v.scope) for v in report.violations] == [(C.FROZEN_MOVED, {"job": 0, "step": 0, "machine": 0})]
+    rows = edit(edit(TINY, (1, 1), start=4, end=5), (1, 0), start=2, end=4)
+    report = validate(tiny, sched(rows), disruption=Disruption(time=5), baseline=sched(TINY))
+    scopes = {v.code: v.scope for v in report.violations if v.code in (C.FROZEN_MOVED, C.STARTED_IN_PAST)}
+    assert scopes == {C.FROZEN_MOVED: {"job": 1, "step": 0, "machine": 0},
+                      C.STARTED_IN_PAST: {"job": 1, "step": 1, "machine": 2}}
+
+
+def test_machines_whose_ends_lie_far_apart_do_not_mix_in_the_overlap_check() -> None:
+    # The overlap check packs each machine's end times into its own band of one running maximum; a band
+    # narrower than the spread of end times (found by mutation, by search over small schedules) carried m0's
+    # late ends into m1's and invented an overlap in this valid plan.
+    inst = Instance(name="two", jobs=[[(1, 3), (0, 1)], [(1, 3), (0, 2)]])
+    plan = sched([(0, 0, 1, 7, 10), (0, 1, 0, 12, 13), (1, 0, 1, 4, 7), (1, 1, 0, 9, 11)], name="two")
+    assert validate(inst, plan).valid
+
+
+def test_static_violations_scope_job_step_and_machine_and_say_what_is_wrong(tiny: Instance) -> None:
+    report = validate(tiny, sched(edit(TINY, (0, 2), end=11)))
+    assert [(v.scope, v.message) for v in report.violations] == [
+        ({"job": 0, "step": 2, "machine": 2}, "operation (job 0, step 2) lasts 3 but its duration is 2")]
+    inst = Instance(name="one", jobs=[[(0, 3), (1, 2)]])
+    report = validate(inst, sched([(0, 0, 0, -1, 2), (0, 1, 1, 2, 4)], name="one"))
+    assert [v.scope for v in report.violations] == [{"job": 0, "step": 0, "machine": 0}]
+    entries = validate(tiny, sched([*TINY, TINY[0], (5, 0, 0, 20, 21)], makespan=21)).violations
+    assert sorted(v.message for v in entries) == ["entry 10 names (job 5, step 0), which instance tiny does not have",
+                                                  "entry 9 repeats operation (job 0, step 0)"]
+
+
+def test_a_duration_change_just_past_the_last_job_or_step_is_ignored_with_a_warning(tiny: Instance) -> None:
+    # One past the end: job 3 of three jobs, step 3 of job 0's three steps (which must not land on job 1's
+    # first step).
+    d = Disruption(time=0, events=[DurationChange(job=3, step=0, duration=9), DurationChange(job=0, step=3,
+                                                                                             duration=9)])
+    report = validate(tiny, sched(TINY), disruption=d, baseline=sched(TINY))
+    assert report.valid, report.violations
+    assert [(w.code, w.scope) for w in report.warnings] == [(C.UNKNOWN_OPERATION, {"job": 3, "step": 0}),
+                                                            (C.UNKNOWN_OPERATION, {"job": 0, "step": 3})]
+    assert all(w.message.endswith("which the instance does not have, ignored") for w in report.warnings)

@@ -20,7 +20,7 @@ from alas_argo.log.verification import verify_log
 class _Overtaken(Store):
     """The inner store, except that ``overtake`` runs once, just before this writer's first event write."""
 
-    def __init__(self, inner: Store, overtake: Callable[[], None]) -> None:
+    def __init__(self, inner: Store, overtake: Callable[[], object]) -> None:
         self.inner, self.overtake, self.location = inner, overtake, inner.location
         self.fired = False
 
@@ -86,3 +86,27 @@ def test_a_compare_and_swap_overtaken_by_another_commit_fails(store: Store) -> N
     committed = [e.payload["makespan"] for e in ExecutionLog(store, "r").events()
                  if e.type is EventType.PLAN_COMMITTED]
     assert committed == [3, 4]  # the overtaking commit landed, the stale one did not
+
+
+def test_one_key_with_different_plans_at_once_still_lands_once(store: Store) -> None:
+    """The overtaking commit under the same key carries another plan, so it takes another version number: only
+    the guard at the event write (not the number) can see that the key is taken."""
+    first = ExecutionLog(store, "r")
+    first.append(EventType.RUN_STARTED)
+    won: list[int] = []
+    overtake = _Overtaken(store, lambda: won.append(first.commit_plan(_plan(3), idempotency_key="node:commit")))
+    mine = ExecutionLog(overtake, "r").commit_plan(_plan(5), idempotency_key="node:commit")
+    assert mine == won[0] and _commits(store) == won
+    assert verify_log(store, "r").ok
+
+
+def test_equal_plans_committed_at_once_get_different_versions(store: Store) -> None:
+    """Equal bytes share the plan object's number, so only the guard's "version taken" check keeps the two
+    commits apart."""
+    first = ExecutionLog(store, "r")
+    first.append(EventType.RUN_STARTED)
+    won: list[int] = []
+    second = ExecutionLog(_Overtaken(store, lambda: won.append(first.commit_plan(_plan(3)))), "r")
+    mine = second.commit_plan(_plan(3))
+    assert (won, mine) == ([1], 2) and _commits(store) == [1, 2]
+    assert verify_log(store, "r").ok

@@ -178,7 +178,8 @@ def test_equal_plans_never_share_a_version(store: Store, monkeypatch: pytest.Mon
     base, same = schedule([0]), schedule([3])
     first, second = ExecutionLog(store, "equal"), ExecutionLog(store, "equal")
     assert first.commit_plan(base) == 1 and second.current_plan() is not None
-    put_if_absent, fired = store.put_if_absent, []
+    put_if_absent = store.put_if_absent
+    fired: list[object] = []
 
     def interleaved(*, key: str, data: bytes) -> bool:
         created = put_if_absent(key=key, data=data)
@@ -195,3 +196,29 @@ def test_equal_plans_never_share_a_version(store: Store, monkeypatch: pytest.Mon
     assert second.commit_plan(same, meta={"why": "c"}) == 3
     whys = [e.payload["meta"].get("why") for e in second.events() if e.type is EventType.PLAN_COMMITTED]
     assert whys == [None, "a", "c"] and second.verify().ok
+
+
+def test_a_repeated_or_stale_commit_writes_no_plan_object(store: Store) -> None:
+    from alas_argo.errors import ConflictError
+
+    log = ExecutionLog(store, "quiet")
+    assert log.commit_plan(schedule([0]), idempotency_key="k", expect_current=0) == 1
+    before = store.list(prefix="runs/quiet/plans/")
+    # Already committed under its key: its version, and nothing written (no orphan for verify to warn about).
+    assert log.commit_plan(schedule([7]), idempotency_key="k") == 1
+    # Stale (derived from no plan, v1 is in force): refused before the plan object is written.
+    with pytest.raises(ConflictError, match="plan v1 is current, not v0") as err:
+        log.commit_plan(schedule([8]), expect_current=0)
+    assert err.value.where == "run quiet"
+    assert store.list(prefix="runs/quiet/plans/") == before and log.verify().warnings == []
+    with pytest.raises(ConflictError, match="no plan is current, not v1"):
+        ExecutionLog(store, "empty").commit_plan(schedule([0]), expect_current=1)
+
+
+def test_the_commit_and_retraction_events_record_size_and_default_reasons(store: Store) -> None:
+    log = ExecutionLog(store, "recorded")
+    version = log.commit_plan(schedule([0, 4]))
+    event = log.plan_event(version)
+    # ``bytes`` is read back by the log benchmark; the reasons are what ``alas log show`` prints.
+    assert event.payload["bytes"] == len(encode_plan(schedule([0, 4]))) and event.payload["reason"] == "commit"
+    assert log.retract(version).payload["reason"] == "retract"

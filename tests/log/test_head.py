@@ -57,7 +57,7 @@ def test_the_head_is_the_fold_of_the_chain(store: Store) -> None:
     stored = LogHead.from_bytes(store.get(key=head_key("h")), where="head")
     assert stored.state() == LogHead.fold("h", log.events()).state()
     assert (stored.events, stored.current, stored.commit_keys, list(stored.retracted)) == (5, 1, {"k1": 1}, [2])
-    assert stored.ref(2) is not None and stored.ref(2).observed == 2  # the disruption it was made under
+    assert (ref := stored.ref(2)) is not None and ref.observed == 2  # the disruption it was made under
     assert stored.first[EventType.RUN_STARTED.value] == 0 and stored.last[EventType.PLAN_COMMITTED.value] == 3
 
 
@@ -85,7 +85,7 @@ def test_a_run_without_a_head_opens_verifies_with_a_warning_and_gets_one(store: 
     assert report.ok and report.anchored is None
     assert any("no head object" in w for w in report.warnings)
     reader = ExecutionLog(_fresh(store), "old")
-    assert reader.exists() and reader.current_plan() is not None and reader.current_plan()[0] == 1
+    assert reader.exists() and (current := reader.current_plan()) is not None and current[0] == 1
     reader.append(EventType.NODE_SUCCEEDED)
     assert ExecutionLog(store, "old").verify().anchored == 3
 
@@ -131,3 +131,43 @@ def test_the_seal_key_comes_from_the_settings(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("ALAS_STORE__LOG_KEY", "short")
     with pytest.raises(InputError, match=r"store\.log_key: .*at least 16"):
         load_settings()
+
+
+def _commit(seq: int, payload: dict[str, object]) -> Event:
+    from alas_argo.log.event import GENESIS_HASH, seal_event
+
+    return seal_event(seq=seq, timestamp="2026-01-01T00:00:00.000000Z", run_id="r", prev_hash=GENESIS_HASH,
+                      type=EventType.PLAN_COMMITTED, payload=payload, node_id=None, attempt=None,
+                      correlation_id="r", redact=[])
+
+
+def test_hand_written_commit_events_without_a_usable_number_fold_as_no_version() -> None:
+    # No number, a string, a boolean: none is a version (verify reports them); folding them does not crash.
+    payloads: list[dict[str, object]] = [{}, {"version": "2"}, {"version": True}]
+    bad = [_commit(i, p) for i, p in enumerate(payloads)]
+    head = LogHead.fold("r", bad)
+    assert head.events == 3 and head.versions == [] and head.current is None
+
+
+def test_a_duplicate_commit_number_folds_once_at_its_first_event() -> None:
+    events = [_commit(0, {"version": 1, "key": "a", "plan_hash": "h1"}),
+              _commit(1, {"version": 1, "key": "b", "plan_hash": "h2"})]
+    head = LogHead.fold("r", events)
+    assert [(r.version, r.seq, r.key) for r in head.versions] == [(1, 0, "a")] and head.current == 1
+
+
+def test_bytes_that_are_not_a_head_are_an_integrity_error_naming_where() -> None:
+    for data in (b"not json", b'{"run_id": 3}'):
+        with pytest.raises(IntegrityError, match="unreadable head: ") as err:
+            LogHead.from_bytes(data, where="runs/r/head.json")
+        assert err.value.where == "runs/r/head.json"
+
+
+def test_only_a_retraction_event_retracts() -> None:
+    from alas_argo.log.event import GENESIS_HASH, seal_event
+
+    other = seal_event(seq=2, timestamp="2026-01-01T00:00:00.000000Z", run_id="r", prev_hash=GENESIS_HASH,
+                       type=EventType.RUN_STARTED, payload={"version": 2}, node_id=None, attempt=None,
+                       correlation_id="r", redact=[])
+    head = LogHead.fold("r", [_commit(0, {"version": 1}), _commit(1, {"version": 2}), other])
+    assert head.current == 2 and head.retracted == {}

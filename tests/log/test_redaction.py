@@ -44,3 +44,11 @@ def test_markers_depend_on_the_key_and_input_is_untouched() -> None:
 def test_bad_paths_are_input_errors(bad: str) -> None:
     with pytest.raises(InputError):
         redact_payload({"a": 1}, [bad])
+
+
+def test_a_log_marks_with_the_redaction_key_it_was_given(store: Store) -> None:
+    # Markers under a configured key are comparable across processes; the per-process default would not be.
+    key = b"k" * 32
+    event = ExecutionLog(store, "keyed", redaction_key=key).append("llm.exchange", payload={"token": SECRET},
+                                                                   redact=["token"])
+    assert event.payload == redact_payload({"token": SECRET}, ["token"], key=key)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from alas_argo.errors import InfeasibleError
@@ -27,7 +29,7 @@ def la01() -> tuple[Instance, Schedule]:
     return inst, optimize(SolveRequest(inst, time_limit=1.0, workers=1)).schedule
 
 
-def _validator(inst: Instance, plan: Schedule, d: Disruption):  # type: ignore[no-untyped-def]
+def _validator(inst: Instance, plan: Schedule, d: Disruption) -> Callable[[Schedule], bool]:
     return lambda s: validate(inst, s, disruption=d, baseline=plan).valid
 
 
@@ -105,6 +107,10 @@ def test_nothing_to_repair(ft06: Instance) -> None:
     plan = dispatch(ft06, "mwkr")
     r = repair(ft06, plan, Disruption(time=10), "lcrp")
     assert r.moved_operations == 0 and r.edit_radius == 0 and r.makespan == plan.makespan
+    st = ExecutionState.at(ft06, plan, Disruption(time=10))
+    out = lcrp(st, budget=1.0, is_valid=lambda s: validate(ft06, s, disruption=Disruption(time=10),
+                                                             baseline=plan).valid)
+    assert (out.fallback, out.growths, out.notes[-1]) == (False, 0, "nothing to repair")
 
 
 def test_the_cascade_is_the_first_neighbourhood(la01: tuple[Instance, Schedule],

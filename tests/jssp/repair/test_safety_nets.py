@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 import alas_argo.jssp.repair as repair_package
-from alas_argo.errors import ContractError, InfeasibleError, InputError
+from alas_argo.errors import ContractError, InfeasibleError, InputError, NoSolutionError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import optimize
 from alas_argo.jssp.dispatching import dispatch
@@ -220,6 +220,20 @@ def test_a_shorter_redispatch_is_taken(la01: Instance, monkeypatch: pytest.Monke
     assert any(n.startswith("re-dispatched") for n in out.notes)
 
 
+
+def test_a_redispatch_no_shorter_than_aor_is_not_taken(la01: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a shorter re-dispatch replaces AOR's edit: at equal makespan AOR's (the least edit) stays."""
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "breakdown", seed=3)
+    st = ExecutionState.at(la01, plan, d)
+    cheap = aor(st)
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "redispatch", lambda _state: cheap.model_copy(deep=True))
+    _hold_after_the_first_edit(monkeypatch)
+    out = lcrp(st, budget=1.0, is_valid=_verdict(la01, plan, d))
+    assert out.schedule.makespan == cheap.makespan
+    assert not any(n.startswith("re-dispatched") for n in out.notes)
+
 # -- LCRP: the fallback plan is validated ---------------------------------------------------------------------
 
 
@@ -253,6 +267,34 @@ def test_an_invalid_fallback_plan_is_never_returned(la01: Instance, monkeypatch:
     r = repair(la01, plan, d, "lcrp", budget=0.5)
     assert r.fallback and r.valid and r.makespan >= lower_bound(st)
 
+
+
+def test_a_fallback_re_solve_that_finds_nothing_keeps_the_incumbent(la01: Instance,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "mixed", seed=4)
+    st = ExecutionState.at(la01, plan, d)
+    is_valid = _verdict(la01, plan, d)
+
+    def infeasible(*_a: object, **_k: object) -> None:
+        raise InfeasibleError("no room")
+
+    hints: list[Schedule] = []
+
+    def nothing(state: ExecutionState, hint: Schedule, **_k: object) -> None:
+        hints.append(hint)
+        raise NoSolutionError("no solution in the time left")
+
+    monkeypatch.setattr(lcrp_module, "solve_neighbourhood", infeasible)
+    monkeypatch.setattr(lcrp_module, "optimize", infeasible)
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
+    monkeypatch.setattr(lcrp_module, "full", nothing)
+    out = lcrp(st, budget=0.5, is_valid=is_valid)
+    assert hints, "the fallback re-solve did not run"
+    # The incumbent it was hinted with stays, validated; the outcome says it went global, and why.
+    assert out.fallback and is_valid(out.schedule) and out.schedule.starts() == hints[0].starts()
+    assert any(n.startswith("fallback failed: ") for n in out.notes)
+    assert out.global_reason == "no local step produced a plan the validator accepts: global fallback"
 
 def test_an_aor_plan_the_validator_rejects_goes_to_the_global_fallback(la01: Instance,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
