@@ -8,6 +8,7 @@ endpoint, the same tables).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.instance import Instance
 
-__all__ = ["load_prices", "run_llm_experiment"]
+__all__ = ["file_recorder", "load_prices", "report_bench", "report_skipped", "run_llm_experiment"]
 
 _DEFAULT_PRICES = Path("bench/llm_prices.json")
 
@@ -58,20 +59,47 @@ def _replay(directory: Path) -> Any:
     return transport
 
 
+def file_recorder(path: Path) -> ExchangeRecorder:
+    """A recorder writing one case's exchanges to ``path`` as JSON lines (the file starts empty)."""
+    path.write_text("", encoding="utf-8")
+
+    def sink(exchange: Exchange) -> None:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(exchange.model_dump_json() + "\n")
+
+    return ExchangeRecorder(sink=sink)
+
+
 def _recorder(directory: Path) -> Any:
     directory.mkdir(parents=True, exist_ok=True)
 
     def recorder(instance: Instance, variant: LlmVariant, seed: int) -> ExchangeRecorder:
-        path = _case_file(directory, instance, variant, seed)
-        path.write_text("", encoding="utf-8")
-
-        def sink(exchange: Exchange) -> None:
-            with path.open("a", encoding="utf-8") as f:
-                f.write(exchange.model_dump_json() + "\n")
-
-        return ExchangeRecorder(sink=sink)
+        return file_recorder(_case_file(directory, instance, variant, seed))
 
     return recorder
+
+
+def report_skipped(args: argparse.Namespace, reason: str) -> int:
+    """What `alas bench llm` prints when no endpoint is configured (exit 0: the experiment is skipped)."""
+    if args.json:
+        print_json({"skipped": True, "reason": reason, "rows": []})
+    else:
+        print(f"alas bench llm: skipped: {reason}")
+    return 0
+
+
+def report_bench(args: argparse.Namespace, *, source: str, rows: Sequence[Any], summary: Any, markdown: str,
+                 paths: Sequence[Path] | None) -> int:
+    """Print a finished experiment: its JSON document with ``--json``, else its tables and where they went."""
+    if args.json:
+        print_json({"skipped": False, "source": source, "simulated": any(r.simulated for r in rows),
+                    "summary": summary, "rows": [r.to_json() for r in rows],
+                    "files": [str(p) for p in paths] if paths else []})
+        return 0
+    print(markdown)
+    if paths:
+        print("tables: " + ", ".join(str(p) for p in paths))
+    return 0
 
 
 def run_llm_experiment(args: argparse.Namespace) -> int:
@@ -93,13 +121,8 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
             return SimulatedTransport(model, seed=seed)
         source = model.describe()
     elif not settings.llm.base_url:
-        reason = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use --replay DIR, or "
-                  "--planner simulated): the LLM experiment is skipped")
-        if args.json:
-            print_json({"skipped": True, "reason": reason, "rows": []})
-        else:
-            print(f"alas bench llm: skipped: {reason}")
-        return 0
+        return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use "
+                                    "--replay DIR, or --planner simulated): the LLM experiment is skipped")
     else:
         client = client_from_settings(settings.llm)
 
@@ -127,14 +150,7 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     if out is None and not args.json:
         out = Path("bench/results") / f"llm-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     paths = write_llm_bench(out, rows, caption) if out is not None else None
-    if args.json:
-        print_json({"skipped": False, "source": source, "simulated": any(r.simulated for r in rows),
-                    "summary": summarize_llm(rows), "rows": [r.to_json() for r in rows],
-                    "files": [str(p) for p in paths] if paths else []})
-        return 0
-    print(llm_markdown(rows, caption))
-    if paths:
-        print("tables: " + ", ".join(str(p) for p in paths))
-    return 0
+    return report_bench(args, source=source, rows=rows, summary=summarize_llm(rows),
+                        markdown=llm_markdown(rows, caption), paths=paths)
 
 

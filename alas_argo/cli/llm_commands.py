@@ -71,13 +71,10 @@ def _bench(args: argparse.Namespace) -> int:
         return run_llm_experiment(args)
     settings = llm_settings_from_args(args)
     if not settings.llm.base_url:
-        reason = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL): "
-                  "the llm planner comparison is skipped")
-        if args.json:
-            print_json({"skipped": True, "reason": reason, "rows": []})
-        else:
-            print(f"alas bench llm: skipped: {reason}")
-        return 0
+        from alas_argo.cli.llm_bench_command import report_skipped
+
+        return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL): "
+                                    "the llm planner comparison is skipped")
     instances = [get_instance(name) for name in suite(args.suite)]
     backend = make_llm_backend(settings)
     progress = None if args.json else (lambda r: print(

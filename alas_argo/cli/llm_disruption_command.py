@@ -20,8 +20,8 @@ from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
 from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.benchmarks.llm_disruption import LlmDisruptionRow, PlanInForce, TransportsFor, run_llm_disruption_bench
 from alas_argo.benchmarks.llm_disruption_tables import disruption_markdown, summarize_disruption, write_disruption_bench
-from alas_argo.cli.app import print_json, run_with_progress
-from alas_argo.cli.llm_bench_command import load_prices
+from alas_argo.cli.app import run_with_progress
+from alas_argo.cli.llm_bench_command import file_recorder, load_prices, report_bench, report_skipped
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import DisruptionKind
@@ -66,14 +66,7 @@ def _recorder(directory: Path) -> Any:
     directory.mkdir(parents=True, exist_ok=True)
 
     def recorder(instance: Instance, variant: LlmVariant, seed: int, scenario: str) -> ExchangeRecorder:
-        path = _case_file(directory, instance, variant, seed, scenario)
-        path.write_text("", encoding="utf-8")
-
-        def sink(exchange: Exchange) -> None:
-            with path.open("a", encoding="utf-8") as f:
-                f.write(exchange.model_dump_json() + "\n")
-
-        return ExchangeRecorder(sink=sink)
+        return file_recorder(_case_file(directory, instance, variant, seed, scenario))
 
     return recorder
 
@@ -123,13 +116,9 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     variants = [LlmVariant(v) for v in args.variants.split(",")] if args.variants else list(LlmVariant)
     transports, source = _transports(args, settings)
     if transports is None:
-        reason = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use --replay DIR, or "
-                  "--planner simulated): the LLM experiment under disruptions is skipped")
-        if args.json:
-            print_json({"skipped": True, "reason": reason, "rows": []})
-        else:
-            print(f"alas bench llm: skipped: {reason}")
-        return 0
+        return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use "
+                                    "--replay DIR, or --planner simulated): the LLM experiment under disruptions "
+                                    "is skipped")
     instances = [get_instance(name) for name in suite(args.suite)]
     recorder_for = _recorder(args.record) if args.record is not None else None
     rows: list[LlmDisruptionRow] = run_with_progress(
@@ -149,12 +138,5 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     if out is None and not args.json:
         out = Path("bench/results") / f"llm-disruption-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     paths = write_disruption_bench(out, rows, caption) if out is not None else None
-    if args.json:
-        print_json({"skipped": False, "source": source, "simulated": any(r.simulated for r in rows),
-                    "summary": summarize_disruption(rows), "rows": [r.to_json() for r in rows],
-                    "files": [str(p) for p in paths] if paths else []})
-        return 0
-    print(disruption_markdown(rows, caption))
-    if paths:
-        print("tables: " + ", ".join(str(p) for p in paths))
-    return 0
+    return report_bench(args, source=source, rows=rows, summary=summarize_disruption(rows),
+                        markdown=disruption_markdown(rows, caption), paths=paths)
