@@ -16,6 +16,7 @@ from typing import Any
 
 from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.benchmarks.llm_disruption import REPAIRS, LlmDisruptionRow
+from alas_argo.benchmarks.tables import markdown_table as _table
 from alas_argo.benchmarks.tables import rows_to_csv
 
 __all__ = ["ALL_SCENARIOS", "disruption_markdown", "disruption_paired_tests", "summarize_disruption",
@@ -111,14 +112,6 @@ def disruption_paired_tests(rows: Sequence[LlmDisruptionRow], reference: str = "
             out.append({"scenario": scenario, "reference": reference, "variant": v, "instances": len(common),
                         "mean_difference": _mean(diffs), "statistic": stat, "p_value": p})
     return out
-
-
-def _table(header: Sequence[str], body: list[list[Any]]) -> list[str]:
-    def cell(v: Any) -> str:
-        return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
-
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(cell(v) for v in row) + " |" for row in body)]
 
 
 def disruption_markdown(rows: Sequence[LlmDisruptionRow], caption: str) -> str:

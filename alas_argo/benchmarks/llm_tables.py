@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.benchmarks.llm_bench import LlmCaseRow
+from alas_argo.benchmarks.tables import markdown_table as _table
 from alas_argo.benchmarks.tables import rows_to_csv
 
 __all__ = ["llm_markdown", "paired_tests", "prompt_sizes", "summarize_llm", "write_llm_bench"]
@@ -110,14 +111,6 @@ def prompt_sizes(rows: Sequence[LlmCaseRow]) -> list[dict[str, Any]]:
                         "agent_over_single_percent": round(100.0 * mean_agent / single, 1),
                         "saved_percent": round(100.0 - 100.0 * mean_agent / single, 1)})
     return out
-
-
-def _table(header: Sequence[str], body: list[list[Any]]) -> list[str]:
-    def cell(v: Any) -> str:
-        return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
-
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(cell(v) for v in row) + " |" for row in body)]
 
 
 def llm_markdown(rows: Sequence[LlmCaseRow], caption: str) -> str:

@@ -1,4 +1,4 @@
-"""Benchmark rows (dataclasses) as CSV text: one writer for every benchmark's table."""
+"""Benchmark rows as tables: CSV text from dataclasses, Markdown from lists of cells (one writer each)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-__all__ = ["rows_to_csv"]
+__all__ = ["markdown_table", "rows_to_csv"]
 
 
 def rows_to_csv(rows: Iterable[Any], columns: Sequence[str]) -> str:
@@ -19,3 +19,12 @@ def rows_to_csv(rows: Iterable[Any], columns: Sequence[str]) -> str:
     for row in rows:
         writer.writerow(asdict(row))
     return buf.getvalue()
+
+
+def markdown_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> list[str]:
+    """The lines of a Markdown table: None prints as "-", booleans as yes/no."""
+    def cell(v: Any) -> str:
+        return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
+
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(cell(v) for v in row) + " |" for row in body)]
