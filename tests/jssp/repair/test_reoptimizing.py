@@ -92,3 +92,27 @@ def test_lcrp_takes_the_search_only_when_it_is_shorter(monkeypatch: pytest.Monke
     without = repair(ft10, plan, d, "lcrp", budget=5.0)
     assert without.valid
     assert with_search.makespan < without.makespan
+
+
+def test_what_the_first_round_leaves_of_the_box_goes_to_another_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LCRP's extra rounds: when the first search finds nothing and the box has time left, a later round searches
+    again from the stabilized plan, takes what it finds and says so; with no search finding anything the plan
+    stays longer. (ft10, a weak plan, breakdown seed 0, effort 4: the first round's search is forced to fail.)"""
+    ft10 = get_instance("ft10")
+    plan = dispatch(ft10, "mwkr")
+    d = generate_disruption(ft10, plan, "breakdown", seed=0)
+    real, calls = lcrp_module._search, []
+
+    def first_finds_nothing(*args: object, **kwargs: object) -> Schedule | None:
+        calls.append(1)
+        return None if len(calls) == 1 else real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcrp_module, "_search", first_finds_nothing)
+    later = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4)
+    assert len(calls) >= 2 and later.valid
+    assert later.global_reason is not None and "of the box left at makespan" in later.global_reason
+    monkeypatch.setattr(lcrp_module, "_search", lambda *_a, **_k: None)
+    never = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4)
+    assert never.valid and never.global_reason is None
+    assert later.makespan < never.makespan
+    assert later.makespan >= lower_bound(ExecutionState.at(ft10, plan, d))
