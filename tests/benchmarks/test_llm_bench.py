@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,10 @@ from alas_argo.benchmarks.llm_bench import LlmVariant, optimal_rate, run_case, r
 from alas_argo.benchmarks.llm_tables import llm_markdown, paired_tests, prompt_sizes, summarize_llm
 from alas_argo.cli import main
 from alas_argo.jssp.catalog import get_instance
-from tests.agents.llm_server import ScriptedLlmServer, running_server, simulated_route
+from tests.agents.llm_server import ScriptedLlmServer, simulated_route
 
-
-@pytest.fixture
-def llm_server() -> Iterator[ScriptedLlmServer]:
-    yield from running_server()
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ALAS_LLM__BASE_URL", "ALAS_LLM__API_KEY"):
-        monkeypatch.delenv(var, raising=False)
+# Every test here runs with no endpoint from the environment (conftest.py).
+pytestmark = pytest.mark.usefixtures("no_ambient_endpoint")
 
 
 def test_optimal_rate_definition() -> None:

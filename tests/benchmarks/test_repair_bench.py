@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.benchmarks.repair import run_repair_bench
+from alas_argo.benchmarks.repair import RepairRow, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, summarize, to_csv, write_outputs
 from alas_argo.cli import main
 from alas_argo.errors import InputError
@@ -15,7 +15,7 @@ from alas_argo.jssp.repair import RepairMethod
 
 
 def test_run_summarize_and_write(tmp_path: Path) -> None:
-    seen = []
+    seen: list[RepairRow] = []
     rows = run_repair_bench(["ft06"], scenarios=["breakdown", "shock"], seeds=2, time_limit=0.3,
                             baseline_time_limit=0.5, workers=1, cache=tmp_path / "baselines", on_row=seen.append)
     assert len(rows) == len(seen) == 2 * 2 * len(RepairMethod)
