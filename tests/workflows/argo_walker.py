@@ -143,7 +143,7 @@ class Walker:
         return "Succeeded", outputs
 
     @staticmethod
-    def depends_ok(expr: str, phases: dict[str, str], tasks: dict[str, dict[str, Any]] | None = None) -> bool:
+    def depends_ok(expr: str, phases: dict[str, str]) -> bool:
         """Argo's ``depends``: a bare name is ``(x.Succeeded || x.Skipped || x.Daemoned)``."""
         def term(m: re.Match[str]) -> str:
             task, state = m.group(1), m.group(2)
@@ -198,7 +198,7 @@ class Walker:
                 raise RuntimeError("DAG deadlock")
             name = ready[0]
             task = tasks[name]
-            if task.get("depends") and not self.depends_ok(task["depends"], phases, tasks):
+            if task.get("depends") and not self.depends_ok(task["depends"], phases):
                 phases[name] = "Omitted"
                 continue
             if "when" in task and not self.when_ok(self.sub(task["when"], local)):
