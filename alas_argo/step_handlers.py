@@ -26,13 +26,14 @@ def _compact(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-def retract(ctx: StepContext, committed: dict[str, Any]) -> dict[str, Any]:
-    """Compensation of a commit: a ``plan.retracted`` transition, after which the latest version that is not
-    retracted is in force again, or none (the log is never edited; retracting twice changes nothing)."""
+def retract(ctx: StepContext, committed: dict[str, Any], *, node: str) -> dict[str, Any]:
+    """Compensation of a commit, as compensation node ``node``: a ``plan.retracted`` transition, after which the
+    latest version that is not retracted is in force again, or none (the log is never edited; retracting twice
+    changes nothing). Worded as the local pipeline's retract (:meth:`alas_argo.pipeline.stages.Stages.retract`)."""
     version = committed.get("version")
     if not isinstance(version, int):
         return {"retracted": None}
-    ctx.log.retract(version, node_id=ctx.input.node, reason=f"compensation of v{version} ({ctx.input.scope})")
+    ctx.log.retract(version, node_id=node, reason=f"compensation of v{version}")
     return {"retracted": version, "restored": ctx.log.current_version()}
 
 
@@ -43,7 +44,8 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
     """Undo what saga step ``node`` committed in this workflow (``ctx.input.scope``), at most once: None when
     it committed nothing here or was compensated already (by the exit handler or a compensation step)."""
     scope = ctx.input.scope
-    if any(e.type is EventType.COMPENSATION_FINISHED and e.payload.get("node") == node
+    # "node": what images before the one wording wrote (a log they started may be compensated by a newer one).
+    if any(e.type is EventType.COMPENSATION_FINISHED and e.payload.get("compensates", e.payload.get("node")) == node
            and e.payload.get("scope") == scope for e in events):
         return None
     done = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id == node
@@ -53,10 +55,11 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
     handler = COMPENSATORS.get(str(comp.get("role")))
     if handler is None:
         raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
-    ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"node": node, "scope": scope})
-    result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"])
+    # The payloads are the local saga's (alas_argo.runtime.saga), plus the workflow object (scope).
+    ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"compensates": node, "scope": scope})
+    result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"], node=str(comp["node"]))
     ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
-                   payload={"node": node, "scope": scope, "result": result})
+                   payload={"compensates": node, "ok": True, "result": result, "scope": scope})
     return {"node": node, **result}
 
 
