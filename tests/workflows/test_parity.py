@@ -170,10 +170,10 @@ def test_every_pipeline_node_is_a_step_on_argo() -> None:
     assert cluster.edges == local.edges
 
 
-def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str) -> None:
+def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str, index: int | None = None) -> None:
     """Make the pipeline's ``roles`` fail for good (a permanent error, as an infeasible repair raises), in this
-    process: the local runtime's handlers and every walked pod's. A segment past the run's last disruption
-    repairs nothing, so it still passes the plan through."""
+    process: the local runtime's handlers and every walked pod's; with ``index``, only in that disruption's
+    segment. A segment past the run's last disruption repairs nothing, so it still passes the plan through."""
     from alas_argo.errors import InfeasibleError
     from alas_argo.pipeline.stages import Stages
 
@@ -181,7 +181,8 @@ def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str) -> None:
         original = getattr(Stages, role)
 
         def infeasible(self: Stages, ctx: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-            if ctx.deps[f"disrupt_{ctx.params['index']}"].get("skipped"):
+            k = ctx.params["index"]
+            if ctx.deps[f"disrupt_{k}"].get("skipped") or index not in (None, k):
                 return original(self, ctx, inputs)
             raise InfeasibleError(f"no {ctx.level} repair fits", where={"machine": 2})
         return infeasible
@@ -267,6 +268,27 @@ def test_when_every_rung_fails_the_workflow_fails_and_is_compensated(tmp_path: P
         ("compensation.finished", "retract_v1", {"compensates": "commit_v1", "ok": True,
                                                  "result": {"retracted": 1, "restored": None}})]
     assert trace(e.to_json() for e in argo.events()) == local_trace
+
+
+def test_a_sequence_failing_in_its_second_disruption_is_compensated_newest_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two disruptions; every rung of the second repair fails: the workflow fails after committing v1 and v2, and
+    on exit v2 then v1 are retracted (the pass-through segment after it never ran), the same on both engines."""
+    _fail(monkeypatch, "repairer", "repair_patch", "replan", index=2)
+    local, argo, walk = _both(SEQUENCES[0], tmp_path, monkeypatch, ok=False)
+    assert walk.status == "Failed"
+    assert {t: walk.phases[t] for t in ("commit-2", "repair-2", "repair-2-replan", "commit-3", "disrupt-3",
+                                        "finish")} == {
+        "commit-2": "Succeeded", "repair-2": "Failed", "repair-2-replan": "Failed", "commit-3": "Omitted",
+        "disrupt-3": "Omitted", "finish": "Omitted"}
+    assert local.versions() == argo.versions() == [1, 2]
+    assert [e.payload["version"] for e in argo.events() if e.type.value == "plan.retracted"] == [2, 1]
+    assert local.retracted() == argo.retracted() == [1, 2] and argo.current_plan() is None
+    local_trace = trace(e.to_json() for e in local.events())
+    assert [e["payload"]["compensates"] for e in local_trace if e["type"] == "compensation.finished"] == [
+        "commit_2", "commit_v1"]
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+    assert argo.verify().ok and local.verify().ok
 
 
 def test_a_rung_failing_transiently_is_retried_by_its_retry_strategy(tmp_path: Path,
