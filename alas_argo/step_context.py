@@ -25,7 +25,7 @@ class StepInput(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: str = Field(description="Step kind (the IR role): blueprint, job-agent, supervise, controller, ...")
+    kind: str = Field(description="Step kind (the IR role): blueprint, job-agent, supervisor, commit, ...")
     node: str = Field(description="IR node id.")
     run_id: str = Field(description="Run whose log the step reads and writes.")
     scope: str = Field(description="The workflow object (Argo's workflow.name): output records are keyed by it.")

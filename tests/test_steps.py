@@ -111,8 +111,11 @@ def test_compensate_reverses_committed_steps_once(tmp_path: Path) -> None:
     assert again.doc == {"compensated": []}
     assert log.versions() == [1, 2] and log.retracted() == [1, 2] and log.current_plan() is None
     assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [2, 1]
-    finished = [e.payload["node"] for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
+    finished = [e.payload["compensates"] for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
     assert finished == ["commit-b", "commit-a"]
+    # Worded as the local saga words them: the compensation node retracts, "compensation of v<n>".
+    assert [(e.node_id, e.payload["reason"]) for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [
+        ("undo-commit-b", "compensation of v2"), ("undo-commit-a", "compensation of v1")]
 
 
 def test_choose_takes_the_first_branch_that_holds(tmp_path: Path) -> None:

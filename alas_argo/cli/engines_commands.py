@@ -164,7 +164,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 when stale")
     p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",
                      description="Submit WORKFLOW (a shipped workflow, e.g. alas-plan, or a rendered YAML file) "
-                     "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE).")
+                     "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE). alas-plan reveals "
+                     "-p disruptions=N disruptions in sequence, N from 0 (plan only) to 3 (the segments it is "
+                     "rendered with; a larger N fails its first step), default 1.")
     p.add_argument("workflow", metavar="WORKFLOW", help="a workflow name (alas-plan, alas-repair, alas-bench) or a "
                    "rendered .yaml/.json file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")

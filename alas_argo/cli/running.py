@@ -254,7 +254,7 @@ def register(commands: Commands) -> None:
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
     p.add_argument("--disruptions", type=int, default=None, metavar="N",
                    help="how many disruptions (1-20) --disrupt KIND generates, revealed one after another "
-                   "(default 1)")
+                   "(default 1); the cluster's alas-plan reveals at most 3 (-p disruptions=N)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm", "simulated"], default="cpsat",
                    help="planner backend (default cpsat); simulated: a declared, seeded stand-in for an LLM "

@@ -93,8 +93,9 @@ def register(commands: Commands) -> None:
                      description="Run one step of a workflow: read inputs from the execution log, run the role, "
                      "record the output in the log, and write Argo output parameters to --outputs. Exit codes: "
                      "0 ok, 75 transient (retry), 2 or 1 permanent.")
-    p.add_argument("kind", help="step kind: blueprint, job-agent, supervise, controller, disrupt, compensate, "
-                   "retract, bench-plan, bench-case, aggregate, choose, gather")
+    p.add_argument("kind", help="step kind: a pipeline role (blueprint, job-agent, supervisor, revalidate, "
+                   "optimizer, commit, disrupt, repairer, ...), compensate, retract, bench-plan, bench-case, "
+                   "aggregate, choose, gather")
     p.add_argument("--node", help="IR node id (default: the kind)")
     p.add_argument("--run-id", required=True, help="run whose log the step reads and writes")
     p.add_argument("--scope", help="workflow object name (default: the run id)")

@@ -3,7 +3,10 @@
 
 Parameters are strings (Argo's), JSON where they hold lists or documents. The first entry of ``scenarios``
 and of ``seeds`` picks the disruption and the seed (``none`` plans only); a ``disruption`` document (one
-disruption or a list) is revealed instead of a generated one. An empty ``repair-budget`` is the time limit.
+disruption or a list) is revealed instead of a generated one. ``disruptions`` counts the generated disruptions
+revealed in sequence (0: plan only), at most :data:`~alas_argo.workflows.plan.MAX_DISRUPTIONS` (the segments
+``alas-plan`` is rendered with; a larger count is refused, never truncated); a given list reveals each of its
+entries, as many. An empty ``repair-budget`` is the time limit.
 The pods run one CP-SAT worker each, so ``workers`` is 1 on a cluster; with ``deterministic`` (the default)
 the solves do not depend on it.
 """
@@ -19,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.pipeline.config import RunConfig, Variant
+from alas_argo.workflows.plan import MAX_DISRUPTIONS
 
 __all__ = ["config_from_parameters", "parameters_for"]
 
@@ -40,6 +44,22 @@ def _first(values: Mapping[str, str], name: str, default: Any) -> Any:
     return items[0] if items else default
 
 
+def _count(values: Mapping[str, str], *, given: int) -> int:
+    """The parameter ``disruptions`` (default 1), checked against what ``alas-plan`` can reveal."""
+    raw = values.get("disruptions") or "1"
+    try:
+        count = int(raw)
+    except ValueError:
+        raise InputError(f"workflow parameter 'disruptions' must be a whole number, got {raw!r}",
+                         where="parameter disruptions") from None
+    for what, n in (("disruptions", count), ("the given disruption list's length", given)):
+        if not 0 <= n <= MAX_DISRUPTIONS:
+            # Refused, not truncated: revealing fewer disruptions than asked would be a different run.
+            raise InputError(f"{what} must be between 0 and {MAX_DISRUPTIONS} (alas-plan is rendered with "
+                             f"{MAX_DISRUPTIONS} disruption segments), got {n}", where="parameter disruptions")
+    return count
+
+
 def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[RunConfig, list[Disruption]]:
     """The run configuration and the given disruptions that workflow parameters ``values`` describe.
 
@@ -58,10 +78,12 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
     except ValidationError as e:
         loc, msg = first_error(e)
         raise InputError(f"{loc}: {msg}", where="parameter disruption") from None
+    count = _count(values, given=len(disruptions))
     limit = values.get("time-limit") or "10"
     fields: dict[str, Any] = {
         "instance": values.get("instance") or "ta01", "planner": values.get("planner") or "heuristic",
-        "disrupt": None if scenario == "none" or disruptions else scenario, "seed": int(_first(values, "seeds", 0)),
+        "disrupt": None if scenario == "none" or disruptions or count == 0 else scenario,
+        "disruptions": max(count, 1), "seed": int(_first(values, "seeds", 0)),
         "time_limit": float(limit), "repair_method": values.get("method") or "lcrp",
         "repair_budget": float(values.get("repair-budget") or limit), "faults": int(values.get("faults") or 0),
         "variant": Variant(values.get("variant") or "full"), "workers": 1,
@@ -73,18 +95,27 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
 
 
 def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disruption] | None = None) -> dict[str, str]:
-    """The workflow parameters of ``alas-plan`` that run what ``config`` runs locally (one disruption at most).
+    """The workflow parameters of ``alas-plan`` that run what ``config`` runs locally.
+
+    Args:
+        config: The run's configuration.
+        run_id: The log run id.
+        disruptions: Disruptions given as documents (revealed in order), instead of generated ones.
 
     Raises:
-        InputError: ``config`` is not expressible as parameters (an instance file, several disruptions).
+        InputError: ``config`` is not expressible as parameters: more disruptions than ``alas-plan`` has
+            segments (:data:`~alas_argo.workflows.plan.MAX_DISRUPTIONS`).
     """
-    if (disruptions and len(disruptions) > 1) or (config.disrupt is not None and config.disruptions > 1):
-        raise InputError("alas-plan reveals one disruption", where="disruptions")
+    count = len(disruptions) if disruptions else (0 if config.disrupt is None else config.disruptions)
+    if count > MAX_DISRUPTIONS:
+        raise InputError(f"alas-plan reveals at most {MAX_DISRUPTIONS} disruptions, got {count}",
+                         where="disruptions")
     out = {"run-id": run_id, "instance": config.instance, "planner": config.planner,
            "scenarios": json.dumps([config.disrupt or "none"] if not disruptions else ["given"]),
            "seeds": json.dumps([config.seed]), "method": config.repair_method, "time-limit": repr(config.time_limit),
            "repair-budget": repr(config.repair_budget), "faults": str(config.faults), "variant": str(config.variant),
-           "deterministic": "true" if config.deterministic else "false"}
+           "deterministic": "true" if config.deterministic else "false", "disruptions": str(count)}
     if disruptions:
-        out["disruption"] = json.dumps(disruptions[0].to_json())
+        docs = [d.to_json() for d in disruptions]
+        out["disruption"] = json.dumps(docs[0] if len(docs) == 1 else docs)
     return out

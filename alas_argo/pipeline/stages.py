@@ -212,7 +212,7 @@ class Stages:
     def revalidate(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """One iteration of validate -> repair: validate the plan; if invalid, patch it for the next one."""
         source = ctx.deps[ctx.params["source"]]
-        if source.get("skipped"):  # a cluster run whose scenario is "none": nothing was disrupted
+        if source.get("skipped"):  # a segment past the run's last disruption: nothing was disrupted
             return {**source, "valid": True, "checked": False}
         plan = _plan(ctx.previous["plan"] if ctx.previous else source["plan"])
         if ctx.previous is None and self._take_manual_plan():
@@ -258,7 +258,8 @@ class Stages:
         """Commit the plan as a new immutable version."""
         source = ctx.deps[ctx.params["source"]]
         if source.get("skipped"):
-            return {"version": None, "skipped": True}
+            # The plan in force goes on to the next segment, which passes it through too.
+            return {"version": None, "skipped": True, "plan": source["plan"]}
         plan = _plan(source["plan"])
         meta: dict[str, Any] = {"valid": bool(source.get("valid")), "checked": bool(source.get("checked", True)),
                                 "makespan": plan.makespan}
@@ -290,6 +291,13 @@ class Stages:
 
     # -- disruptions and repair ----------------------------------------------------------------------------
 
+    def revealed(self) -> int:
+        """How many disruptions this run reveals: the given ones, else the generated sequence's length (none
+        without a disruption kind)."""
+        if self.file_disruptions:
+            return len(self.file_disruptions)
+        return 0 if self.config.disrupt is None else self.config.disruptions
+
     def disrupt(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Reveal disruption k against the plan in force (generated, or the k-th from the file)."""
         k = int(ctx.params.get("index", 1))
@@ -303,8 +311,9 @@ class Stages:
         baseline = _plan(in_force["plan"])
         base_version = in_force.get("version")
         previous = Disruption.model_validate(in_force["disruption"]) if in_force.get("disruption") else None
-        if not self.file_disruptions and self.config.disrupt is None:
-            # Only a cluster run gets here (scenario "none"): the segment passes the plan through, uncommitted.
+        if k > self.revealed():
+            # A segment past the run's last disruption (the definition has a fixed number of them, the run's
+            # inputs say how many reveal one): it passes the plan in force through and commits nothing.
             return {"disruption": None, "baseline": baseline.to_json(), "baseline_version": base_version,
                     "skipped": True}
         if self.file_disruptions:
@@ -354,6 +363,8 @@ class Stages:
     def repair_patch(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Recovery level 2: a feasible plan by priority decode of the plan in force under the disruption."""
         d = ctx.deps[f"disrupt_{ctx.params['index']}"]
+        if d.get("skipped"):
+            return {**_plan_out(_plan(d["baseline"])), "skipped": True}
         baseline, disruption = _plan(d["baseline"]), Disruption.model_validate(d["disruption"])
         patched = self._patch(baseline, disruption, baseline)
         return _plan_out(patched, metrics={"method": "patch"}, baseline=baseline.to_json(),

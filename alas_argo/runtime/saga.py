@@ -58,7 +58,7 @@ class Saga:
                                               output=outputs.get(node_id)))
             try:
                 handler = self.handlers[comp.role or ""]
-                handler(ctx, {**comp.params, node_id: outputs.get(node_id)})
+                result = handler(ctx, {**comp.params, node_id: outputs.get(node_id)})
             except Exception as e:
                 self.errors[node_id] = f"{primary_error_name(e)}: {e}"
                 self.journal.record(EventType.COMPENSATION_FINISHED, node_id=comp_id,
@@ -66,7 +66,8 @@ class Saga:
                                              "error": self.errors[node_id]})
                 continue
             self.journal.put_idempotent(key, {"compensates": node_id, "by": comp_id})
+            # The handler's result too, as the cluster's exit handler words it: one wording on every engine.
             self.journal.record(EventType.COMPENSATION_FINISHED, node_id=comp_id,
-                                payload={"compensates": node_id, "ok": True})
+                                payload={"compensates": node_id, "ok": True, "result": result})
             ran.append(node_id)
         return ran

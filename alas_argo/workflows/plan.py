@@ -10,11 +10,21 @@ Shape (one disruption shown; a sequence repeats the segment ``disrupt_k .. commi
 Every node is one role (one pod on Argo, one handler call locally, the same handler code in both:
 :mod:`alas_argo.pipeline.stages`). ``repair_1`` escalates retry -> patch -> replan (its repair spec; on Argo each
 rung is a DAG task of its own).
-What differs between engines is only the :class:`Shape`: how many disruptions, how wide the job fan-out
-runs, and the policy values (thread-level retries and timeouts locally, pod-level ones on a cluster).
+What differs between engines is only the :class:`Shape`: how many disruption segments, how wide the job
+fan-out runs, and the policy values (thread-level retries and timeouts locally, pod-level ones on a cluster).
+
+How many disruptions a run reveals is an input of the run, not of the shape: ``alas-plan`` is rendered with
+:data:`MAX_DISRUPTIONS` segments and its parameter ``disruptions`` (0 to that) says how many reveal one;
+segment k of a run revealing fewer than k disruptions passes the plan in force through and commits nothing
+(the disrupt step decides, from its index and the run's inputs). ``alas run`` builds the same definition with
+``max(N, MAX_DISRUPTIONS)`` segments, so for N up to the maximum both engines run one definition.
+The gate is data, not an IR choice node: a choice skips one node, locally its descendants too, but Argo runs a
+task whose bare dependency was Skipped, and the join after a gated segment (an any_of over the last commit and
+each gate's default) is neither expressible in ASL's chain nor decided by Argo before every candidate is done.
+
 Workflow parameters of ``alas-plan`` (the operator's contract, extended, never renamed): run-id, instance,
-planner, scenarios, seeds, method, time-limit, plus repair-budget, faults, variant, deterministic and
-disruption (:mod:`alas_argo.pipeline.parameters` maps them onto a run's configuration).
+planner, scenarios, seeds, method, time-limit, plus repair-budget, faults, variant, deterministic,
+disruption and disruptions (:mod:`alas_argo.pipeline.parameters` maps them onto a run's configuration).
 """
 
 from __future__ import annotations
@@ -39,7 +49,15 @@ from alas_argo.ir import (
     ensure_valid,
 )
 
-__all__ = ["INPUTS", "Engine", "Shape", "build", "disruption_segment", "pipeline", "policies"]
+__all__ = ["INPUTS", "MAX_DISRUPTIONS", "Engine", "Shape", "build", "disruption_segment", "pipeline", "policies"]
+
+#: Disruption segments ``alas-plan`` is rendered with: the most disruptions one submission reveals (the workflow
+#: parameter ``disruptions``, 0 to this; a larger value is refused by the first step). A segment the run does not
+#: use still runs, as four pods passing the plan through (disrupt, repair, recheck, commit), and every segment
+#: adds seven templates, six tasks and about 22 KB to the template (which every Workflow object made from it
+#: stores); three keeps that cost bounded while covering the sequences the experiments reveal (``alas run
+#: --disruptions`` locally has no such bound: it gets as many segments as it asks).
+MAX_DISRUPTIONS = 3
 
 #: Workflow parameters of ``alas-plan`` and their defaults (all strings: Argo parameters).
 INPUTS: dict[str, str] = {
@@ -47,7 +65,10 @@ INPUTS: dict[str, str] = {
     "method": "lcrp", "time-limit": "10",
     # Added with the single definition; an empty value keeps the earlier meaning (the repair budget is the
     # time limit, no faults, the full variant, reproducible solves, a generated disruption).
-    "repair-budget": "", "faults": "0", "variant": "full", "deterministic": "true", "disruption": ""}
+    "repair-budget": "", "faults": "0", "variant": "full", "deterministic": "true", "disruption": "",
+    # Disruptions revealed in sequence (0: plan only), at most MAX_DISRUPTIONS; a given `disruption` list
+    # reveals each of its entries instead.
+    "disruptions": "1"}
 
 
 class Engine(StrEnum):
@@ -203,5 +224,6 @@ def pipeline(shape: Shape) -> Workflow:
 
 
 def build() -> Workflow:
-    """The IR of ``alas-plan``: the pipeline with one disruption, shaped for a cluster."""
-    return pipeline(Shape(engine=Engine.CLUSTER, disruptions=1))
+    """The IR of ``alas-plan``: the pipeline with :data:`MAX_DISRUPTIONS` disruption segments, shaped for a
+    cluster; the workflow parameter ``disruptions`` says how many of them reveal one (the rest pass through)."""
+    return pipeline(Shape(engine=Engine.CLUSTER, disruptions=MAX_DISRUPTIONS))

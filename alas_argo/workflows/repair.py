@@ -15,7 +15,8 @@ from alas_argo.workflows.plan import INPUTS, Engine, Shape, disruption_segment, 
 __all__ = ["build"]
 
 #: Parameters of ``alas-repair``: the pipeline's, without the planning ones.
-_INPUTS = {k: v for k, v in INPUTS.items() if k not in ("instance", "planner", "faults", "variant")}
+#: One disruption by definition, so no ``disruptions``.
+_INPUTS = {k: v for k, v in INPUTS.items() if k not in ("instance", "planner", "faults", "variant", "disruptions")}
 
 
 def build() -> Workflow:

@@ -1,6 +1,7 @@
 """One IR, two engines, one result, on the real engine: `alas run` (the local runtime, here in the test
 process) and `argo submit --from workflowtemplate/alas-plan` with the same parameters commit identical plan
-versions and the same sequence of domain events (tests/parity.py), for three instances.
+versions and the same sequence of domain events (tests/parity.py), for three instances, and for a sequence of two
+disruptions (alas-plan's parameter ``disruptions``).
 
 Figures go to $ALAS_CLUSTER_HOME/figures.json as ``parity`` (what the closing note of issue 19 quotes).
 """
@@ -21,7 +22,8 @@ from alas_argo.pipeline.parameters import parameters_for
 from tests.cluster.conftest import Argo, Store, record_figure
 from tests.parity import trace
 
-# Three plan workflows of ~20 pods each, one after another: about 2 min each on the kind cluster.
+# Four plan workflows of ~30 pods each (alas-plan has three disruption segments; those a run does not use pass the
+# plan through, four pods each), one after another: a few minutes each on the kind cluster.
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1800)]
 
 #: As tests/workflows/test_parity.py: three instances, both planners, two disruption kinds (one worker, as a pod).
@@ -32,12 +34,19 @@ CASES = [
               workers=1),
     RunConfig(instance="ta01", planner="cpsat", disrupt="breakdown", seed=2, time_limit=5, repair_budget=5,
               workers=1),
+    # Two disruptions revealed in sequence, each against the version the one before committed.
+    RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", disruptions=2, seed=3, time_limit=2,
+              repair_budget=2, workers=1),
 ]
+
+
+def _case(c: RunConfig) -> str:
+    return f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}" + (f"-x{c.disruptions}" if c.disruptions > 1 else "")
 
 _RESULTS: dict[str, Any] = {}
 
 
-@pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}")
+@pytest.mark.parametrize("config", CASES, ids=_case)
 def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, store: Store, tmp_path: Path) -> None:
     run_id = f"e2e-parity-{config.instance}-{int(time.time())}"
     local = ExecutionLog(FsStore(tmp_path / "local"), run_id)
@@ -47,14 +56,15 @@ def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, sto
 
     events = store.events(run_id)
     versions = [e["payload"]["version"] for e in events if e["type"] == "plan.committed"]
-    assert versions == local.versions() == [1, 2]
+    assert versions == local.versions() == list(range(1, config.disruptions + 2))
     same_plans = []
     for version in versions:
         shown = store.alas("log", "show", run_id, "--store", "s3", "--version", str(version), "--json")
         same_plans.append(json.loads(shown.stdout) == local.plan(version))
     local_trace, argo_trace = trace(e.to_json() for e in local.events()), trace(events)
-    _RESULTS[config.instance] = {"versions": len(versions), "identical_plans": sum(same_plans),
-                                 "domain_events": len(local_trace), "same_events": argo_trace == local_trace}
+    key = config.instance if config.disruptions == 1 else _case(config)
+    _RESULTS[key] = {"versions": len(versions), "identical_plans": sum(same_plans),
+                     "domain_events": len(local_trace), "same_events": argo_trace == local_trace}
     record_figure("parity", _RESULTS)
     assert all(same_plans), same_plans
     assert argo_trace == local_trace

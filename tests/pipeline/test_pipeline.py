@@ -31,9 +31,26 @@ def test_blueprint_is_valid_and_shaped(tmp_path: Path) -> None:
     assert wf.policies["revalidate"].loop_guard is not None
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, 5])
+def test_alas_run_builds_alas_plans_definition_up_to_its_maximum(count: int) -> None:
+    """Up to MAX_DISRUPTIONS, `alas run` builds the nodes and edges alas-plan is rendered with (the unused
+    segments pass through); beyond it, as many segments as the run reveals."""
+    from alas_argo.workflows import WORKFLOWS
+    from alas_argo.workflows.plan import MAX_DISRUPTIONS
+
+    local = build_workflow(RunConfig(instance="ft06"), disruptions=count)
+    segments = [n.id for n in local.nodes if n.id.startswith("disrupt_")]
+    assert segments == [f"disrupt_{k}" for k in range(1, max(count, MAX_DISRUPTIONS) + 1)]
+    cluster = WORKFLOWS["alas-plan"]()
+    same = [(n.id, n.role, n.kind, n.params) for n in local.nodes] == [
+        (n.id, n.role, n.kind, n.params) for n in cluster.nodes] and local.edges == cluster.edges
+    assert same is (count <= MAX_DISRUPTIONS)
+
+
 def test_plan_only_heuristic(tmp_path: Path, ft06_heuristic: RunConfig) -> None:
     log = _log(tmp_path)
     result = run_pipeline(ft06_heuristic, log)
+    assert result.run is not None
     assert result.run.status is RunStatus.SUCCEEDED and result.succeeded
     assert result.versions == [1] and result.baseline == result.final
     assert result.final is not None and validate(get_instance("ft06"), result.final).valid
@@ -52,6 +69,7 @@ def test_disruption_repaired_and_committed(tmp_path: Path, kind: str) -> None:
     log = _log(tmp_path)
     config = RunConfig(instance="ft06", planner="cpsat", disrupt=kind, time_limit=1, repair_budget=1, seed=3)
     result = run_pipeline(config, log)
+    assert result.run is not None
     assert result.succeeded, result.run.errors
     assert result.versions == [1, 2]
     assert len(result.disruptions) == 1 and result.repairs[0]["method"] == "lcrp"
@@ -74,6 +92,7 @@ def test_sequence_of_disruptions_from_file(tmp_path: Path) -> None:
     ]))
     config = RunConfig(instance="la01", planner="heuristic", disrupt=str(path), repair_budget=1)
     result = run_pipeline(config, _log(tmp_path))
+    assert result.run is not None
     assert result.succeeded, result.run.errors
     assert result.versions == [1, 2, 3] and len(result.disruptions) == 2
     # the first breakdown ended (at 160) before the second reveal, so it is not carried forward
@@ -86,6 +105,7 @@ def test_faults_are_caught_and_patched(tmp_path: Path) -> None:
     log = _log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", faults=5, seed=1, time_limit=1)
     result = run_pipeline(config, log)
+    assert result.run is not None
     assert result.succeeded
     assert result.run.outputs["inject"]["faults"], "faults were injected"
     failed = [e for e in log.events() if e.type == EventType.VALIDATION_FAILED]
@@ -95,6 +115,7 @@ def test_faults_are_caught_and_patched(tmp_path: Path) -> None:
 def test_no_validator_commits_faulty_plan(tmp_path: Path) -> None:
     config = RunConfig(instance="ft06", planner="heuristic", faults=3, seed=2, variant=Variant.NO_VALIDATOR)
     result = run_pipeline(config, _log(tmp_path))
+    assert result.run is not None
     assert result.run.status is RunStatus.SUCCEEDED  # nothing noticed...
     assert not result.final_valid and result.final_violations  # ...but the plan is wrong
 
@@ -104,6 +125,7 @@ def test_no_repair_trips_loop_guard_and_fails(tmp_path: Path) -> None:
     config = RunConfig(instance="ft06", planner="heuristic", faults=3, seed=2, variant=Variant.NO_REPAIR,
                        max_revalidations=2)
     result = run_pipeline(config, log)
+    assert result.run is not None
     assert result.run.status is RunStatus.FAILED and result.run.failed_node == "check_optimized"
     assert "LoopGuardTripped" in result.run.errors["check_optimized"]
     assert result.final is None and not result.succeeded
@@ -145,6 +167,7 @@ def test_repair_effort_reaches_lcrp_and_the_log(tmp_path: Path) -> None:
     config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", time_limit=1, repair_budget=5,
                        repair_effort=3, seed=1)
     result = run_pipeline(config, log)
+    assert result.run is not None
     assert result.succeeded, result.run.errors
     # ft06 has few free operations: the box is the floor (0.1 s) times the effort.
     assert any("time box 0.30 s" in note for note in result.repairs[0]["notes"])

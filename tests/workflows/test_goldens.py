@@ -52,3 +52,19 @@ def test_every_template_runs_a_step_kind_that_exists() -> None:
             if "container" in t:
                 args = t["container"]["args"]
                 assert args[0] == "step" and args[1] in HANDLERS, f"{path.name}: {t['name']} runs {args[:2]}"
+
+
+def test_every_step_kind_is_one_a_template_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No dead step kinds: every handler is run by a shipped template, or by the compiled IR's choice and parallel
+    nodes (which the shipped workflows do not use). The cluster workflow's kinds from before the single
+    definition (supervise, controller) are gone, and `alas step` refuses them as unknown."""
+    import yaml
+
+    from alas_argo.step_handlers import HANDLERS
+
+    rendered = {t["container"]["args"][1] for path in (ROOT / "workflows" / "argo").glob("*.yaml")
+                for t in yaml.safe_load(path.read_text())["spec"]["templates"] if "container" in t}
+    assert set(HANDLERS) == rendered | {"choose", "gather"}
+    for legacy in ("supervise", "controller"):
+        assert main(["step", legacy, "--run-id", "r", "--store", "fs", "--root", str(tmp_path)]) == 2
+        assert f"unknown step kind {legacy!r}" in capsys.readouterr().err

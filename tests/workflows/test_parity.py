@@ -15,6 +15,7 @@ from alas_argo.log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
 from alas_argo.pipeline import RunConfig, run_pipeline
 from alas_argo.pipeline.parameters import parameters_for
+from alas_argo.workflows.plan import MAX_DISRUPTIONS
 from tests.parity import trace
 from tests.workflows.argo_walker import Walker
 
@@ -61,6 +62,99 @@ def test_local_and_argo_commit_the_same_versions_and_events(config: RunConfig, t
     assert argo.verify().ok and local.verify().ok
 
 
+#: Sequences of disruptions, up to the rendered maximum: each segment reveals one against the plan the segment
+#: before committed.
+SEQUENCES = [
+    RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", disruptions=2, seed=0, time_limit=2,
+              repair_budget=2, workers=1),
+    RunConfig(instance="la01", planner="heuristic", disrupt="mixed", disruptions=3, seed=1, time_limit=2,
+              repair_budget=2, workers=1),
+]
+
+
+@pytest.mark.parametrize("config", SEQUENCES, ids=lambda c: f"{c.instance}-{c.disrupt}-x{c.disruptions}")
+def test_a_sequence_of_disruptions_commits_the_same_versions_and_events(config: RunConfig, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``disruptions`` N: the first N segments of alas-plan reveal, repair and commit one disruption each, the rest
+    pass the plan through, on the walk as in `alas run --disruptions N`."""
+    local, argo, walk = _both(config, tmp_path, monkeypatch)
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    n = config.disruptions
+    assert local.versions() == argo.versions() == list(range(1, n + 2))
+    for version in local.versions():
+        assert local.plan(version) == argo.plan(version), f"v{version} differs"
+    local_trace = trace(e.to_json() for e in local.events())
+    observed = [e["payload"]["index"] for e in local_trace if e["type"] == "disruption.observed"]
+    assert observed == list(range(1, n + 1))
+    # Each disruption is revealed against the version the segment before committed.
+    assert [e["payload"]["baseline_version"] for e in local_trace if e["type"] == "disruption.observed"] == \
+        list(range(1, n + 1))
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+    assert argo.verify().ok and local.verify().ok
+    # The segments after the last disruption ran (a pod each) and committed nothing.
+    for k in range(n + 1, MAX_DISRUPTIONS + 1):
+        assert walk.phases[f"commit-{k + 1}"] == "Succeeded"
+        recorded = argo.idempotency_get(f"output/alas-plan-parity/commit_{k + 1}")
+        assert recorded is not None and recorded["doc"]["version"] is None
+
+
+def test_the_template_default_reveals_one_disruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Submitted without ``disruptions``, alas-plan reveals one disruption, as `alas run --disrupt KIND` does."""
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path / "argo"))
+    arguments = parameters_for(CASES[0], run_id="default")
+    assert arguments.pop("disruptions") == "1"
+    walk = Walker(yaml.safe_load(GOLDEN.read_text()), main, name="alas-plan-default", arguments=arguments).run()
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    log = ExecutionLog(FsStore(tmp_path / "argo"), "default")
+    assert log.versions() == [1, 2]
+    assert [e.payload["index"] for e in log.events() if e.type.value == "disruption.observed"] == [1]
+
+
+def test_zero_disruptions_plans_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``disruptions`` 0 (what `alas run` without --disrupt does): every segment passes the baseline through."""
+    config = CASES[0].model_copy(update={"disrupt": None})
+    assert parameters_for(config, run_id="parity")["disruptions"] == "0"
+    local, argo, walk = _both(config, tmp_path, monkeypatch)
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert local.versions() == argo.versions() == [1]
+    assert local.plan(1) == argo.plan(1)
+    local_trace = trace(e.to_json() for e in local.events())
+    assert "disruption.observed" not in {e["type"] for e in local_trace}
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+
+
+def test_more_disruptions_than_rendered_segments_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count above the rendered maximum fails the workflow in its first step, before anything is committed,
+    with a message that says the maximum; `parameters_for` refuses it too. Nothing is truncated."""
+    from alas_argo.errors import InputError
+
+    too_many = CASES[0].model_copy(update={"disruptions": MAX_DISRUPTIONS + 1})
+    with pytest.raises(InputError, match=f"at most {MAX_DISRUPTIONS} disruptions"):
+        parameters_for(too_many, run_id="refused")
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path / "argo"))
+    arguments = {**parameters_for(CASES[0], run_id="refused"), "disruptions": str(MAX_DISRUPTIONS + 1)}
+    errors: list[str] = []
+
+    def run(argv: list[str]) -> int:
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(argv)
+        errors.append(err.getvalue())
+        return code
+
+    walk = Walker(yaml.safe_load(GOLDEN.read_text()), run, name="alas-plan-refused", arguments=arguments).run()
+    assert walk.status == "Failed"
+    # The exit handler runs (the workflow failed) and finds nothing to compensate.
+    assert [(p.template, p.exit_code) for p in walk.pods] == [("blueprint", 2), ("compensate", 0)]
+    assert f"between 0 and {MAX_DISRUPTIONS}" in errors[0] and "got 4" in errors[0]
+    assert ExecutionLog(FsStore(tmp_path / "argo"), "refused").versions() == []
+
+
 def test_every_pipeline_node_is_a_step_on_argo() -> None:
     """The pipeline `alas run` executes (one disruption) and alas-plan have the same nodes: each a template."""
     from alas_argo.pipeline import build_workflow
@@ -76,17 +170,25 @@ def test_every_pipeline_node_is_a_step_on_argo() -> None:
     assert cluster.edges == local.edges
 
 
-def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str) -> None:
+def _fail(monkeypatch: pytest.MonkeyPatch, *roles: str, index: int | None = None) -> None:
     """Make the pipeline's ``roles`` fail for good (a permanent error, as an infeasible repair raises), in this
-    process: the local runtime's handlers and every walked pod's."""
+    process: the local runtime's handlers and every walked pod's; with ``index``, only in that disruption's
+    segment. A segment past the run's last disruption repairs nothing, so it still passes the plan through."""
     from alas_argo.errors import InfeasibleError
     from alas_argo.pipeline.stages import Stages
 
-    def infeasible(self: Stages, ctx: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-        raise InfeasibleError(f"no {ctx.level} repair fits", where={"machine": 2})
+    def failing(role: str) -> Any:
+        original = getattr(Stages, role)
+
+        def infeasible(self: Stages, ctx: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+            k = ctx.params["index"]
+            if ctx.deps[f"disrupt_{k}"].get("skipped") or index not in (None, k):
+                return original(self, ctx, inputs)
+            raise InfeasibleError(f"no {ctx.level} repair fits", where={"machine": 2})
+        return infeasible
 
     for role in roles:
-        monkeypatch.setattr(Stages, role, infeasible)
+        monkeypatch.setattr(Stages, role, failing(role))
 
 
 def _escalations(log: ExecutionLog) -> list[tuple[str, str]]:
@@ -156,12 +258,37 @@ def test_when_every_rung_fails_the_workflow_fails_and_is_compensated(tmp_path: P
     assert argo.current_plan() is None and argo.verify().ok
     assert local.versions() == argo.versions() == [1]
     assert local.retracted() == argo.retracted() == [1]
-    # The same domain events up to the compensation; the compensation's own payloads differ between the local
-    # saga and the exit handler (which names the workflow and the result), as before the ladder.
-    local_trace, argo_trace = (trace(e.to_json() for e in log.events()) for log in (local, argo))
-    assert [e["type"] for e in argo_trace] == [e["type"] for e in local_trace]
-    cut = [e["type"] for e in local_trace].index("compensation.started")
-    assert argo_trace[:cut] == local_trace[:cut]
+    # The same domain events, the compensation included: the local saga and the exit handler word it alike
+    # (the exit handler adds only the workflow object, which is plumbing).
+    local_trace = trace(e.to_json() for e in local.events())
+    assert [(e["type"], e["node_id"], e["payload"]) for e in local_trace if e["type"].startswith("compensation.")
+            or e["type"] == "plan.retracted"] == [
+        ("compensation.started", "retract_v1", {"compensates": "commit_v1"}),
+        ("plan.retracted", "retract_v1", {"version": 1, "reason": "compensation of v1"}),
+        ("compensation.finished", "retract_v1", {"compensates": "commit_v1", "ok": True,
+                                                 "result": {"retracted": 1, "restored": None}})]
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+
+
+def test_a_sequence_failing_in_its_second_disruption_is_compensated_newest_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two disruptions; every rung of the second repair fails: the workflow fails after committing v1 and v2, and
+    on exit v2 then v1 are retracted (the pass-through segment after it never ran), the same on both engines."""
+    _fail(monkeypatch, "repairer", "repair_patch", "replan", index=2)
+    local, argo, walk = _both(SEQUENCES[0], tmp_path, monkeypatch, ok=False)
+    assert walk.status == "Failed"
+    assert {t: walk.phases[t] for t in ("commit-2", "repair-2", "repair-2-replan", "commit-3", "disrupt-3",
+                                        "finish")} == {
+        "commit-2": "Succeeded", "repair-2": "Failed", "repair-2-replan": "Failed", "commit-3": "Omitted",
+        "disrupt-3": "Omitted", "finish": "Omitted"}
+    assert local.versions() == argo.versions() == [1, 2]
+    assert [e.payload["version"] for e in argo.events() if e.type.value == "plan.retracted"] == [2, 1]
+    assert local.retracted() == argo.retracted() == [1, 2] and argo.current_plan() is None
+    local_trace = trace(e.to_json() for e in local.events())
+    assert [e["payload"]["compensates"] for e in local_trace if e["type"] == "compensation.finished"] == [
+        "commit_2", "commit_v1"]
+    assert trace(e.to_json() for e in argo.events()) == local_trace
+    assert argo.verify().ok and local.verify().ok
 
 
 def test_a_rung_failing_transiently_is_retried_by_its_retry_strategy(tmp_path: Path,

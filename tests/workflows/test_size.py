@@ -34,5 +34,7 @@ def test_ta71_plan_workflow_is_far_below_one_megabyte(tmp_path: Path) -> None:
     workflow["status"] = {"nodes": nodes}
     size = len(json.dumps(workflow))
     print(f"ta71 plan workflow with 100 pod status nodes: {size} bytes")
-    assert size < 100_000, size  # a tenth of the limit, for 100 agent pods
+    # 131,667 bytes measured with alas-plan's three disruption segments (each adds ~22 KB of templates; one
+    # segment gave under 100 KB): an eighth of the limit, for 100 agent pods.
+    assert size < 150_000, size
     assert len((out / "jobs").read_text()) < 1_000

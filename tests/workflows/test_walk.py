@@ -103,8 +103,8 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
     assert [p.template for p in walk.pods][-1] == "compensate"
     log = ExecutionLog(s3_env, "walk-saga")
     comp = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
-    assert [(e.payload["node"], e.payload["result"]) for e in comp] == [
-        ("commit_v1", {"retracted": 1, "restored": None})]  # nothing earlier to make current again
+    assert [(e.node_id, e.payload["compensates"], e.payload["ok"], e.payload["result"]) for e in comp] == [
+        ("retract_v1", "commit_v1", True, {"retracted": 1, "restored": None})]  # nothing earlier to restore
     # The retraction is a logged transition: no plan is in force for any reader any more.
     assert [e.payload["version"] for e in log.events() if e.type is EventType.PLAN_RETRACTED] == [1]
     assert log.current_plan() is None and log.retracted() == [1]
@@ -144,7 +144,7 @@ def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S
     assert record is not None and record["doc"]["compensated"] == [
         {"node": "commit_v1", "retracted": 1, "restored": None}]
     finished = [e for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
-    assert [(e.node_id, e.payload["node"], e.payload["result"]) for e in finished] == [
+    assert [(e.node_id, e.payload["compensates"], e.payload["result"]) for e in finished] == [
         ("retract_v1", "commit_v1", {"retracted": 1, "restored": None})]
     assert walker.template("retract-2", {})[0] == "Succeeded"  # repair never committed: nothing to undo
     walker.globals["workflow.status"] = "Failed"
