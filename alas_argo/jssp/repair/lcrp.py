@@ -26,7 +26,8 @@ a repair that takes as long as a global re-solve has lost its point.
    moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
    issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
    LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
-   1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4.
+   1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4; with its cheaper moves (no packing solve,
+   no LP relaxation), 1.0074, 1.0006 and 0.9984.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
