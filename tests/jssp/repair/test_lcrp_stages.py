@@ -13,6 +13,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
+from ortools.sat.python import cp_model
 
 from alas_argo.errors import InfeasibleError
 from alas_argo.jssp.catalog import get_instance
@@ -182,16 +183,16 @@ def test_a_window_step_that_succeeds_is_no_fallback(la01: Instance, monkeypatch:
 
 @pytest.fixture
 def charged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[SearchClock]]:
-    """Every clock a CP-SAT solve is charged to, in order."""
-    clocks: list[SearchClock] = []
+    """The clock each CP-SAT solve is charged to, in order."""
+    solves: list[SearchClock] = []
     real = SearchClock.charge
 
-    def charge(self: SearchClock, solver: object) -> None:
-        clocks.append(self)
-        real(self, solver)  # type: ignore[arg-type]
+    def charge(self: SearchClock, solver: cp_model.CpSolver) -> None:
+        solves.append(self)
+        real(self, solver)
 
     monkeypatch.setattr(SearchClock, "charge", charge)
-    yield clocks
+    yield solves
 
 
 def _infeasible(*_a: object, **_k: object) -> None:
