@@ -24,6 +24,7 @@ from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair.lcrp import lcrp
+from alas_argo.jssp.repair.metrics import moved_operations
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.resolving import disrupted_request
 from alas_argo.jssp.repair.shifting import aor
@@ -230,23 +231,30 @@ def test_every_solve_is_counted_on_the_callers_clock(la01: Instance, monkeypatch
         assert out.fallback and out.growths == 0
 
 
-def test_the_extra_rounds_solve_on_the_callers_clock(monkeypatch: pytest.MonkeyPatch,
-                                                     charged: list[SearchClock]) -> None:
-    """ft10, a weak plan, breakdown seed 0, effort 4, the first round's search forced to find nothing: a later
-    round's search and stabilization run (as in test_reoptimizing), on the caller's clock."""
-    ft10 = get_instance("ft10")
-    plan = dispatch(ft10, "mwkr")
-    d = generate_disruption(ft10, plan, "breakdown", seed=0)
-    st = ExecutionState.at(ft10, plan, d)
-    real, calls = lcrp_module._search, []
+def test_an_extra_round_stabilizes_what_its_search_found(la01: Instance, monkeypatch: pytest.MonkeyPatch,
+                                                         charged: list[SearchClock]) -> None:
+    """la01, a weak plan, mixed seed 2, effort 8, the first round's search forced to find nothing: a later
+    round's search finds a shorter plan, and that round's stabilization puts operations back at their planned
+    start at its makespan; every solve on the caller's clock."""
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "mixed", seed=2)
+    st = ExecutionState.at(la01, plan, d)
+    real = lcrp_module._search
+    found: list[Schedule | None] = []
 
     def first_finds_nothing(*args: object, **kwargs: object) -> Schedule | None:
-        calls.append(1)
-        return None if len(calls) == 1 else real(*args, **kwargs)  # type: ignore[arg-type]
+        found.append(None if not found else real(*args, **kwargs))  # type: ignore[arg-type]
+        return found[-1]
 
     monkeypatch.setattr(lcrp_module, "_search", first_finds_nothing)
     clock = SearchClock()
-    out = lcrp(st, budget=5.0, effort=4, clock=clock,
-               is_valid=lambda s: validate(ft10, s, disruption=d, baseline=plan).valid)
-    assert len(calls) >= 2 and out.global_reason is not None and "of the box left" in out.global_reason
+    out = lcrp(st, budget=5.0, effort=8, clock=clock,
+               is_valid=lambda s: validate(la01, s, disruption=d, baseline=plan).valid)
+    probe = found[1]
+    assert probe is not None and out.global_reason is not None and "of the box left" in out.global_reason
+    searched = next(i for i, n in enumerate(out.notes) if n.startswith("re-optimizing search") and "makespan" in n)
+    assert any(n.startswith("fewest moves") for n in out.notes[searched:])  # the round's stabilization
+    assert out.schedule.makespan <= probe.makespan
+    assert moved_operations(plan, out.schedule) < moved_operations(plan, probe)
+    assert validate(la01, out.schedule, disruption=d, baseline=plan).valid
     assert charged and all(c is clock for c in charged)
