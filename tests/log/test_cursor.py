@@ -89,3 +89,17 @@ def test_a_keyed_reader_refuses_a_head_whose_seal_does_not_verify_and_says_which
         "has a seal that does not verify under the configured key (rewritten, or another key)"
     assert caught.value.message == f"the head {why}; run `alas log verify`"
     assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+
+
+@pytest.mark.parametrize("damage", ["is missing", "has another hash"])
+def test_a_head_naming_a_lost_or_replaced_last_event_is_refused(fs_store: FsStore, damage: str) -> None:
+    _build(fs_store)
+    if damage == "is missing":
+        _lose(fs_store, event_key("c", 2))
+    else:  # another event in its place (here: the one before it)
+        fs_store.put(key=event_key("c", 2), data=fs_store.get(key=event_key("c", 1)))
+    with pytest.raises(IntegrityError) as caught:
+        ChainCursor(fs_store, "c", None).state()
+    assert caught.value.message == (f"the head names event 2, which {damage}: the chain was truncated or rewritten; "
+                                    "run `alas log verify`")
+    assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
