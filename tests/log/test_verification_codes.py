@@ -1,0 +1,155 @@
+"""What ``verify_log`` reports beyond the codes tests/log/test_tampering.py checks: the problems no tampering
+there produces (an unreadable head, a head of another run, a retraction of a version never committed,
+unreadable or unhashed idempotency records), and where each problem is (its ``seq``) and what it says.
+
+The codes and locations are the contract (README "The execution log"; the CLI's ``--json``), so each is
+asserted exactly. Verification reads every backend through the same Store API, so the filesystem is enough.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from alas_argo.log.event import Event, seal_event
+from alas_argo.log.events import EventType
+from alas_argo.log.execution_log import ExecutionLog
+from alas_argo.log.fs_store import FsStore
+from alas_argo.log.idempotency import record_hash
+from alas_argo.log.layout import event_key, head_key, idempotency_key
+from alas_argo.log.verification import verify_log
+from alas_argo.steps import StepInput, StepOutput, output_key, run_step
+
+PLAN = {"instance": "t", "makespan": 3, "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]}
+
+
+KEY = b"a-test-key-of-32-bytes-0123456789"
+RUN = "codes"
+LAST = 4  # the last event _build writes
+STEP_RECORD = output_key("wf", "n")  # the record event 3 names
+LOOSE_RECORD = "controller-answer"  # a record no event names
+
+
+def _build(store: FsStore, run: str = RUN) -> None:
+    log = ExecutionLog(store, run)
+    log.append(EventType.RUN_STARTED)  # 0
+    log.commit_plan(PLAN)  # 1
+    run_step(StepInput(kind="noop", node="n", run_id=run, scope="wf"), store,  # 2, 3 (names its record)
+             {"noop": lambda ctx: StepOutput({"x": 1})})
+    log = ExecutionLog(store, run)
+    log.idempotency_put(LOOSE_RECORD, {"answer": 1})
+    log.append(EventType.RUN_SUCCEEDED)  # 4
+
+
+def _replace_last(store: FsStore) -> None:
+    """Event LAST edited and re-hashed, linked to its predecessor: only the head can tell."""
+    doc = Event.model_validate_json(store.get(key=event_key(RUN, LAST))).model_dump(mode="json")
+    doc.pop("hash")
+    doc.pop("mac", None)
+    doc["payload"] = {"forged": True}
+    store.put(key=event_key(RUN, LAST), data=seal_event(**doc).to_bytes())
+
+
+def _delete_tail(store: FsStore, count: int) -> None:
+    for seq in range(LAST, LAST - count, -1):
+        store.root.joinpath(*event_key(RUN, seq).split("/")).unlink()
+
+
+def _edit_record(store: FsStore, name: str, *, rehash: bool) -> None:
+    key = idempotency_key(RUN, name)
+    record = json.loads(store.get(key=key))
+    record["result"] = {"forged": True}
+    if rehash:
+        record["hash"] = record_hash(record)
+    store.put(key=key, data=json.dumps(record).encode())
+
+
+def test_an_unreadable_head_is_named(fs_store: FsStore) -> None:
+    log = ExecutionLog(fs_store, "h")
+    log.commit_plan(PLAN)
+    log.append(EventType.RUN_SUCCEEDED)
+    assert verify_log(fs_store, "h").ok
+    fs_store.put(key=head_key("h"), data=b"not json")
+    report = verify_log(fs_store, "h")
+    assert [(p.code, p.seq, p.key) for p in report.problems] == [("head_unreadable", None, head_key("h"))]
+    assert "unreadable head" in report.problems[0].message
+    assert not report.ok and report.anchored is None
+    assert report.events == 2 and report.current_version == 1  # the chain itself is still checked and folded
+
+
+def test_a_retraction_of_a_version_never_committed_is_named(fs_store: FsStore) -> None:
+    log = ExecutionLog(fs_store, "r")
+    log.commit_plan(PLAN)
+    log.retract(1)  # a genuine retraction: no problem
+    assert verify_log(fs_store, "r").ok
+    # ExecutionLog.retract refuses an unknown version; a raw append (or a hand-written event) does not.
+    forged = log.append(EventType.PLAN_RETRACTED, payload={"version": 9})
+    report = verify_log(fs_store, "r")
+    assert [(p.code, p.seq) for p in report.problems] == [("bad_retraction", forged.seq)]
+    assert report.problems[0].message == "retracts v9, which was not committed before"
+
+
+def test_a_head_of_another_run_is_named(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _build(fs_store, "other")
+    fs_store.put(key=head_key(RUN), data=fs_store.get(key=head_key("other")))
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq, p.message) for p in report.problems] == [
+        ("head_mismatch", None, "the head belongs to run 'other'")]
+
+
+def test_a_replaced_last_event_is_named_at_its_place(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _replace_last(fs_store)
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq) for p in report.problems] == [("head_mismatch", LAST)]
+
+
+@pytest.mark.parametrize("removed", [2, LAST + 1])
+def test_a_removed_tail_says_what_the_head_anchors_and_what_is_left(fs_store: FsStore, removed: int) -> None:
+    _build(fs_store)
+    _delete_tail(fs_store, removed)
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq) for p in report.problems] == [("truncated", LAST)]
+    assert report.problems[0].message == (f"the head anchors {LAST + 1} events but event {LAST} is gone (the store "
+                                          f"holds {LAST + 1 - removed}): the tail was removed")
+
+
+def test_a_replaced_record_is_named_at_the_event_that_relies_on_it(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _edit_record(fs_store, STEP_RECORD, rehash=True)
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq) for p in report.problems] == [("record_mismatch", 3)]  # event 3 names the record
+
+
+def test_every_unreadable_record_is_named_and_the_rest_still_checked(fs_store: FsStore) -> None:
+    _build(fs_store)
+    bad = {"a": b"not json", "b": json.dumps({"result": 1}).encode(), "c": b"[1, 2]"}  # b: no key
+    for name, data in bad.items():
+        fs_store.put(key=idempotency_key(RUN, name), data=data)
+    _edit_record(fs_store, LOOSE_RECORD, rehash=False)
+    report = verify_log(fs_store, RUN)
+    unreadable = sorted(p.key for p in report.problems if p.code == "record_unreadable")
+    assert unreadable == sorted(idempotency_key(RUN, name) for name in bad)
+    assert all(p.message.startswith("unreadable idempotency record: ") for p in report.problems
+               if p.code == "record_unreadable")
+    assert [p.key for p in report.problems if p.code == "record_bad_hash"] == [idempotency_key(RUN, LOOSE_RECORD)]
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["no-key", "key"])
+def test_a_record_without_a_hash_is_a_problem_only_under_the_key(fs_store: FsStore, keyed: bool) -> None:
+    fs_store.seal_key = KEY if keyed else None
+    _build(fs_store)
+    key = idempotency_key(RUN, LOOSE_RECORD)
+    record = json.loads(fs_store.get(key=key))
+    record.pop("hash")
+    record.pop("mac", None)
+    fs_store.put(key=key, data=json.dumps(record).encode())
+    report = verify_log(fs_store, RUN, key=KEY if keyed else None)
+    if keyed:
+        assert [(p.code, p.key, p.message) for p in report.problems] == [
+            ("record_unsealed", key, "the record has no hash or seal")]
+    else:
+        assert report.ok
+        assert f"idempotency record {key} has no hash (written before records were hashed)" in report.warnings
