@@ -87,7 +87,11 @@ class LogHead(BaseModel):
             if isinstance(p.get("idempotency_key"), str):
                 self.commit_keys.setdefault(p["idempotency_key"], version)
         elif event.type is EventType.PLAN_RETRACTED and isinstance(p.get("version"), int):
-            self.retracted.setdefault(int(p["version"]), event.seq)
+            # Only a version committed earlier in the chain can be withdrawn: a retraction of any other number
+            # (appended raw or written by hand; ExecutionLog.retract refuses it) folds as nothing, so
+            # retracted() never lists a version that does not exist, and verify reports it (bad_retraction).
+            if self.ref(int(p["version"])) is not None:
+                self.retracted.setdefault(int(p["version"]), event.seq)
         else:
             return
         # The version in force: the latest committed (in chain order) that is not retracted.

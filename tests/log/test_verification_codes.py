@@ -88,6 +88,17 @@ def test_a_retraction_of_a_version_never_committed_is_named(fs_store: FsStore) -
     report = verify_log(fs_store, "r")
     assert [(p.code, p.seq) for p in report.problems] == [("bad_retraction", forged.seq)]
     assert report.problems[0].message == "retracts v9, which was not committed before"
+    # It withdraws nothing: the log lists only the genuine retraction, and a fresh reader folds the same.
+    assert log.retracted() == ExecutionLog(fs_store, "r").retracted() == [1]
+    assert report.current_version is None
+
+
+def test_a_retraction_before_its_version_is_committed_withdraws_nothing(fs_store: FsStore) -> None:
+    log = ExecutionLog(fs_store, "early")
+    log.append(EventType.PLAN_RETRACTED, payload={"version": 1})  # a retraction of a version still to come
+    log.commit_plan(PLAN)
+    assert log.retracted() == [] and log.current_version() == 1
+    assert [p.code for p in verify_log(fs_store, "early").problems] == ["bad_retraction"]
 
 
 def test_a_head_of_another_run_is_named(fs_store: FsStore) -> None:
