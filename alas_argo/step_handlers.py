@@ -16,6 +16,7 @@ from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.log import Event, EventType
 from alas_argo.metrics import PolicyEvent, RunOutcome, count_policy_event, count_run_outcome
+from alas_argo.pipeline.stages import retract_committed
 from alas_argo.pipeline.stepping import PIPELINE_STEPS
 from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
@@ -27,14 +28,8 @@ def _compact(doc: Any) -> str:
 
 
 def retract(ctx: StepContext, committed: dict[str, Any], *, node: str) -> dict[str, Any]:
-    """Compensation of a commit, as compensation node ``node``: a ``plan.retracted`` transition, after which the
-    latest version that is not retracted is in force again, or none (the log is never edited; retracting twice
-    changes nothing). Worded as the local pipeline's retract (:meth:`alas_argo.pipeline.stages.Stages.retract`)."""
-    version = committed.get("version")
-    if not isinstance(version, int):
-        return {"retracted": None}
-    ctx.log.retract(version, node_id=node, reason=f"compensation of v{version}")
-    return {"retracted": version, "restored": ctx.log.current_version()}
+    """Compensation of a commit, as compensation node ``node`` (the local saga's retraction: one wording)."""
+    return retract_committed(ctx.log, committed, node_id=node)
 
 
 COMPENSATORS = {"retract": retract}

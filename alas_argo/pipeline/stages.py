@@ -28,7 +28,7 @@ from alas_argo.metrics import RunOutcome, count_plan_committed, count_run_outcom
 from alas_argo.pipeline.config import RunConfig, Variant
 from alas_argo.runtime.context import Handler, NodeContext
 
-__all__ = ["Stages", "instance_ref"]
+__all__ = ["Stages", "instance_ref", "retract_committed"]
 
 _OPTIMIZER_FOR = {"heuristic": "heuristic", "cpsat": "cpsat", "llm": "cpsat", "simulated": "cpsat"}
 _LLM_PLANNERS = ("llm", "simulated")
@@ -52,6 +52,17 @@ def _plan(doc: dict[str, Any]) -> Schedule:
 
 def _plan_out(schedule: Schedule, **extra: Any) -> dict[str, Any]:
     return {"plan": schedule.to_json(), "makespan": schedule.makespan, **extra}
+
+
+def retract_committed(log: ExecutionLog, committed: Any, *, node_id: str) -> dict[str, Any]:
+    """Compensation of a commit whose output is ``committed``, as node ``node_id``: a ``plan.retracted``
+    transition worded alike on every engine (the local saga and the cluster's exit handler and compensation
+    steps both call this). A commit that committed nothing (no integer version) retracts nothing."""
+    version = committed.get("version") if isinstance(committed, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool):
+        return {"retracted": None}
+    log.retract(version, node_id=node_id, reason=f"compensation of v{version}")
+    return {"retracted": version, "restored": log.current_version()}
 
 
 class Stages:
@@ -283,11 +294,7 @@ class Stages:
         Idempotent: a second call finds its earlier retraction and changes nothing.
         """
         output = ctx.failure.output if ctx.failure is not None else None
-        version = int(output["version"]) if isinstance(output, dict) and "version" in output else None
-        if version is None:
-            return {"retracted": None}
-        self.log.retract(version, node_id=ctx.node_id, reason=f"compensation of v{version}")
-        return {"retracted": version, "restored": self.log.current_version()}
+        return retract_committed(self.log, output, node_id=ctx.node_id)
 
     # -- disruptions and repair ----------------------------------------------------------------------------
 
