@@ -174,9 +174,13 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     name = labels.get(nm.LABEL_WORKFLOW) or meta.get("name") or str(meta.get("generateName", "")).rstrip("-")
     out: dict[str, Any] = {"name": name, "version": int(labels.get(nm.LABEL_VERSION, 1)), "nodes": nodes,
                            "edges": edges, "policies": policies, "schemas": {}, "logSchemas": {}, "meta": {}}
-    inputs = {p["name"]: p.get("value") for p in (spec.get("arguments") or {}).get("parameters") or []}
+    declared = (spec.get("arguments") or {}).get("parameters") or []
+    inputs = {p["name"]: p.get("value") for p in declared}
     if inputs:
         out["meta"]["inputs"] = inputs
+    enums = {p["name"]: list(p["enum"]) for p in declared if "enum" in p}
+    if enums:
+        out["meta"]["input_enums"] = enums
     return out
 
 

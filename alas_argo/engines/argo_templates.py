@@ -302,7 +302,10 @@ class Compiler:
                             "secondsAfterFailure": self.o.ttl_after_failure},
             "volumes": [{"name": "scratch", "emptyDir": {}}], "templates": templates}
         if self.inputs:
-            spec["arguments"] = {"parameters": [{"name": k, "value": str(v)} for k, v in self.inputs.items()]}
+            enums: dict[str, list[str]] = dict(wf.meta.get("input_enums") or {})
+            spec["arguments"] = {"parameters": [
+                {"name": k, "value": str(v), **({"enum": [str(e) for e in enums[k]]} if k in enums else {})}
+                for k, v in self.inputs.items()]}
         if exit_templates:
             spec["onExit"] = nm.EXIT_HANDLER
         return {"apiVersion": "argoproj.io/v1alpha1", "kind": self.o.kind, "metadata": meta, "spec": spec}

@@ -21,7 +21,8 @@ def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace:
     """A Workflow to create from a rendered Workflow or WorkflowTemplate, with ``parameters`` applied.
 
     A WorkflowTemplate is referenced (``workflowTemplateRef``), so the server runs the installed one. An empty
-    ``run-id`` gets a fresh, readable one.
+    ``run-id`` gets a fresh, readable one. A parameter declared with an ``enum`` is sent with it, so the Argo
+    server refuses a value outside it before the workflow is created.
 
     Raises:
         InputError: Not a Workflow / WorkflowTemplate, or a parameter it does not declare.
@@ -40,7 +41,12 @@ def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace:
     base = base.rstrip("-")
     if "run-id" in values and not values["run-id"]:
         values["run-id"] = f"{base}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
-    args = {"parameters": [{"name": k, "value": str(v)} for k, v in values.items()]}
+    # Each value carries the template's enum along: Argo v3.6.5 checks an enum only on the submitted parameter
+    # itself (validate.go, ValidateWorkflow merges a workflowTemplateRef's parameters submitted-first and
+    # validateArgumentsValues checks that one), so a bare value outside the set would reach the pods.
+    enums = {p["name"]: p["enum"] for p in (spec.get("arguments") or {}).get("parameters") or [] if "enum" in p}
+    args = {"parameters": [{"name": k, "value": str(v), **({"enum": list(enums[k])} if k in enums else {})}
+                           for k, v in values.items()]}
     meta = {"generateName": f"{base}-", "namespace": namespace, "labels": (doc.get("metadata") or {}).get("labels", {})}
     if kind == "WorkflowTemplate":
         body = {"workflowTemplateRef": {"name": base}, "arguments": args}

@@ -49,7 +49,8 @@ from alas_argo.ir import (
     ensure_valid,
 )
 
-__all__ = ["INPUTS", "MAX_DISRUPTIONS", "Engine", "Shape", "build", "disruption_segment", "pipeline", "policies"]
+__all__ = ["INPUTS", "INPUT_ENUMS", "MAX_DISRUPTIONS", "Engine", "Shape", "build", "disruption_segment", "pipeline",
+           "policies"]
 
 #: Disruption segments ``alas-plan`` is rendered with: the most disruptions one submission reveals (the workflow
 #: parameter ``disruptions``, 0 to this; a larger value is refused by the first step). A segment the run does not
@@ -69,6 +70,11 @@ INPUTS: dict[str, str] = {
     # Disruptions revealed in sequence (0: plan only), at most MAX_DISRUPTIONS; a given `disruption` list
     # reveals each of its entries instead.
     "disruptions": "1"}
+
+#: Workflow parameters whose values are a closed set, rendered as the Argo parameter's ``enum`` (Argo's
+#: validation refuses any other value carried with the enum, before a pod runs; see workflows/README.md for
+#: which submissions carry it). The first step refuses a value outside the set too, for those that do not.
+INPUT_ENUMS: dict[str, list[str]] = {"disruptions": [str(k) for k in range(MAX_DISRUPTIONS + 1)]}
 
 
 class Engine(StrEnum):
@@ -215,7 +221,8 @@ def pipeline(shape: Shape) -> Workflow:
         edges += wiring
     nodes.append(Node(id="finish", role="finish", output=_ANY_OUT, description="Summarize the run."))
     edges.append((last, "finish"))
-    meta: dict[str, Any] = {"inputs": dict(INPUTS)} if shape.engine is Engine.CLUSTER else {}
+    meta: dict[str, Any] = ({"inputs": dict(INPUTS), "input_enums": {k: list(v) for k, v in INPUT_ENUMS.items()}}
+                            if shape.engine is Engine.CLUSTER else {})
     return ensure_valid(Workflow(
         name=shape.name, description="Plan one instance with per-job agents, optimize, validate, commit; reveal "
         "disruptions and repair each (LCRP, escalating to patch and replan), revalidated and committed.",

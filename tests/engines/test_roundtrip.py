@@ -144,3 +144,14 @@ def test_the_local_pipeline_workflow_round_trips(engine: str) -> None:
     wf = build_workflow(RunConfig(instance="ft06", disrupt="breakdown"), disruptions=2)
     compile_, parse = ENGINES[engine]
     assert parse(compile_(wf)) == wf
+
+
+def test_an_input_enum_is_a_native_argo_parameter_enum() -> None:
+    """``meta.input_enums`` renders as the parameter's ``enum`` and reads back from it (no annotation needed)."""
+    wf = minimal().model_copy(update={"meta": {"inputs": {"n": "1", "m": "x"}, "input_enums": {"n": ["0", "1"]}}})
+    doc = to_argo(wf, image="alas:test", kind="WorkflowTemplate")
+    assert doc["spec"]["arguments"]["parameters"] == [{"name": "n", "value": "1", "enum": ["0", "1"]},
+                                                      {"name": "m", "value": "x"}]
+    assert "annotations" not in doc["metadata"]
+    assert read_native(doc)["meta"]["input_enums"] == {"n": ["0", "1"]}
+    assert from_argo(doc) == wf

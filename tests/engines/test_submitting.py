@@ -71,6 +71,15 @@ def test_submit_a_rendered_template_references_it(argo_server: str) -> None:
     assert {"name": "run-id", "value": "b1"} in spec["arguments"]["parameters"]
 
 
+def test_a_parameter_with_an_enum_is_sent_with_it(argo_server: str) -> None:
+    """Argo v3.6.5 checks an enum only on the submitted parameter itself, so the submission carries it."""
+    golden = repo_root() / "workflows" / "argo" / "alas-plan.yaml"
+    assert main(["submit", str(golden), "-p", "run-id=p1", "-p", "disruptions=2", "--host", argo_server]) == 0
+    params = {p["name"]: p for p in _FakeArgo.requests[0]["body"]["workflow"]["spec"]["arguments"]["parameters"]}
+    assert params["disruptions"] == {"name": "disruptions", "value": "2", "enum": ["0", "1", "2", "3"]}
+    assert "enum" not in params["instance"]
+
+
 def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     _FakeArgo.status = 403

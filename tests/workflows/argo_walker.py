@@ -11,7 +11,9 @@ Omitted leaf takes the phase of the branch above it (Failed wins); parameters ar
 reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
 outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
 container wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
-``retryStrategy.limit`` retries a failed pod; the ``onExit`` template runs last with ``workflow.status``.
+``retryStrategy.limit`` retries a failed pod; the ``onExit`` template runs last with ``workflow.status``; before
+anything runs, the arguments are validated as Argo's submit validates them (an ``enum`` checked on the merged
+parameter only, so a bare ``-p`` override escapes the template's enum as it does on Argo v3.6.5).
 Where real Argo surprised us, the walker does what Argo v3.6.5 did on a real cluster (scripts/cluster): a
 DAG's own outputs cannot see its fanned-out tasks' aggregated outputs.
 """
@@ -56,15 +58,51 @@ class Walker:
     """Walk ``doc`` with ``arguments``; ``run(argv) -> exit code`` executes one container command."""
 
     def __init__(self, doc: dict[str, Any], run: Callable[[list[str]], int], *, name: str,
-                 arguments: dict[str, str] | None = None) -> None:
+                 arguments: dict[str, str] | None = None, submitted: list[dict[str, Any]] | None = None) -> None:
+        """``arguments`` are ``argo submit -p NAME=VALUE`` overrides (bare values, no enum); ``submitted`` the
+        parameter objects of a submitted Workflow's ``spec.arguments`` (what `alas submit` creates)."""
         self.spec = doc["spec"]
         self.templates = {t["name"]: t for t in self.spec["templates"]}
-        declared = {p["name"]: p.get("value") for p in (self.spec.get("arguments") or {}).get("parameters") or []}
-        self.globals = {"workflow.name": name, **{f"workflow.parameters.{k}": v for k, v in
-                                                   {**declared, **(arguments or {})}.items()}}
+        self.parameters = self.merged_parameters(
+            [{"name": k, "value": v} for k, v in (arguments or {}).items()], submitted or [],
+            (self.spec.get("arguments") or {}).get("parameters") or [])
+        self.globals = {"workflow.name": name, **{f"workflow.parameters.{p['name']}": p.get("value")
+                                                   for p in self.parameters}}
         self.run_container = run
         self.walk = Walk(status="Running")
         self.scratch = Path(tempfile.mkdtemp(prefix="argo-walk-"))
+
+    @staticmethod
+    def merged_parameters(*sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The parameters Argo v3.6.5 validates: ``-p`` overrides replace a submitted parameter whole
+        (workflow/util/util.go, overrideParameters: a new Parameter with name and value only), and a
+        workflowTemplateRef's parameters are merged under the workflow's, first source wins by name
+        (util/util.go, MergeParameters, called from ValidateWorkflow)."""
+        out: dict[str, dict[str, Any]] = {}
+        for source in sources:
+            for p in source:
+                out.setdefault(p["name"], p)
+        return list(out.values())
+
+    def validate(self) -> None:
+        """Argo v3.6.5's submit-time check of the arguments (workflow/validate/validate.go,
+        validateArgumentsValues, on the merged parameters): a parameter carrying an ``enum`` must have a value
+        in it. Only the merged parameter counts, so a bare ``-p`` value is not checked against the template's
+        enum, exactly as Argo does not.
+
+        Raises:
+            ValueError: Argo's message; Argo's server answers it and creates nothing.
+        """
+        for p in self.parameters:
+            if "enum" not in p:
+                continue
+            prefix = f"spec.arguments.{p['name']}"
+            if not p["enum"]:
+                raise ValueError(f"{prefix}.enum should contain at least one value")
+            if p.get("value") is None:
+                raise ValueError(f"{prefix}.value is required")
+            if p["value"] not in p["enum"]:
+                raise ValueError(f"{prefix}.value should be present in {prefix}.enum list")
 
     def sub(self, text: str, scope: dict[str, str]) -> str:
         def value(m: re.Match[str]) -> str:
@@ -237,7 +275,12 @@ class Walker:
         return status, outputs
 
     def run(self) -> Walk:
-        """Run the entrypoint, then the exit handler; return the walk."""
+        """Validate the arguments as Argo's submit does, run the entrypoint, then the exit handler; return the walk.
+
+        Raises:
+            ValueError: The submission is refused (no pod runs).
+        """
+        self.validate()
         status, _ = self.template(self.spec["entrypoint"], {})
         self.walk.status = status
         self.globals["workflow.status"] = status

@@ -319,3 +319,29 @@ def test_a_rung_failing_transiently_is_retried_by_its_retry_strategy(tmp_path: P
     log = ExecutionLog(FsStore(tmp_path / "argo"), "flaky")
     assert _escalations(log) == [("retry", "patch")]
     assert log.versions() == [1, 2] and log.verify().ok
+
+
+def test_a_submission_carrying_the_enum_is_refused_before_any_pod(tmp_path: Path) -> None:
+    """`alas submit` sends each parameter with the template's enum, so Argo's validation (mirrored by the walk)
+    refuses ``disruptions`` 4 before the workflow exists: no pod runs, nothing is committed. A bare ``argo submit
+    -p disruptions=4`` is not checked against the enum by Argo v3.6.5; the first pod refuses it (test above)."""
+    from alas_argo.engines.submitting import as_submission
+
+    doc = yaml.safe_load(GOLDEN.read_text())
+    declared = {p["name"]: p for p in doc["spec"]["arguments"]["parameters"]}
+    assert declared["disruptions"]["enum"] == [str(k) for k in range(MAX_DISRUPTIONS + 1)]
+    pods: list[list[str]] = []
+
+    def run(argv: list[str]) -> int:
+        pods.append(argv)
+        return 0
+
+    for value in declared["disruptions"]["enum"]:
+        ok = as_submission(doc, {"run-id": "enum", "disruptions": value}, namespace="alas")
+        Walker(doc, run, name="alas-plan-enum", submitted=ok["spec"]["arguments"]["parameters"]).validate()
+    bad = as_submission(doc, {"run-id": "enum", "disruptions": str(MAX_DISRUPTIONS + 1)}, namespace="alas")
+    walker = Walker(doc, run, name="alas-plan-enum", submitted=bad["spec"]["arguments"]["parameters"])
+    with pytest.raises(ValueError, match=r"^spec\.arguments\.disruptions\.value should be present in "
+                                         r"spec\.arguments\.disruptions\.enum list$"):
+        walker.run()
+    assert pods == [] and walker.walk.pods == []
