@@ -147,6 +147,10 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
             node["repair"] = loads(repair)
         if "loop-until" in params:
             node["loop"] = {"until": loads(params["loop-until"])}
+        gate = _gate(str(task.get("when", "")).rsplit(" && ", 1)[-1], id_of, {
+            n for n, a in ann_of.items() if a.get(nm.ANN_KIND) == "choice"})
+        if gate is not None:
+            node["when"] = gate
         if node["id"] in comps:
             node["compensation"] = comps[node["id"]]["node"]
         pref = (ann_of.get(leaf["name"]) or {}).get(nm.ANN_POLICY)
@@ -182,6 +186,25 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     if enums:
         out["meta"]["input_enums"] = enums
     return out
+
+
+_GATE = re.compile(r"^(!\()?'?\{\{(?:workflow\.parameters|tasks\.([\w-]+)\.outputs\.parameters)\.([\w-]+)\}\}'? "
+                   r"(==|!=|<=|>=|<|>) ('[^']*'|-?\d+(?:\.\d+)?)\)?$")
+_GATE_OPS = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+
+
+def _gate(when: str, id_of: dict[str, str], choices: set[str]) -> dict[str, Any] | None:
+    """The IR gate a task's ``when`` says (what :func:`~alas_argo.engines.argo_templates.gate_expression`
+    writes), or None for anything else (a choice target's ``when`` is read from its choice node)."""
+    m = _GATE.match(when)
+    if m is None:
+        return None
+    negate, task, field, op, raw = m.groups()
+    if task in choices:
+        return None
+    value: Any = raw[1:-1] if raw.startswith("'") else (float(raw) if "." in raw else int(raw))
+    root = "inputs" if task is None else id_of.get(task, task)
+    return {"path": f"{root}.{field}", "op": _GATE_OPS[op], "value": value, "negate": negate is not None}
 
 
 def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], catch: list[dict[str, Any]],

@@ -16,9 +16,9 @@ from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, containe
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import Join, Node, NodeKind, OnFailure, Policy, Via, Workflow
+from alas_argo.ir import Condition, Join, Node, NodeKind, OnFailure, Op, Policy, Via, Workflow
 
-__all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "pod_security"]
+__all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_security"]
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -30,11 +30,48 @@ def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
     return out
 
 
-def _data_deps(node: Node, deps: list[tuple[str, Via]]) -> list[str]:
+def _implies(a: Condition | None, b: Condition | None) -> bool:
+    """Whether gate ``a`` holding means gate ``b`` holds (``b`` None: no gate). Only what the compiler can see:
+    the same condition, or ``>=`` thresholds on the same path."""
+    if b is None or a == b:
+        return True
+    return (a is not None and a.path == b.path and a.op is b.op is Op.GE and not a.negate and not b.negate
+            and isinstance(a.value, int | float) and isinstance(b.value, int | float) and a.value >= b.value)
+
+
+def _data_deps(wf: Workflow, node: Node, deps: list[tuple[str, Via]]) -> list[str]:
     # any_of candidates may be skipped (their outputs do not exist); the step finds the winner in the log.
     if node.join is Join.ANY_OF:
         return []
-    return list(dict.fromkeys(s for s, via in deps if via is not Via.CATCH))
+    # A gated source's output exists only when its gate held: a consumer reads it only when its own gate
+    # guarantees that (a consumer past the gated nodes, e.g. `finish`, reads the log instead). Argo leaves
+    # an unresolvable {{tasks.x.outputs...}} in the arguments of a task that runs, and the pod would get it.
+    return list(dict.fromkeys(s for s, via in deps if via is not Via.CATCH
+                              and _implies(node.when, wf.node(s).when)))
+
+
+_ARGO_OPS = {Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
+
+
+def gate_expression(cond: Condition) -> str:
+    """The Argo ``when`` of a gate: the condition's value read from a workflow parameter or an ancestor task's
+    output parameter, compared as Argo's govaluate does (numbers as numbers, strings quoted).
+
+    Raises:
+        UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way.
+    """
+    root, _, rest = cond.path.partition(".")
+    if cond.op not in _ARGO_OPS or "." in rest or not rest or isinstance(cond.value, bool) \
+            or not isinstance(cond.value, int | float | str):
+        raise UnsupportedFeature("argo", root, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
+    ref = (f"{{{{workflow.parameters.{rest}}}}}" if root == "inputs"
+           else f"{{{{tasks.{nm.dns(root)}.outputs.parameters.{rest}}}}}")
+    if isinstance(cond.value, str):
+        ref, value = f"'{ref}'", f"'{cond.value}'"
+    else:
+        value = str(cond.value)
+    expr = f"{ref} {_ARGO_OPS[cond.op]} {value}"
+    return f"!({expr})" if cond.negate else expr
 
 
 def _template_names(n: Node) -> list[tuple[str, str]]:
@@ -82,15 +119,20 @@ class Compiler:
             if n.kind is NodeKind.MAP and n.items and not n.items.startswith("inputs."):
                 src, field = n.items.split(".", 1)
                 self.fields.setdefault(src, []).append(field)
+            if n.when is not None and not n.when.path.startswith("inputs."):
+                src, field = n.when.path.split(".", 1)
+                if field not in self.fields.setdefault(src, []):
+                    self.fields[src].append(field)
         #: Nodes compiled as a ladder of tasks: their consumers read their output from the log.
         self.ladders = {n.id for n in wf.nodes if ladder.laddered(n)}
         #: Targets of a choice: their tasks carry a ``when`` and may end Skipped.
-        self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE}
+        self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
+            n.id for n in wf.nodes if n.when is not None}
 
     def param_deps(self, n: Node) -> list[str]:
         """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
         whose failed rungs set none (their consumers find the one rung output recorded, ``--recorded``)."""
-        return [d for d in _data_deps(n, self.deps[n.id]) if d not in self.ladders]
+        return [d for d in _data_deps(self.wf, n, self.deps[n.id]) if d not in self.ladders]
 
     def container(self, args: list[str]) -> dict[str, Any]:
         return container(self.o, args)
@@ -104,7 +146,7 @@ class Compiler:
             args += ["--run-input", f"{name}={{{{workflow.parameters.{name}}}}}"]
         for d in data_deps:
             args += ["--input", f"{d}={{{{inputs.parameters.in-{nm.dns(d)}}}}}"]
-        for d in _data_deps(n, self.deps[n.id]):
+        for d in _data_deps(self.wf, n, self.deps[n.id]):
             if d in self.ladders:
                 args += ["--recorded", d]
         if n.join is Join.ANY_OF:
@@ -252,6 +294,9 @@ class Compiler:
             t["depends"] = op.join(dict.fromkeys(terms))
         whens = [f"'{{{{tasks.{nm.dns(s)}.outputs.parameters.branch}}}}' == '{n.id}'" for s, via in deps
                  if via is Via.CHOICE]
+        if n.when is not None:
+            gate = gate_expression(n.when)
+            whens = [f"({' || '.join(whens)}) && {gate}"] if whens else [gate]
         if whens:
             t["when"] = " || ".join(whens)
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}

@@ -189,6 +189,7 @@ class _Compiler:
                 states.update(self.rungs(n, st))
             if wf.compensation_of(n) is not None:
                 committed.append(node_id)
+        start = self.gates(order, states)
         targets = {c["Next"] for st in states.values() for c in st.get("Catch", [])}
         used = max((i for i, x in enumerate(committed) if an.UNDO_PREFIX + x in targets), default=-1)
         committed = committed[:used + 1]  # unreachable undo states would be dead code (statelint rejects them)
@@ -202,7 +203,46 @@ class _Compiler:
         if committed:
             states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",
                                      "Cause": "a step failed; committed steps were compensated in reverse order"}
-        return {"StartAt": order[0], "States": states}
+        return {"StartAt": start, "States": states}
+
+    def gates(self, order: list[str], states: dict[str, dict[str, Any]]) -> str:
+        """Put a Choice state in front of every run of chained nodes sharing a gate and send every transition
+        into the run through it; returns the state the machine starts at.
+
+        Raises:
+            UnsupportedFeature: A gated node is a Choice target or catch handler (entered only by its own
+                rule), or a gated run ends the chain (it would need a state to skip to).
+        """
+        wf, chained = self.wf, [x for x in order if not self.alternative(x)]
+        entry: dict[str, str] = {}
+        for node_id in order:
+            n = wf.node(node_id)
+            if n.when is None:
+                continue
+            if self.alternative(node_id):
+                raise UnsupportedFeature("asl", node_id, "gate", "a gated node must be chained, not an alternative")
+            k = chained.index(node_id)
+            if k > 0 and wf.node(chained[k - 1]).when == n.when:
+                continue
+            after = next((x for x in chained[k + 1:] if wf.node(x).when != n.when), None)
+            if after is None:
+                raise UnsupportedFeature("asl", node_id, "gate", "a gated run needs a node after it to skip to")
+            entry[node_id] = node_id + an.GATE_SUFFIX
+            states[node_id + an.GATE_SUFFIX] = {
+                "Type": "Choice", "Choices": [{**an.condition_to_rule(n.when.to_json()), "Next": node_id}],
+                "Default": after}
+        for name, st in states.items():
+            if name.endswith(an.GATE_SUFFIX):
+                continue
+            if st.get("Next") in entry:
+                st["Next"] = entry[st["Next"]]
+            if st.get("Default") in entry:
+                st["Default"] = entry[st["Default"]]
+            for rule in st.get("Choices", []) + st.get("Catch", []):
+                rule["Next"] = entry.get(rule["Next"], rule["Next"])
+        for gate in entry.values():  # a skip lands on the next run's gate, when that run is gated too
+            states[gate]["Default"] = entry.get(states[gate]["Default"], states[gate]["Default"])
+        return entry.get(order[0], order[0])
 
 
 def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 __all__ = [
     "COMMENT_PREFIX",
     "FAIL_STATE",
+    "GATE_SUFFIX",
     "ITEM_SUFFIX",
     "RESOURCE",
     "UNDO_PREFIX",
@@ -34,6 +35,9 @@ RESOURCE = "arn:aws:states:::alas:step/"
 COMMENT_PREFIX = "alas-argo:"
 #: Suffix of the Task state inside a Map's ItemProcessor ("/" cannot occur in a node id).
 ITEM_SUFFIX = "/item"
+#: Suffix of the Choice state in front of a run of chained nodes sharing one gate (IR ``when``): it enters the
+#: run when the gate holds, else goes on to the state after the run (the next gate, if that is gated too).
+GATE_SUFFIX = "/gate"
 
 
 def rung_state(node_id: str, level: str) -> str:

@@ -142,11 +142,16 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         if st.get("Type") == "Task" and "rung" in (st.get("Parameters") or {}):
             ladders.setdefault(str(st["Parameters"]["node"]), []).append(st)
             rung_names.add(name)
+    # A gate's Choice state is the gate of the node it enters (IR ``when``), not a node; transitions into it
+    # are transitions into that node.
+    gates = {name: st for name, st in states.items() if name.endswith(an.GATE_SUFFIX) and st.get("Type") == "Choice"}
+    gated = {str(st["Choices"][0]["Next"]): an.rule_to_condition(st["Choices"][0]) for st in gates.values()}
+    through = {name: str(st["Choices"][0]["Next"]) for name, st in gates.items()}
     reader = _Reader(ladders)
     comp_of: dict[str, str] = {}
     comp_nodes: dict[str, dict[str, Any]] = {}
     for name, st in states.items():
-        if name == an.FAIL_STATE or name in rung_names:
+        if name == an.FAIL_STATE or name in rung_names or name in gates:
             continue
         if name.startswith(an.UNDO_PREFIX):
             p = st["Parameters"]
@@ -161,7 +166,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     targets = {b["next"] for n in reader.nodes if n.get("kind") == "choice" for b in n["choices"]}
     targets |= {n["default"] for n in reader.nodes if n.get("kind") == "choice" and n.get("default")}
     for name, st in states.items():
-        nxt = st.get("Next")
+        nxt = through.get(st.get("Next") or "", st.get("Next"))
         if nxt and name in kinds and nxt in kinds:
             edges.append({"source": name, "target": nxt})
             if name in targets:
@@ -173,6 +178,14 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         if n["id"] in comp_of:
             n["compensation"] = comp_of[n["id"]]
         nodes.append(normalized(Node, n))
+    # Every node of a gated run carries its gate; the run is the chain from the gated node while Next stays
+    # inside the nodes the gate's Default skips past.
+    for start, cond in gated.items():
+        skip = through.get(str(gates[start + an.GATE_SUFFIX]["Default"]), str(gates[start + an.GATE_SUFFIX]["Default"]))
+        at: str | None = start
+        while at is not None and at != skip and at in kinds:
+            next(n for n in nodes if n["id"] == at)["when"] = cond
+            at = through.get(states[at].get("Next") or "", states[at].get("Next"))
     nodes += [normalized(Node, c) for c in comp_nodes.values()]
     return {"name": "", "version": 1, "nodes": nodes, "edges": edges,
             "policies": {k: normalized(Policy, p) for k, p in reader.policies.items()},

@@ -101,6 +101,18 @@ MATRIX: tuple[Feature, ...] = (
             (A, "`alas step choose` writes the branch taken; targets run `when` it names them"),
             (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or)"),
             lambda wf, n: n.kind is NodeKind.CHOICE),
+    Feature("gate", "node gate `when` (a condition on the run's inputs or an ungated ancestor's output)",
+            (N, "the task's `when`, e.g. `{{tasks.blueprint.outputs.parameters.revealed}} >= 2` (the ancestor's "
+                "field is an output parameter of its template; comparisons ==, !=, <, <=, >, >= against a number "
+                "or a string). Argo v3.6.5 (dag.go): a task whose `when` is false is Skipped without resolving its "
+                "arguments; a bare `depends` on a Skipped task is satisfied; a `.Failed` term is not, so a gated "
+                "node's ladder rungs end Omitted; a consumer reads a gated node's output only when its own gate "
+                "implies that one (else it reads the log: Argo would hand a running task the unresolved "
+                "reference)"),
+            (A, "a Choice state `<node>/gate` in front of each run of chained nodes sharing the gate: its rule "
+                "enters the run, its Default goes to the state after it (the next gate when that is gated too: "
+                "a chain of gates ending at the first ungated state); only chained nodes can be gated"),
+            lambda wf, n: n.when is not None),
     Feature("parallel", "parallel node (group of branches)", (N, "fan-in task depending on every branch"),
             (N, "Parallel state with one branch per node"), lambda wf, n: n.kind is NodeKind.PARALLEL),
     Feature("parallel_concurrency", "max_concurrency of a parallel node",
@@ -174,7 +186,14 @@ MATRIX: tuple[Feature, ...] = (
                 "in Argo's Error phase after its last retry (pod deleted or evicted, node lost) starts no next rung "
                 "(`.Failed` is false): the workflow fails and is compensated; a step killed by a signal (SIGKILL, "
                 "OOM: exit 137) ends Failed and does escalate, its reason logged as unknown; a map node's items "
-                "climb the ladder inside their own pods (`--repair`: a ladder per item would need a DAG per item)"),
+                "climb the ladder inside their own pods (`--repair`: a ladder per item would need a DAG per item). "
+                "The two differences from the local runtime (`alas run`): (1) a map item's ladder runs inside its "
+                "pod, so its rungs are no DAG tasks (locally no node has tasks; the events are the same); (2) a "
+                "rung exiting 75 (transient) is retried by the rung template's retryStrategy (the node's policy: "
+                "up to max_attempts tries, capped backoff) before the next rung starts, while locally each rung "
+                "gets max_patches / max_replans tries and a transient error counts as one failed try, so the "
+                "ladder climbs at once (runtime/recovery.py); both end on the same rung when the failure is "
+                "permanent"),
             (N, "for a top-level task node, one Task state per rung. Retry: the node's Retry[]; then its Task "
                 "catches States.ALL into `<node>/patch`, which catches into `<node>/replan` (Parameters.rung and "
                 ".repair); every rung has the node's Retry and TimeoutSeconds, writes the node's ResultPath (the "

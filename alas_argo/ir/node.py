@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from alas_argo.ir.base import IRModel, content_hash
-from alas_argo.ir.condition import Branch, Loop
+from alas_argo.ir.condition import Branch, Condition, Loop
 
 __all__ = ["Join", "Node", "NodeKind", "RepairSpec", "SideEffect"]
 
@@ -81,6 +81,11 @@ class Node(IRModel):
                               "('inputs.jobs' or '<node>.<field>').")
     max_concurrency: int | None = Field(None, ge=1, description="Bound on concurrent branches or items.")
     loop: Loop | None = Field(None, description="Makes a task node loop until a condition holds.")
+    when: Condition | None = Field(None, description="Gate: the node runs only if this condition holds, decided "
+                                   "once its dependencies are done, on the run's inputs or the output of an "
+                                   "ungated ancestor; otherwise it is skipped without running, and a plain "
+                                   "dependency on it is satisfied (as Argo's bare `depends` on a Skipped task) "
+                                   "while its output exists for no one.")
 
     def digest(self) -> str:
         """Content hash of the node's definition (decides what a new plan version may keep)."""

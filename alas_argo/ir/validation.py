@@ -1,9 +1,9 @@
 """Validation of a workflow before anything runs: every problem at once, each naming its node.
 
 Checks: unique ids; edges, branches, catch routes, compensations and policy refs resolve; kind-specific
-fields are present (role, choices, branches, items); contracts are valid JSON Schema; every write/external
-node has a compensation; every loop has a guard; any_of joins have at least two candidates; the graph is
-acyclic; every node is reachable from an entry node.
+fields are present (role, choices, branches, items); a gate reads the inputs or an ungated ancestor;
+contracts are valid JSON Schema; every write/external node has a compensation; every loop has a guard; any_of
+joins have at least two candidates; the graph is acyclic; every node is reachable from an entry node.
 """
 
 from __future__ import annotations
@@ -175,6 +175,37 @@ def _check_graph(wf: Workflow, ids: set[str], out: list[Problem], entry_ids: set
             out.append(Problem("unreachable", "node is not reachable from an entry node", i))
 
 
+def _ancestors(wf: Workflow, node_id: str) -> set[str]:
+    preds: dict[str, set[str]] = defaultdict(set)
+    for d in wf.dependencies():
+        preds[d.target].add(d.source)
+    out: set[str] = set()
+    todo = list(preds[node_id])
+    while todo:
+        x = todo.pop()
+        if x not in out:
+            out.add(x)
+            todo.extend(preds[x])
+    return out
+
+
+def _check_gates(wf: Workflow, out: list[Problem]) -> None:
+    """A gate is decided from what exists whenever the node is reached: the run's inputs, or the output of an
+    ancestor that is never gated itself (every engine has it by then: Argo resolves an ancestor's outputs)."""
+    by_id = wf.node_map()
+    for n in wf.nodes:
+        if n.when is None:
+            continue
+        if n.kind not in (NodeKind.TASK, NodeKind.MAP) or n.id in wf.compensation_ids():
+            out.append(Problem("misplaced_field", "only scheduled task and map nodes have a gate (when)", n.id))
+        root = n.when.path.split(".")[0]
+        if root == "inputs":
+            continue
+        if root not in by_id or root not in _ancestors(wf, n.id) or by_id[root].when is not None:
+            out.append(Problem("bad_path", f"gate path {n.when.path!r} must start with 'inputs' or an ungated "
+                               "ancestor's id", n.id))
+
+
 def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Problem]:
     """Every problem of ``wf`` (empty when it is valid)."""
     out: list[Problem] = []
@@ -203,6 +234,7 @@ def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Pr
         _check_schema(schema, None, f"schema {name!r}", out)
     for name, schema in wf.log_schemas.items():
         _check_schema(schema, None, f"log schema {name!r}", out)
+    _check_gates(wf, out)
     _check_graph(wf, ids, out, entry_ids)
     return out
 

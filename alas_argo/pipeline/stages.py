@@ -136,9 +136,10 @@ class Stages:
     # -- layer 1 and 2 -----------------------------------------------------------------------------------
 
     def blueprint(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The problem: the instance's jobs (the fan-out list) and its size."""
+        """The problem: the instance's jobs (the fan-out list) and its size, and how many disruptions the run
+        reveals (what the disruption segments' gates read)."""
         return {"instance": self.instance.name, "jobs": list(range(self.instance.num_jobs)),
-                "operations": self.instance.num_operations, "size": self.instance.size}
+                "operations": self.instance.num_operations, "size": self.instance.size, "revealed": self.revealed()}
 
     def agents(self, ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         """Instantiate every role; report which backend each got and any fallback."""

@@ -24,8 +24,8 @@ from alas_argo.step_context import Handler, StepContext, StepOutput
 
 __all__ = ["PIPELINE_STEPS", "recorded_instance"]
 
-#: Output fields a map node fans out over, by role: written as Argo output parameters too.
-_FAN_OUT = {"blueprint": ("jobs",)}
+#: Output fields a map node fans out over or a gate reads, by role: written as Argo output parameters too.
+_FAN_OUT = {"blueprint": ("jobs", "revealed")}
 
 
 def recorded_instance(log: ExecutionLog) -> Instance:

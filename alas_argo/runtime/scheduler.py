@@ -52,6 +52,9 @@ class Scheduler:
         self.chosen: dict[str, str] = {}
         self.caught: dict[str, str] = {}
         self.absorbed: set[str] = set()
+        #: Nodes skipped by their own gate (``when``): a plain edge from one is satisfied, as Argo's bare
+        #: ``depends`` on a Skipped task is; a node skipped because its dependencies died is not among them.
+        self.gated: set[str] = set()
         self.inflight: dict[cf.Future[Outcome | None], str] = {}
         self.held: list[tuple[str, dict[str, Any]]] = []
         self.failed_node: str | None = None
@@ -123,6 +126,8 @@ class Scheduler:
             return _SAT
         if s is NodeState.FAILED and d.source in self.absorbed and d.via is not Via.CHOICE:
             return _SAT
+        if s is NodeState.SKIPPED and d.source in self.gated and d.via is Via.EDGE:
+            return _SAT
         return _DEAD
 
     def _decide(self, candidates: set[str]) -> set[str]:
@@ -141,7 +146,8 @@ class Scheduler:
                         break
                     # A candidate wins only by executing: a failure absorbed by on_failure "skip" is a
                     # loss here, not a success without output.
-                    if st == _SAT and self.run.state(d.source) is not NodeState.FAILED:
+                    # A gated-off candidate does not win either (Argo: `.Succeeded` is false for Skipped).
+                    if st == _SAT and self.run.state(d.source) is NodeState.EXECUTED:
                         verdict, winner = _SAT, d
                         break
                 used = [winner] if winner is not None else []
@@ -150,7 +156,11 @@ class Scheduler:
                 used = [d for d, st in zip(preds, statuses, strict=True) if st == _SAT]
             if verdict == _WAIT:
                 continue
-            if verdict == _DEAD:
+            closed = verdict == _SAT and node.when is not None and not evaluate(
+                node.when, {"inputs": self.run.inputs, **self.run.outputs})
+            if closed:
+                self.gated.add(node_id)
+            if verdict == _DEAD or closed:
                 self.run.move(node_id, NodeState.SKIPPED)
                 self.settled.add(node_id)
                 nxt.update(self.succs[node_id])

@@ -14,13 +14,18 @@ What differs between engines is only the :class:`Shape`: how many disruption seg
 fan-out runs, and the policy values (thread-level retries and timeouts locally, pod-level ones on a cluster).
 
 How many disruptions a run reveals is an input of the run, not of the shape: ``alas-plan`` is rendered with
-:data:`MAX_DISRUPTIONS` segments and its parameter ``disruptions`` (0 to that) says how many reveal one;
-segment k of a run revealing fewer than k disruptions passes the plan in force through and commits nothing
-(the disrupt step decides, from its index and the run's inputs). ``alas run`` builds the same definition with
-``max(N, MAX_DISRUPTIONS)`` segments, so for N up to the maximum both engines run one definition.
-The gate is data, not an IR choice node: a choice skips one node, locally its descendants too, but Argo runs a
-task whose bare dependency was Skipped, and the join after a gated segment (an any_of over the last commit and
-each gate's default) is neither expressible in ASL's chain nor decided by Argo before every candidate is done.
+:data:`MAX_DISRUPTIONS` segments and its parameter ``disruptions`` (0 to that) says how many reveal one.
+Every scheduled node of segment k carries the gate :func:`gate` ``(k)``, an IR ``when`` on the blueprint's
+output ``revealed`` (the given ``disruption`` list's length, else ``disruptions``, 0 with scenario ``none``): a
+run revealing fewer than k disruptions skips the segment, as Argo ``when`` (the tasks end Skipped, no pod, the
+ladder's rungs Omitted), as an ASL chain of Choice states, and on the local runtime, so ``alas run`` executes the
+same definition (with ``max(N, MAX_DISRUPTIONS)`` segments). Why the blueprint's output and not the parameter
+``disruptions`` itself: a given ``disruption`` list reveals each of its entries whatever ``disruptions`` says,
+so only the blueprint knows the count; it never is gated itself, so every engine has its output wherever a gate
+reads it. ``finish`` (after the last segment) reads the log, not the last commit's output, and the compiler hands
+a gated node's output only to a consumer whose own gate implies it (segment k+1 reads segment k's commit), so no
+task ever needs the output of a skipped one. The disrupt step still passes the plan through for a k above the
+count (a second line, e.g. for a definition built without gates).
 
 Workflow parameters of ``alas-plan`` (the operator's contract, extended, never renamed): run-id, instance,
 planner, scenarios, seeds, method, time-limit, plus repair-budget, faults, variant, deterministic,
@@ -49,15 +54,15 @@ from alas_argo.ir import (
     ensure_valid,
 )
 
-__all__ = ["INPUTS", "INPUT_ENUMS", "MAX_DISRUPTIONS", "Engine", "Shape", "build", "disruption_segment", "pipeline",
-           "policies"]
+__all__ = ["INPUTS", "INPUT_ENUMS", "MAX_DISRUPTIONS", "Engine", "Shape", "build", "disruption_segment", "gate",
+           "pipeline", "policies"]
 
 #: Disruption segments ``alas-plan`` is rendered with: the most disruptions one submission reveals (the workflow
-#: parameter ``disruptions``, 0 to this; a larger value is refused by the first step). A segment the run does not
-#: use still runs, as four pods passing the plan through (disrupt, repair, recheck, commit), and every segment
-#: adds seven templates, six tasks and about 22 KB to the template (which every Workflow object made from it
-#: stores); three keeps that cost bounded while covering the sequences the experiments reveal (``alas run
-#: --disruptions`` locally has no such bound: it gets as many segments as it asks).
+#: parameter ``disruptions``, 0 to this, rendered as its ``enum``; a larger value is refused by the first step).
+#: A segment the run does not use is skipped by its gate (no pod), but every segment adds seven templates, six
+#: tasks and about 22 KB to the template (which every Workflow object made from it stores); three keeps that
+#: cost bounded while covering the sequences the experiments reveal (``alas run --disruptions`` locally has no
+#: such bound: it gets as many segments as it asks).
 MAX_DISRUPTIONS = 3
 
 #: Workflow parameters of ``alas-plan`` and their defaults (all strings: Argo parameters).
@@ -154,9 +159,18 @@ def _check(node_id: str, after: str, **params: Any) -> Node:
                 loop=Loop(until=Condition(path="output.valid", op="truthy")), params=params)
 
 
-def disruption_segment(k: int, plan_from: str | None) -> tuple[list[Node], list[tuple[str, str]], str]:
+def gate(k: int) -> Condition:
+    """The gate of segment ``k``: the run reveals at least ``k`` disruptions (``revealed``, which the blueprint
+    decides from the run's inputs: the given list's length, else ``disruptions``, 0 for scenario none)."""
+    return Condition(path="blueprint.revealed", op="ge", value=k)
+
+
+def disruption_segment(k: int, plan_from: str | None, *, gated: bool = False
+                       ) -> tuple[list[Node], list[tuple[str, str]], str]:
     """Nodes and edges revealing disruption ``k`` against the plan committed by ``plan_from`` (None: the
     plan in force in the run's log, as ``alas-repair`` has it), repairing, revalidating and committing it.
+    ``gated``: every scheduled node of the segment carries :func:`gate` ``(k)``, so a run revealing fewer
+    disruptions skips the segment (no pod on Argo, no handler call locally).
 
     Returns:
         (nodes, edges, id of the segment's commit node).
@@ -177,6 +191,8 @@ def disruption_segment(k: int, plan_from: str | None) -> tuple[list[Node], list[
         Node(id=f"retract_{k + 1}", role="retract", output=_ANY_OUT,
              description="Compensation of the repaired commit."),
     ]
+    if gated:
+        nodes = [n if n.id.startswith("retract_") else n.model_copy(update={"when": gate(k)}) for n in nodes]
     edges = [(f"disrupt_{k}", f"repair_{k}"), (f"repair_{k}", f"recheck_{k}"), (f"recheck_{k}", commit)]
     if plan_from is not None:
         edges.insert(0, (plan_from, f"disrupt_{k}"))
@@ -191,7 +207,8 @@ def pipeline(shape: Shape) -> Workflow:
     """
     nodes = [
         Node(id="blueprint", role="blueprint", policy_ref="step", description="Load the instance; list the jobs.",
-             output={"type": "object", "required": ["jobs"], "properties": {"jobs": {"type": "array"}}}),
+             output={"type": "object", "required": ["jobs", "revealed"],
+                     "properties": {"jobs": {"type": "array"}, "revealed": {"type": "integer", "minimum": 0}}}),
         Node(id="agents", role="agents", policy_ref="step", output=_ANY_OUT,
              description="Instantiate every role from the registry."),
         Node(id="propose", kind="map", role="job_agent", items="blueprint.jobs", policy_ref="agent",
@@ -216,7 +233,7 @@ def pipeline(shape: Shape) -> Workflow:
              ("check_optimized", "commit_v1")]
     last = "commit_v1"
     for k in range(1, shape.disruptions + 1):
-        more, wiring, last = disruption_segment(k, last)
+        more, wiring, last = disruption_segment(k, last, gated=True)
         nodes += more
         edges += wiring
     nodes.append(Node(id="finish", role="finish", output=_ANY_OUT, description="Summarize the run."))
@@ -232,5 +249,6 @@ def pipeline(shape: Shape) -> Workflow:
 
 def build() -> Workflow:
     """The IR of ``alas-plan``: the pipeline with :data:`MAX_DISRUPTIONS` disruption segments, shaped for a
-    cluster; the workflow parameter ``disruptions`` says how many of them reveal one (the rest pass through)."""
+    cluster; the workflow parameter ``disruptions`` says how many of them reveal one (the rest are skipped by
+    their gates)."""
     return pipeline(Shape(engine=Engine.CLUSTER, disruptions=MAX_DISRUPTIONS))

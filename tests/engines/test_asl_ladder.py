@@ -4,6 +4,8 @@ into the one IR node with its repair spec."""
 
 from __future__ import annotations
 
+import pytest
+
 from alas_argo.engines.asl import to_asl
 from alas_argo.engines.asl_parse import from_asl, read_native
 from alas_argo.ir import Catch, Edge, Node, Policy, RepairSpec, Workflow
@@ -68,3 +70,34 @@ def test_in_alas_plan_only_the_last_rung_compensates() -> None:
     assert [c["Next"] for c in states["repair_1"]["Catch"]] == ["repair_1/patch"]
     assert [c["Next"] for c in states["repair_1/patch"]["Catch"]] == ["repair_1/replan"]
     assert [c["Next"] for c in states["repair_1/replan"]["Catch"]] == ["alas-undo-commit_v1"]
+
+
+def test_alas_plan_gates_each_segment_with_a_chain_of_choice_states() -> None:
+    """Segment k is entered through `disrupt_k/gate`: the blueprint's `revealed` >= k enters it, else the gate of
+    segment k+1, the last one going to `finish` (so a run revealing fewer disruptions skips straight there)."""
+    from alas_argo.engines.asl_parse import from_asl
+    from alas_argo.workflows.plan import MAX_DISRUPTIONS, build
+
+    wf = build()
+    doc = to_asl(wf)
+    states = doc["States"]
+    for k in range(1, MAX_DISRUPTIONS + 1):
+        gate = states[f"disrupt_{k}/gate"]
+        skip = f"disrupt_{k + 1}/gate" if k < MAX_DISRUPTIONS else "finish"
+        assert gate == {"Type": "Choice", "Choices": [{"Variable": "$.results.blueprint.revealed",
+                                                       "NumericGreaterThanEquals": k, "Next": f"disrupt_{k}"}],
+                        "Default": skip}
+        before = "commit_v1" if k == 1 else f"commit_{k}"
+        assert states[before]["Next"] == f"disrupt_{k}/gate"
+    assert states["commit_4"]["Next"] == "finish"
+    assert from_asl(doc) == wf
+
+
+def test_a_gated_run_at_the_end_of_the_chain_is_refused() -> None:
+    from alas_argo.engines.conformance import UnsupportedFeature
+    from alas_argo.ir import Condition, Edge, Node, Workflow
+
+    wf = Workflow(name="tail", nodes=[Node(id="a", role="x"), Node(id="b", role="y", when=Condition(
+        path="a.n", op="ge", value=1))], edges=[Edge(source="a", target="b")])
+    with pytest.raises(UnsupportedFeature, match="gate"):
+        to_asl(wf)

@@ -67,6 +67,10 @@ CASES: dict[str, tuple[Callable[[], Workflow], list[str]]] = {
     "choice": (lambda: with_node(Node(id="work", kind="choice", choices=[
         Branch(when=Condition(path="inputs.items", op="ne", value="x"), next="t")], default="u"),
         extra=[Node(id="t", role="a"), Node(id="u", role="b")]), ["choices", "default"]),
+    "gate": (lambda: with_node(Node(id="work", role="s", when=Condition(path="start.count", op="ge", value=2)),
+                               extra=[Node(id="after", role="x")], edges=[Edge(source="start", target="work"),
+                                                                          Edge(source="work", target="after")]),
+             ["when"]),
     "parallel": (lambda: _parallel(None), ["branches"]),
     "parallel_concurrency": (lambda: _parallel(2), ["maxConcurrency"]),
     "map": (lambda: with_node(Node(id="work", kind="map", role="agent", items="inputs.items")), ["items"]),

@@ -116,3 +116,26 @@ def test_ensure_valid_lists_all_problems_in_one_error() -> None:
     assert "node a: task node needs a role" in str(e.value)
     assert "node b: write side effect without a compensation" in str(e.value)
     assert len(validate(wf)) == 2
+
+
+_GATE = {"path": "a.n", "op": "ge", "value": 1}
+
+
+@pytest.mark.parametrize(("nodes", "edges", "expected"), [
+    # the gate reads an ungated ancestor (or the inputs): valid
+    ([{"id": "a", "role": "x"}, {"id": "b", "role": "y", "when": _GATE}], [("a", "b")], set()),
+    ([{"id": "a", "role": "x"}, {"id": "b", "role": "y", "when": {"path": "inputs.k", "op": "eq", "value": "1"}}],
+     [("a", "b")], set()),
+    # not an ancestor: nothing guarantees its output exists when the gate is decided
+    ([{"id": "a", "role": "x"}, {"id": "b", "role": "y", "when": _GATE}], [], {("bad_path", "b")}),
+    # a gated ancestor may itself be skipped
+    ([{"id": "a", "role": "x", "when": {"path": "inputs.k", "op": "exists"}},
+      {"id": "b", "role": "y", "when": _GATE}], [("a", "b")], {("bad_path", "b")}),
+    # only scheduled task and map nodes are gated
+    ([{"id": "a", "role": "x"}, {"id": "c", "kind": "choice", "when": _GATE,
+                                 "choices": [{"when": _GATE, "next": "d"}]}, {"id": "d", "role": "z"}],
+     [("a", "c")], {("misplaced_field", "c")}),
+])
+def test_a_gate_reads_what_exists_when_it_is_decided(nodes: list[dict[str, Any]], edges: list[tuple[str, str]],
+                                                     expected: set[tuple[str, str | None]]) -> None:
+    assert _problems(_doc(nodes, edges)) == expected

@@ -192,3 +192,47 @@ def test_a_failing_listener_does_not_fail_the_run() -> None:
     result = Runtime({"echo": echo}, listener=broken).run(workflow([{"id": "a", "role": "echo"}]))
     assert result.ok and result.listener_errors[0] == "RuntimeError: display gone"
     assert len(result.listener_errors) == 3
+
+
+def gated_wf() -> Any:
+    """count -> a (gate count.n >= 1) -> b (gate count.n >= 2) -> after; a join `any` over a and after."""
+    return workflow([
+        {"id": "count", "role": "count"},
+        {"id": "a", "role": "echo", "when": {"path": "count.n", "op": "ge", "value": 1}},
+        {"id": "b", "role": "echo", "when": {"path": "count.n", "op": "ge", "value": 2}},
+        {"id": "after", "role": "echo"},
+        {"id": "any", "role": "echo", "join": "any_of"}],
+        [("count", "a"), ("a", "b"), ("b", "after"), ("b", "any"), ("after", "any")])
+
+
+def test_a_closed_gate_skips_its_node_and_a_plain_edge_from_it_is_satisfied() -> None:
+    """As Argo's `when` false -> Skipped, and a bare `depends` on a Skipped task holds: the node after a gated one
+    still runs, without the gated node's output; an any_of join is not won by a skipped candidate."""
+    def count(n: int) -> Any:
+        return lambda ctx, inputs: {"n": n}
+    one = Runtime({"count": count(1), "echo": echo}).run(gated_wf())
+    assert one.ok
+    assert one.states["a"] is NodeState.EXECUTED and one.states["b"] is NodeState.SKIPPED
+    assert one.output("after") == {"id": "after", "deps": []}  # b's output does not exist
+    assert one.output("any") == {"id": "any", "deps": ["after"]}
+    none = Runtime({"count": count(0), "echo": echo}).run(gated_wf())
+    assert none.ok and none.states["a"] is NodeState.SKIPPED and none.states["b"] is NodeState.SKIPPED
+    assert none.output("after") == {"id": "after", "deps": []}
+    both = Runtime({"count": count(2), "echo": echo}).run(gated_wf())
+    # Open gates: b runs on a's output and wins the any_of join (the later candidate `after` is dropped).
+    assert both.output("b") == {"id": "b", "deps": ["a"]} and both.output("any") == {"id": "any", "deps": ["b"]}
+
+
+def test_a_node_skipped_by_its_choice_does_not_satisfy_its_dependents() -> None:
+    """Only the node's own closed gate lets a skip pass through: a gated choice target the choice did not take
+    is skipped as before, and so is what depends on it (Argo: the task would be Skipped by its choice `when`
+    too, but its consumers there are any_of joins; the runtime keeps its stricter choice semantics)."""
+    wf = workflow([{"id": "count", "role": "count"},
+                   {"id": "route", "kind": "choice", "choices": [
+                       {"when": {"path": "count.n", "op": "ge", "value": 5}, "next": "a"}], "default": "other"},
+                   {"id": "a", "role": "echo", "when": {"path": "count.n", "op": "ge", "value": 0}},
+                   {"id": "after", "role": "echo"}, {"id": "other", "role": "echo"}],
+                  [("count", "route"), ("a", "after")])
+    result = Runtime({"count": lambda ctx, inputs: {"n": 0}, "echo": echo}).run(wf)
+    assert result.ok and result.output("other") == {"id": "other", "deps": ["route"]}
+    assert result.states["a"] is NodeState.SKIPPED and result.states["after"] is NodeState.SKIPPED

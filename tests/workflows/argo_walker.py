@@ -2,20 +2,21 @@
 would, running each container's command locally.
 
 What it does as Argo does: DAG tasks run in dependency order (``depends`` expressions over task phases:
-``.Succeeded``/``.Failed``/``.Skipped``/``.Omitted`` terms, a bare name meaning Succeeded or Skipped; a task
-whose ``depends`` is false is Omitted, one whose ``when`` is false Skipped); a DAG using ``depends`` with a
-``continueOn`` anywhere is refused, as Argo's validation refuses it (validate.go: "cannot use 'continueOn'
-when using 'depends'"); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count, and an
-Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from ``{{workflow.*}}``,
-``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an unresolvable
-reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
-outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the
-container wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
+``.Succeeded``/``.Failed``/``.Skipped``/``.Omitted`` terms, a bare name meaning Succeeded or Skipped; a task whose
+``depends`` is false is Omitted, one whose ``when`` is false Skipped, its arguments never resolved, as in dag.go's
+executeDAGTask; ``{{tasks.x...}}`` resolves for the task's ancestors only, as GetTaskAncestry has it); a DAG using
+``depends`` with a ``continueOn`` anywhere is refused, as Argo's validation refuses it (validate.go: "cannot use
+'continueOn' when using 'depends'"); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count,
+and an Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from
+``{{workflow.*}}``, ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an
+unresolvable reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
+outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the container
+wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
 ``retryStrategy.limit`` retries a failed pod; the ``onExit`` template runs last with ``workflow.status``; before
 anything runs, the arguments are validated as Argo's submit validates them (an ``enum`` checked on the merged
-parameter only, so a bare ``-p`` override escapes the template's enum as it does on Argo v3.6.5).
-Where real Argo surprised us, the walker does what Argo v3.6.5 did on a real cluster (scripts/cluster): a
-DAG's own outputs cannot see its fanned-out tasks' aggregated outputs.
+parameter only, so a bare ``-p`` override escapes the template's enum as it does on Argo v3.6.5). Where real Argo
+surprised us, the walker does what Argo v3.6.5 did on a real cluster (scripts/cluster): a DAG's own outputs cannot
+see its fanned-out tasks' aggregated outputs.
 """
 
 from __future__ import annotations
@@ -212,9 +213,28 @@ class Walker:
         return "Succeeded"
 
     @staticmethod
+    def ancestors(name: str, tasks: dict[str, dict[str, Any]]) -> set[str]:
+        """Every task ``name`` depends on, directly or not (Argo's common.GetTaskAncestry)."""
+        out: set[str] = set()
+        todo = [name]
+        while todo:
+            for d in re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", tasks[todo.pop()].get("depends", "")):
+                if d not in out:
+                    out.add(d)
+                    todo.append(d)
+        return out
+
+    @staticmethod
     def when_ok(expr: str) -> bool:
+        """Argo's ``when`` (govaluate, after substitution) for the forms the compiler writes: alternatives of
+        ``'a' == 'b'`` / ``'a' != 'b'``, or one numeric comparison ``1 >= 2`` (as govaluate compares numbers;
+        an ordering of a non-number is an error there, and here)."""
+        m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*(>=|<=|>|<|==|!=)\s*(-?\d+(?:\.\d+)?)\s*", expr)
+        if m is not None:
+            a, op, b = float(m.group(1)), m.group(2), float(m.group(3))
+            return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b, "==": a == b, "!=": a != b}[op]
         for alt in expr.split("||"):
-            m = re.fullmatch(r"\s*'?([^'!=]*?)'?\s*(==|!=)\s*'?([^'!=]*?)'?\s*", alt)
+            m = re.fullmatch(r"\s*'?([^'!=<>]*?)'?\s*(==|!=)\s*'?([^'!=<>]*?)'?\s*", alt)
             if m is None:
                 raise ValueError(f"unsupported when {expr!r}")
             if (m.group(1) == m.group(3)) == (m.group(2) == "=="):
@@ -239,25 +259,29 @@ class Walker:
             if task.get("depends") and not self.depends_ok(task["depends"], phases):
                 phases[name] = "Omitted"
                 continue
-            if "when" in task and not self.when_ok(self.sub(task["when"], local)):
+            # Only the task's ancestors' outputs are in its scope (dag.go, buildLocalScopeFromTask).
+            seen = self.ancestors(name, tasks)
+            visible_to = {k: v for k, v in local.items()
+                          if not k.startswith("tasks.") or k.split(".")[1] in seen}
+            if "when" in task and not self.when_ok(self.sub(task["when"], visible_to)):
                 phases[name] = "Skipped"
                 continue
             args = {p["name"]: p.get("value", "") for p in (task.get("arguments") or {}).get("parameters") or []}
             if "withParam" in task:
-                items = json.loads(self.sub(task["withParam"], local))
+                items = json.loads(self.sub(task["withParam"], visible_to))
                 results = []
                 phase = "Succeeded"
                 for item in items:
                     text = item if isinstance(item, str) else json.dumps(item, separators=(",", ":"))
                     p, outs = self.template(task["template"],
-                                            {k: self.sub(v, {**local, "item": text}) for k, v in args.items()})
+                                            {k: self.sub(v, {**visible_to, "item": text}) for k, v in args.items()})
                     phase = "Failed" if p == "Failed" else phase
                     results.append(outs)
                 local[f"tasks.{name}.outputs.parameters"] = json.dumps(results)
                 for key in {k for r in results for k in r}:
                     local[f"tasks.{name}.outputs.parameters.{key}"] = json.dumps([r.get(key) for r in results])
             else:
-                phase, outs = self.template(task["template"], {k: self.sub(v, local) for k, v in args.items()})
+                phase, outs = self.template(task["template"], {k: self.sub(v, visible_to) for k, v in args.items()})
                 for k, v in outs.items():
                     local[f"tasks.{name}.outputs.parameters.{k}"] = v
             phases[name] = phase

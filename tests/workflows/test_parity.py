@@ -76,7 +76,7 @@ SEQUENCES = [
 def test_a_sequence_of_disruptions_commits_the_same_versions_and_events(config: RunConfig, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """``disruptions`` N: the first N segments of alas-plan reveal, repair and commit one disruption each, the rest
-    pass the plan through, on the walk as in `alas run --disruptions N`."""
+    are skipped by their gates, on the walk as in `alas run --disruptions N`."""
     local, argo, walk = _both(config, tmp_path, monkeypatch)
     assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
     n = config.disruptions
@@ -91,11 +91,23 @@ def test_a_sequence_of_disruptions_commits_the_same_versions_and_events(config: 
         list(range(1, n + 1))
     assert trace(e.to_json() for e in argo.events()) == local_trace
     assert argo.verify().ok and local.verify().ok
-    # The segments after the last disruption ran (a pod each) and committed nothing.
-    for k in range(n + 1, MAX_DISRUPTIONS + 1):
-        assert walk.phases[f"commit-{k + 1}"] == "Succeeded"
-        recorded = argo.idempotency_get(f"output/alas-plan-parity/commit_{k + 1}")
-        assert recorded is not None and recorded["doc"]["version"] is None
+    _unused_segments_never_ran(walk, argo, n, "alas-plan-parity")
+
+
+def _unused_segments_never_ran(walk: Any, argo: ExecutionLog, n: int, name: str) -> None:
+    """The segments after the run's last disruption: every task Skipped by its gate (`when`), the ladder's rungs
+    Omitted (their `.Failed` term is false), no pod, no output recorded; the segments before it all ran."""
+    ran = {p.template for p in walk.pods}
+    for k in range(1, MAX_DISRUPTIONS + 1):
+        tasks = [f"disrupt-{k}", f"repair-{k}", f"recheck-{k}", f"commit-{k + 1}"]
+        if k <= n:
+            assert all(walk.phases[t] == "Succeeded" for t in tasks) and set(tasks) <= ran
+            continue
+        assert {t: walk.phases[t] for t in tasks} == dict.fromkeys(tasks, "Skipped")
+        assert walk.phases[f"repair-{k}-patch"] == walk.phases[f"repair-{k}-replan"] == "Omitted"
+        assert not ran & {*tasks, f"repair-{k}-patch", f"repair-{k}-replan"}
+        assert argo.idempotency_get(f"output/{name}/commit_{k + 1}") is None
+    assert walk.phases["finish"] == "Succeeded"
 
 
 def test_the_template_default_reveals_one_disruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,10 +121,13 @@ def test_the_template_default_reveals_one_disruption(tmp_path: Path, monkeypatch
     log = ExecutionLog(FsStore(tmp_path / "argo"), "default")
     assert log.versions() == [1, 2]
     assert [e.payload["index"] for e in log.events() if e.type.value == "disruption.observed"] == [1]
+    _unused_segments_never_ran(walk, log, 1, "alas-plan-default")
+    # ft06 has 6 jobs: 8 single steps up to commit_v1, 6 job agents, one segment of 4 pods, finish.
+    assert len(walk.pods) == 8 + 6 + 4 + 1
 
 
 def test_zero_disruptions_plans_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``disruptions`` 0 (what `alas run` without --disrupt does): every segment passes the baseline through."""
+    """``disruptions`` 0 (what `alas run` without --disrupt does): every segment is skipped by its gate."""
     config = CASES[0].model_copy(update={"disrupt": None})
     assert parameters_for(config, run_id="parity")["disruptions"] == "0"
     local, argo, walk = _both(config, tmp_path, monkeypatch)
@@ -122,6 +137,7 @@ def test_zero_disruptions_plans_only(tmp_path: Path, monkeypatch: pytest.MonkeyP
     local_trace = trace(e.to_json() for e in local.events())
     assert "disruption.observed" not in {e["type"] for e in local_trace}
     assert trace(e.to_json() for e in argo.events()) == local_trace
+    _unused_segments_never_ran(walk, argo, 0, "alas-plan-parity")
 
 
 def test_more_disruptions_than_rendered_segments_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
