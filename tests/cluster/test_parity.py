@@ -19,11 +19,12 @@ from alas_argo.log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
 from alas_argo.pipeline import RunConfig, run_pipeline
 from alas_argo.pipeline.parameters import parameters_for
+from alas_argo.workflows.plan import MAX_DISRUPTIONS
 from tests.cluster.conftest import Argo, Store, record_figure
 from tests.parity import trace
 
-# Four plan workflows of ~30 pods each (alas-plan has three disruption segments; those a run does not use pass the
-# plan through, four pods each), one after another: a few minutes each on the kind cluster.
+# Four plan workflows of ~20-30 pods each (alas-plan has three disruption segments; those a run does not use are
+# Skipped by their `when`, no pod), one after another: a few minutes each on the kind cluster.
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1800)]
 
 #: As tests/workflows/test_parity.py: three instances, both planners, two disruption kinds (one worker, as a pod).
@@ -63,8 +64,15 @@ def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, sto
         same_plans.append(json.loads(shown.stdout) == local.plan(version))
     local_trace, argo_trace = trace(e.to_json() for e in local.events()), trace(events)
     key = config.instance if config.disruptions == 1 else _case(config)
+    # The segments after the run's last disruption are Skipped by their gates: no pod.
+    nodes = list((workflow["status"].get("nodes") or {}).values())
+    phases = {n.get("displayName"): n.get("phase") for n in nodes}
     _RESULTS[key] = {"versions": len(versions), "identical_plans": sum(same_plans),
-                     "domain_events": len(local_trace), "same_events": argo_trace == local_trace}
+                     "domain_events": len(local_trace), "same_events": argo_trace == local_trace,
+                     "pods": sum(1 for n in nodes if n.get("type") == "Pod")}
     record_figure("parity", _RESULTS)
     assert all(same_plans), same_plans
     assert argo_trace == local_trace
+    for k in range(config.disruptions + 1, MAX_DISRUPTIONS + 1):
+        assert {phases.get(f"{t}-{k}") for t in ("disrupt", "repair", "recheck")} == {"Skipped"}, phases
+        assert phases.get(f"commit-{k + 1}") == "Skipped", phases
