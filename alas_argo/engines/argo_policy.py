@@ -19,8 +19,9 @@ def retry_strategy(policy: Policy) -> dict[str, Any] | None:
     factor = 1.0 if r.backoff.kind is not BackoffKind.EXPONENTIAL else r.backoff.factor
     backoff: dict[str, Any] = {"duration": nm.format_duration(r.backoff.initial),
                                "factor": int(factor) if float(factor).is_integer() else str(factor)}
-    if r.backoff.max is not None:
-        backoff["cap"] = nm.format_duration(r.backoff.max)
+    # No cap: Argo v3.6.5's Backoff has duration, factor and maxDuration only (`cap` arrived in v3.7; the
+    # v3.6.5 controller drops it and its CLI refuses it). A cap no delay reaches changes nothing; one a delay
+    # would reach is refused before rendering (conformance row `backoff_max_binding`).
     retry_policy, expression = nm.retry_expression(r.retry_on)
     out: dict[str, Any] = {"limit": str(r.max_attempts - 1), "retryPolicy": retry_policy, "backoff": backoff}
     if expression is not None:

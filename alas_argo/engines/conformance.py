@@ -69,6 +69,15 @@ def _retry(pred: Callable[[Any], bool]) -> Uses:
     return lambda wf, n: (p := _policy(wf, n)) is not None and p.retry.max_attempts > 1 and pred(p.retry)
 
 
+def _cap_binds(r: Any) -> bool:
+    """Whether Argo's longest delay (duration * factor ** (retries - 1), factor 1 unless exponential) would
+    exceed the retry's ``backoff.max``."""
+    if r.backoff.max is None or r.max_attempts <= 1:
+        return False
+    factor = r.backoff.factor if r.backoff.kind is BackoffKind.EXPONENTIAL else 1.0
+    return bool(r.backoff.initial * factor ** (r.max_attempts - 2) > r.backoff.max)
+
+
 def _any_of_outside_choice(wf: Workflow, n: Node) -> bool:
     if n.join is not Join.ANY_OF:
         return False
@@ -140,8 +149,14 @@ MATRIX: tuple[Feature, ...] = (
     Feature("backoff_exponential", "exponential backoff (initial, factor)",
             (N, "backoff.duration, backoff.factor"), (N, "IntervalSeconds, BackoffRate (whole seconds >= 1)"),
             _retry(lambda r: r.backoff.kind is BackoffKind.EXPONENTIAL)),
-    Feature("backoff_max", "backoff.max (cap on one delay)", (N, "backoff.cap"), (N, "MaxDelaySeconds"),
-            _retry(lambda r: r.backoff.max is not None)),
+    Feature("backoff_max", "backoff.max (cap on one delay) that no delay of the retry limit reaches",
+            (A, "not rendered, and nothing lost since no delay reaches it: Argo v3.6.5 has no cap on one "
+                "delay (`backoff.cap` arrived in v3.7; the v3.6.5 controller drops the field and its CLI refuses "
+                "it)"), (N, "MaxDelaySeconds"),
+            _retry(lambda r: r.backoff.max is not None and not _cap_binds(r))),
+    Feature("backoff_max_binding", "backoff.max (cap on one delay) that a delay of the retry limit would exceed",
+            (U, "Argo v3.6.5 has no cap on one delay (`backoff.cap` is a v3.7 field; `maxDuration` bounds the "
+                "whole retry, not one delay)"), (N, "MaxDelaySeconds"), _retry(_cap_binds)),
     Feature("backoff_jitter", "backoff.jitter", (A, "no jitter in Argo (value in annotation)"),
             (A, "JitterStrategy FULL for 1.0, NONE for 0 (fraction in Comment)"),
             _retry(lambda r: r.backoff.jitter > 0)),

@@ -90,6 +90,9 @@ CASES: dict[str, tuple[Callable[[], Workflow], list[str]]] = {
                             ["policy.retry.backoff.kind", "policy.retry.backoff.initial",
                              "policy.retry.backoff.factor"]),
     "backoff_max": (lambda: with_node(T, policy=_retry(initial=1, max=40)), ["policy.retry.backoff.max"]),
+    # Delays 2 s then 4 s: the second would pass a 3 s cap.
+    "backoff_max_binding": (lambda: with_node(T, policy=_retry(initial=2, factor=2, max=3)),
+                            ["policy.retry.backoff.max"]),
     "backoff_jitter": (lambda: with_node(T, policy=_retry(jitter=0.5)), ["policy.retry.backoff.jitter"]),
     "timeout": (lambda: with_node(T, policy=Policy(timeout=90)), ["policy.timeout"]),
     "catch": (lambda: with_node(T, policy=Policy(catch=[Catch(errors=["ContractError"], next="h")]),
