@@ -111,7 +111,7 @@ def _submit(args: argparse.Namespace) -> int:
     from alas_argo.settings import load_settings
 
     settings = load_settings(argo={"host": args.host, "token": args.token, "namespace": args.namespace,
-                                   "image": args.image})
+                                   "image": args.image, "verify_ssl": False if args.insecure else None})
     params = {}
     for item in args.param:
         name, sep, value = item.partition("=")
@@ -166,10 +166,15 @@ def register(commands: Commands) -> None:
                      description="Submit WORKFLOW (a shipped workflow, e.g. alas-plan, or a rendered YAML file) "
                      "to the Argo server in settings (ARGO_SERVER, ARGO_TOKEN, ARGO_NAMESPACE). alas-plan reveals "
                      "-p disruptions=N disruptions in sequence, N from 0 (plan only) to 3 (the segments it is "
-                     "rendered with; a larger N fails its first step), default 1.")
+                     "rendered with), default 1: the parameter carries its enum, so the Argo server refuses a larger "
+                     "N before any pod runs (a bare `argo submit -p` drops the enum: there the first step refuses "
+                     "it).")
     p.add_argument("workflow", metavar="WORKFLOW", help="a workflow name (alas-plan, alas-repair, alas-bench) or a "
                    "rendered .yaml/.json file")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="a workflow parameter")
+    p.add_argument("-k", "--insecure-skip-verify", dest="insecure", action="store_true",
+                   help="do not verify the Argo server's TLS certificate (as argo's own flag; e.g. a kind cluster's "
+                   "self-signed server; else ALAS_ARGO__VERIFY_SSL=false)")
     p.add_argument("--host", help="Argo server URL")
     p.add_argument("--token", help="bearer token")
     p.add_argument("--namespace", help="namespace")

@@ -77,7 +77,15 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
         with warnings.catch_warnings():
             # Hera 7 serializes with pydantic's deprecated .json(); not ours to fix, and not an error.
             warnings.simplefilter("ignore", DeprecationWarning)
+            if not settings.verify_ssl:  # asked for (-k): one warning per request would bury the answer
+                import urllib3
+
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
             created = service.create_workflow(request, namespace=settings.namespace)
+    except requests.exceptions.SSLError as e:
+        # Not transient: retrying cannot make the certificate trusted (a kind cluster's server is self-signed).
+        raise InputError("Argo server's TLS certificate is not trusted; for a self-signed server pass -k "
+                         "(--insecure-skip-verify) or set ALAS_ARGO__VERIFY_SSL=false", where=settings.host) from e
     except requests.exceptions.ConnectionError as e:
         raise ArgoUnavailable(f"Argo server not reachable: {type(e).__name__}", where=settings.host) from e
     except requests.exceptions.Timeout as e:

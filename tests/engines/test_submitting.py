@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,6 +80,52 @@ def test_a_parameter_with_an_enum_is_sent_with_it(argo_server: str) -> None:
     params = {p["name"]: p for p in _FakeArgo.requests[0]["body"]["workflow"]["spec"]["arguments"]["parameters"]}
     assert params["disruptions"] == {"name": "disruptions", "value": "2", "enum": ["0", "1", "2", "3"]}
     assert "enum" not in params["instance"]
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "argo-server")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "tls.crt", tmp_path / "tls.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_a_self_signed_server_needs_insecure_skip_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """What `argo server` on a kind cluster answers with (its own self-signed certificate)."""
+    _FakeArgo.requests = []
+    _FakeArgo.status = 200
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeArgo)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(*_self_signed(tmp_path))
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host = f"https://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert main(["submit", "alas-repair", "--host", host]) == 2  # not transient: no retry makes it trusted
+        err = capsys.readouterr().err.strip()
+        assert "TLS certificate is not trusted" in err and "-k" in err and host in err and "\n" not in err
+        assert _FakeArgo.requests == []
+        assert main(["submit", "alas-repair", "--host", host, "-k", "--namespace", "alas"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out.strip() == "submitted alas-repair-x7k2p in namespace alas"
+        assert "InsecureRequestWarning" not in captured.err
+        assert _FakeArgo.requests[0]["path"] == "/api/v1/workflows/alas"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch: pytest.MonkeyPatch,
