@@ -21,13 +21,14 @@ a repair that takes as long as a global re-solve has lost its point.
    the bound, a *re-optimizing search* (:mod:`.reoptimizing`: large-neighbourhood search over the machine
    sequences of every free operation, critical-path windows re-sequenced by small CP-SAT models) starts
    from the local plan, for :data:`REOPT_PER_OP` seconds per free operation times ``effort`` on top of the
-   time box, plus what the cascade left of its time. Its plan is taken only when shorter and valid; then
+   time box, more the further the plan is above the bound (:func:`_search_cap`), plus what the cascade left
+   of its time. Its plan is taken only when shorter and valid; then
    LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
    moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
    issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
    LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
    1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4; with its cheaper moves (no packing solve,
-   no LP relaxation), 1.0074, 1.0006 and 0.9984.
+   no LP relaxation), 1.0074, 1.0006 and 0.9984; with its time scaled by the gap, 1.0006 at effort 1.
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
@@ -70,10 +71,10 @@ from alas_argo.jssp.repair.subproblem import solve_neighbourhood
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS",
-           "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR", "REOPT_MOVES",
-           "REOPT_PER_OP", "STABILITY_RESERVE", "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp",
-           "lower_bound"]
+__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS", "GAP_MAX_FACTOR",
+           "GAP_UNIT", "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR",
+           "REOPT_MOVES", "REOPT_PER_OP", "STABILITY_RESERVE", "STEP_FLOOR", "STEP_PER_OP", "TOTAL_FLOOR",
+           "TOTAL_PER_OP", "lcrp", "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -110,6 +111,14 @@ STABILITY_RESERVE = 0.3
 REOPT_PER_OP = 0.0005
 REOPT_FLOOR = 0.05
 REOPT_MOVES = 0.25
+#: The search's time grows with the local plan's relative gap to the bound: one more share per GAP_UNIT of
+#: gap, at most GAP_MAX_FACTOR shares (:func:`_search_cap`). Measured on the issue-17 tuning set at effort 1
+#: (``bench/README.md``): without it 1.0074 of a 10 s global re-solve's makespan (multi-breakdown 1.0203);
+#: GAP_UNIT 0.05, 1.0006 (1.0037) for the same median nominal seconds per repair and 1.8 times the mean;
+#: 0.025, 0.9989 (1.0012) at 2.5 times the mean. The largest gap there was 0.33 (a factor of 7.6): the cap
+#: only bounds plans further off, for which a repair as long as a global re-solve would have lost its point.
+GAP_UNIT = 0.05
+GAP_MAX_FACTOR = 8.0
 
 Validator = Callable[[Schedule], bool]
 
@@ -248,7 +257,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # (everything outside it was pinned): local search over every free operation from the local plan, on
         # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
         began = clock.now()
-        cap = effort * max(REOPT_FLOOR, REOPT_PER_OP * len(free))
+        cap = _search_cap(state, incumbent.makespan, bound, effort)
         found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock)
         if found is not None:
             global_reason = global_reason or (
@@ -284,6 +293,20 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
     return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
+
+
+def _search_cap(state: ExecutionState, makespan: int, bound: int, effort: float) -> float:
+    """Nominal seconds for the re-optimizing search after the local plan: per free operation, times ``effort``,
+    and times how far the plan is above the bound (one more share of :data:`GAP_UNIT` per ``GAP_UNIT`` of
+    relative gap, at most :data:`GAP_MAX_FACTOR` in all).
+
+    The gap is where the makespan is lost: measured on the issue-17 tuning set at effort 1, LCRP's excess over
+    a 10 s global re-solve grew with the first edit's gap to the bound (every case above 2 % had a gap of at
+    least 0.077, the four multi-breakdown ones 0.15-0.24: two machines down early), while plans near the
+    bound stop early anyway, so the median repair keeps its time.
+    """
+    scale = min(GAP_MAX_FACTOR, 1 + max(0, makespan - bound) / max(1, bound) / GAP_UNIT)
+    return effort * max(REOPT_FLOOR, REOPT_PER_OP * len(state.free)) * scale
 
 
 def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,

@@ -74,6 +74,60 @@ def test_the_time_box_is_per_free_operation_above_its_floor() -> None:
     assert total == lcrp_module.TOTAL_FLOOR and cascade == lcrp_module.CASCADE_FLOOR
 
 
+def test_the_search_gets_more_time_the_further_the_plan_is_above_the_bound() -> None:
+    """The re-optimizing search's seconds: per free operation at the bound, one more share per GAP_UNIT of
+    relative gap, at most GAP_MAX_FACTOR shares (ta01 broken down at time 1: 216 free operations)."""
+    inst = get_instance("ta01")
+    st = ExecutionState.at(inst, dispatch(inst, "mwkr"), Disruption(time=1, events=[
+        MachineBreakdown(machine=0, start=1, duration=10)]))
+    per_op = lcrp_module.REOPT_PER_OP * len(st.free)
+    assert per_op > lcrp_module.REOPT_FLOOR
+    bound, unit = 1000, lcrp_module.GAP_UNIT
+    assert lcrp_module._search_cap(st, bound, bound, 1.0) == pytest.approx(per_op)
+    assert lcrp_module._search_cap(st, round(bound * (1 + unit)), bound, 1.0) == pytest.approx(2 * per_op)
+    assert lcrp_module._search_cap(st, round(bound * (1 + 2 * unit)), bound, 3.0) == pytest.approx(9 * per_op)
+    assert lcrp_module._search_cap(st, 10 * bound, bound, 1.0) == pytest.approx(
+        lcrp_module.GAP_MAX_FACTOR * per_op)
+    small = ExecutionState.at(get_instance("ft06"), dispatch(get_instance("ft06"), "mwkr"), Disruption(time=20))
+    assert lcrp_module._search_cap(small, 50, 50, 1.0) == lcrp_module.REOPT_FLOOR
+
+
+def test_the_search_after_the_local_plan_runs_for_its_gap_scaled_time(la01: Instance,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """la01, a weak plan, mixed seed 0 (a cascade of nearly every free operation, so straight to the search):
+    the local plan is above the bound when the search starts, and the search gets the gap's extra share on
+    top of what it would get at the bound (everything before it is the same on a deterministic clock)."""
+    plan = dispatch(la01, "mwkr")
+    d = generate_disruption(la01, plan, "mixed", seed=0)
+    st = ExecutionState.at(la01, plan, d)
+
+    def is_valid(s: Schedule) -> bool:
+        return validate(la01, s, disruption=d, baseline=plan).valid
+    real = lcrp_module._search
+
+    def run(unit: float) -> tuple[int, float]:
+        calls: list[tuple[int, float]] = []
+
+        def recorded(state: ExecutionState, incumbent: Schedule, seconds: float, *a: object,
+                     **k: object) -> Schedule | None:
+            calls.append((incumbent.makespan, seconds))
+            return real(state, incumbent, seconds, *a, **k)  # type: ignore[arg-type]
+
+        with monkeypatch.context() as m:
+            m.setattr(lcrp_module, "_search", recorded)
+            m.setattr(lcrp_module, "GAP_UNIT", unit)
+            lcrp(st, budget=5.0, is_valid=is_valid, clock=SearchClock())
+        return calls[0]
+
+    bound = lcrp_module.lower_bound(st)
+    makespan, scaled = run(lcrp_module.GAP_UNIT)
+    same_makespan, plain = run(1e12)  # no gap share
+    assert makespan == same_makespan > bound
+    extra = lcrp_module._search_cap(st, makespan, bound, 1.0) - lcrp_module._search_cap(st, bound, bound, 1.0)
+    assert extra > 0
+    assert scaled - plain == pytest.approx(extra)
+
+
 # -- the windows keep the machine order outside themselves ---------------------------------------------------
 
 
