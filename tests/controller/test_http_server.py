@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import logging
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,6 +181,13 @@ def test_a_malformed_request_is_answered_in_json_too(server: ControllerServer) -
     assert json.loads(body) == {"error": "Bad request version ('extra')"}
 
 
+def test_a_too_long_request_line_is_414_in_json(server: ControllerServer) -> None:
+    # The stdlib sends this one without a message: the body carries the status's phrase.
+    status, headers, body = raw_request(server, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (status, json.loads(body)) == (414, {"error": "Request-URI Too Long"})
+    assert headers["Content-Type"] == "application/json"
+
+
 @pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH"])
 def test_other_methods_are_405_with_allow(server: ControllerServer, run: str, method: str) -> None:
     status, doc, headers = answer(server, method, f"/runs/{run}/disruptions", BREAKDOWN)
@@ -200,6 +208,7 @@ def test_readiness_says_whether_the_store_answers(server: ControllerServer, serv
 
 
 def test_metrics_are_prometheus_text(server: ControllerServer) -> None:
+    assert answer(server, "GET", "/healthz?next=/a?b", token=None)[:2] == (200, {"status": "ok"})
     status, raw, headers = ask(server, "GET", "/metrics?x=1", token=None)
     assert status == 200 and headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert b"alas_http_requests_total" in raw and headers["Content-Length"] == str(len(raw))
@@ -225,10 +234,15 @@ def test_a_run_without_a_plan_in_force_is_404(server: ControllerServer, run: str
     status, doc, _ = answer(server, "GET", "/runs/no-such-run")
     assert (status, doc) == (404, {"error": "run no-such-run has no committed plan in force",
                                    "where": "run no-such-run"})
-    ExecutionLog(server.service.store, run).retract(1)
+    log = ExecutionLog(server.service.store, run)
+    log.retract(1)
     status, doc, _ = answer(server, "GET", f"/runs/{run}")
     assert (status, doc) == (404, {"error": f"run {run} has no committed plan in force (retracted: v1)",
                                    "where": f"run {run}"})
+    log.commit_plan(log.plan(1), reason="again")
+    log.retract(2)
+    status, doc, _ = answer(server, "GET", f"/runs/{run}")
+    assert (status, doc["error"]) == (404, f"run {run} has no committed plan in force (retracted: v1, v2)")
 
 
 def test_an_invalid_run_id_is_422(server: ControllerServer) -> None:
@@ -371,6 +385,38 @@ class _Refusing(FsStore):
         raise StoreError(f"bucket 'alas-prod' refused: s3://alas-prod/{prefix}")
 
 
+@pytest.mark.parametrize(("error", "level", "line"), [
+    (StoreUnavailable("timed out", where="s3://alas-prod/runs/x"), "WARNING",
+     "store unavailable: s3://alas-prod/runs/x: timed out"),
+    (StoreError("bucket 'alas-prod' gone", where="s3://alas-prod"), "ERROR",
+     "store error: s3://alas-prod: bucket 'alas-prod' gone"),
+    (AlasError("something else", where="inside"), "ERROR", "repair failed: inside: something else")],
+    ids=["unavailable", "store", "other"])
+def test_what_an_answer_leaves_out_is_logged_in_full(server: ControllerServer, service: _Scripted, run: str,
+                                                     caplog: pytest.LogCaptureFixture, error: AlasError,
+                                                     level: str, line: str) -> None:
+    """The module's promise: store failures are answered in general words and logged in full."""
+    service.errors[run] = error
+    with caplog.at_level(logging.INFO, logger="alas_argo.controller.http_server"):
+        assert answer(server, "POST", f"/runs/{run}/disruptions", BREAKDOWN)[0] in (500, 503)
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
+    assert logged == [(level, line)]
+
+
+def test_a_failed_readiness_check_and_a_bug_are_logged(server: ControllerServer, service: _Scripted, run: str,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    service.not_ready = StoreUnavailable("timed out", where="http://10.0.0.7:9000")
+    service.errors[run] = RuntimeError("secret internals")
+    with caplog.at_level(logging.INFO, logger="alas_argo.controller.http_server"):
+        assert answer(server, "GET", "/readyz", token=None)[0] == 503
+        assert answer(server, "POST", f"/runs/{run}/disruptions", BREAKDOWN)[0] == 500
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING]
+    assert logged == [("WARNING", "readiness check failed: http://10.0.0.7:9000: timed out"),
+                      ("ERROR", f"repair of run {run} failed unexpectedly")]
+    bug = next(r for r in caplog.records if r.levelno == logging.ERROR)
+    assert bug.exc_info is not None and "secret internals" in str(bug.exc_info[1])  # the traceback is kept
+
+
 def test_a_store_failure_on_a_read_is_mapped_too(tmp_path: Path) -> None:
     other = serve(RepairService(_Refusing(tmp_path)), "127.0.0.1", 0, token=None)
     try:
@@ -383,33 +429,62 @@ def test_a_store_failure_on_a_read_is_mapped_too(tmp_path: Path) -> None:
 # ---- the server's settings -----------------------------------------------------------------------------------
 
 def test_the_settings_reach_the_connection_front(store: FsStore) -> None:
-    server = serve(RepairService(store), "127.0.0.1", 0, token=None, max_body_bytes=10, request_timeout=2.5,
+    server = serve(RepairService(store), "127.0.0.1", 0, token="t", max_body_bytes=10, request_timeout=2.5,
                    workers=3, max_connections=7)
     try:
         front = server.front
-        assert (server.token, server.max_body_bytes, server.request_timeout) == (None, 10, 2.5)
+        assert (server.token, server.max_body_bytes, server.request_timeout) == ("t", 10, 2.5)
         assert (front.max_body_bytes, front.deadline, front.max_connections) == (10, 2.5, 7)
         assert front._pool._max_workers == 3
         assert server.server_address == ("127.0.0.1", server.server_port) and server.server_port > 0
         assert answer(server, "GET", "/healthz")[0] == 200
+        assert answer(server, "GET", "/runs/x", token=None)[0] == 401  # the token given to serve is asked for
     finally:
         server.shutdown()
         server.server_close()
-    default = ControllerServer("127.0.0.1", 0, RepairService(store), token="t")
+    # ``alas controller serve`` passes only the body limit: these defaults are the deployed settings.
+    default = serve(RepairService(store), "127.0.0.1", 0, token="t")
+    direct = ControllerServer("127.0.0.1", 0, RepairService(store), token="t")
     try:
-        assert (default.max_body_bytes, default.request_timeout, default.front.max_connections) == \
-            (1_048_576, 30.0, 1024)
-        assert default.front._pool._max_workers == 8
+        for made in (default, direct):
+            assert (made.max_body_bytes, made.request_timeout, made.front.max_connections) == (1_048_576, 30.0, 1024)
+            assert (made.front.max_body_bytes, made.front.deadline, made.front._pool._max_workers) == \
+                (1_048_576, 30.0, 8)
     finally:
-        default.server_close()
+        default.shutdown()
+        for made in (default, direct):
+            made.server_close()
 
 
-def test_an_ipv6_host_is_bound_as_ipv6(store: FsStore) -> None:
+def _ipv6_loopback() -> bool:
     try:
-        server = ControllerServer("::1", 0, RepairService(store), token=None)
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
     except OSError:
-        pytest.skip("no IPv6 loopback here")
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_an_ipv6_host_is_bound_as_ipv6(store: FsStore) -> None:
+    # Constructed outside any try: a server that bound the wrong family must fail this test, not skip it.
+    server = ControllerServer("::1", 0, RepairService(store), token=None)
     try:
-        assert server.socket.family == socket.AF_INET6 and server.server_address[0] == "::1"
+        assert server.socket.family == socket.AF_INET6
+        assert server.server_address == ("::1", server.server_port)  # host and port, as for IPv4
     finally:
         server.server_close()
+
+
+def test_serving_runs_in_a_named_daemon_thread(store: FsStore) -> None:
+    """A daemon thread, so that the process still ends when its main thread does (``serve`` uses this)."""
+    server = ControllerServer("127.0.0.1", 0, RepairService(store), token=None)
+    thread = server.start()
+    try:
+        assert thread.daemon and thread.name == "alas-controller" and thread.is_alive()
+        assert answer(server, "GET", "/healthz")[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
