@@ -9,6 +9,8 @@ asserted exactly. Verification reads every backend through the same Store API, s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from alas_argo.log.event import Event, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
+from alas_argo.log.head import LogHead
 from alas_argo.log.idempotency import record_hash
 from alas_argo.log.layout import event_key, head_key, idempotency_key
 from alas_argo.log.verification import verify_log
@@ -164,3 +167,89 @@ def test_a_record_without_a_hash_is_a_problem_only_under_the_key(fs_store: FsSto
     else:
         assert report.ok
         assert f"idempotency record {key} has no hash (written before records were hashed)" in report.warnings
+
+
+# ---- what each problem and warning says, and where (printed by ``alas log verify``, its --json) -------------
+
+def _rewrite(store: FsStore, key: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite one stored JSON document in place (no re-hash, no re-seal: a hand edit)."""
+    doc = json.loads(store.get(key=key))
+    edit(doc)
+    store.put(key=key, data=json.dumps(doc).encode())
+
+
+def _problems(store: FsStore, *, key: bytes | None = None) -> list[tuple[str, int | None, str, str]]:
+    return [(p.code, p.seq, p.key, p.message) for p in verify_log(store, RUN, key=key).problems]
+
+
+def test_an_edited_event_and_a_hand_written_commit_are_named_in_words(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _rewrite(fs_store, event_key(RUN, 0), lambda doc: doc["payload"].update(forged=True))
+    ExecutionLog(fs_store, RUN).append(EventType.PLAN_COMMITTED, payload={"version": "v2"})  # event 5
+    assert _problems(fs_store) == [
+        ("bad_hash", 0, event_key(RUN, 0), "content does not match its hash (edited)"),
+        ("bad_plan_ref", LAST + 1, event_key(RUN, LAST + 1), "commit event names no valid plan version and key")]
+
+
+def test_unsealed_and_badly_sealed_records_are_named_in_words_under_the_key(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    _rewrite(fs_store, event_key(RUN, 1), lambda doc: doc.pop("mac"))
+    _rewrite(fs_store, event_key(RUN, 2), lambda doc: doc.update(mac="0" * 64))
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.pop("mac"))
+    assert _problems(fs_store, key=KEY) == [
+        ("unsealed", 1, event_key(RUN, 1), "the event has no seal (written without the key, or the seal was removed)"),
+        ("bad_seal", 2, event_key(RUN, 2),
+         "the seal does not verify (edited and re-hashed, or sealed under another key)"),
+        ("head_unsealed", None, head_key(RUN),
+         "the head has no seal (written without the key, or the seal was removed)")]
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["no-key", "key"])
+def test_a_missing_head_is_a_problem_under_the_key_and_a_warning_without(fs_store: FsStore, keyed: bool) -> None:
+    fs_store.seal_key = KEY if keyed else None
+    _build(fs_store)
+    fs_store.root.joinpath(*head_key(RUN).split("/")).unlink()
+    report = verify_log(fs_store, RUN, key=KEY if keyed else None)
+    if keyed:
+        assert [(p.code, p.seq, p.key, p.message) for p in report.problems] == [
+            ("head_missing", None, head_key(RUN), "the run has no head, so nothing anchors the chain under the key")]
+    else:
+        assert report.ok and report.anchored is None
+        assert report.warnings == ["no head object (a run written before heads existed, or the head was deleted): "
+                                   "events removed from the tail cannot be detected"]
+
+
+def test_a_replaced_last_event_is_named_in_words_under_the_head(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _replace_last(fs_store)
+    assert _problems(fs_store) == [("head_mismatch", LAST, head_key(RUN), f"event {LAST} is not the one the head "
+                                    "anchored (replaced, or the chain was re-hashed)")]
+
+
+def test_an_edited_head_names_the_field_that_disagrees(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(current=9))
+    assert _problems(fs_store) == [("head_mismatch", None, head_key(RUN),
+                                    "the head's current disagrees with the chain (the head was edited)")]
+
+
+def test_an_event_after_the_head_is_a_warning_from_the_first_one(fs_store: FsStore) -> None:
+    """A writer that stopped between its append and the head update leaves one event past the head."""
+    _build(fs_store)
+    stale = fs_store.get(key=head_key(RUN))
+    ExecutionLog(fs_store, RUN).append(EventType.RUN_SUCCEEDED)  # event LAST + 1
+    fs_store.put(key=head_key(RUN), data=stale)
+    report = verify_log(fs_store, RUN)
+    assert report.ok and report.anchored == LAST + 1
+    assert report.warnings == [f"events {LAST + 1}..{LAST + 1} come after the head (a writer stopped between its "
+                               "append and the head update, or two writers finished at once): their removal would "
+                               "not be detected"]
+
+
+def test_a_head_of_an_empty_run_over_no_events_is_consistent(fs_store: FsStore) -> None:
+    # Nothing to compare it with (a log rolled back with its genuine head is undetectable, module docstring):
+    # verify must neither crash nor warn of events after it.
+    fs_store.put(key=head_key(RUN), data=LogHead.empty(RUN).to_bytes(None))
+    report = verify_log(fs_store, RUN)
+    assert (report.ok, report.events, report.anchored, report.warnings) == (True, 0, 0, [])
