@@ -309,6 +309,29 @@ def test_a_negative_length_is_refused(server: ControllerServer, run: str) -> Non
     assert ExecutionLog(server.service.store, run).versions() == [1]
 
 
+def test_an_empty_body_is_a_bad_body_not_a_large_one(server: ControllerServer, run: str) -> None:
+    status, doc, _ = answer(server, "POST", f"/runs/{run}/disruptions", raw=b"")
+    assert (status, doc) == (422, {"error": "invalid JSON: Expecting value", "where": "body line 1 column 1"})
+
+
+def test_a_post_without_content_type_is_415(server: ControllerServer, run: str) -> None:
+    body = json.dumps(BREAKDOWN).encode()
+    status, _, raw = raw_request(server, f"POST /runs/{run}/disruptions HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                 f"Bearer {TOKEN}\r\nIdempotency-Key: k\r\nContent-Length: {len(body)}\r\n\r\n"
+                                 .encode() + body)
+    assert (status, json.loads(raw)) == (415, {"error": "Content-Type must be application/json"})
+
+
+def test_only_content_length_bytes_are_the_body(server: ControllerServer, run: str) -> None:
+    """Bytes after the declared body (a second, pipelined request) are not read as part of it."""
+    body = json.dumps(BREAKDOWN).encode()
+    status, _, raw = raw_request(server, f"POST /runs/{run}/disruptions HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                 f"Bearer {TOKEN}\r\nIdempotency-Key: k\r\nContent-Type: application/json\r\n"
+                                 f"Content-Length: {len(body)}\r\n\r\n".encode() + body + b"GET /healthz HTTP/1.1\r\n")
+    assert status == 201, raw
+    assert json.loads(raw)["version"] == 2
+
+
 @pytest.mark.parametrize("ctype", ["application/json", "Application/JSON; charset=utf-8", " application/json ;x=1"])
 def test_a_json_content_type_is_accepted_with_parameters_and_in_any_case(server: ControllerServer, run: str,
                                                                           ctype: str) -> None:
@@ -339,7 +362,7 @@ def test_a_printable_key_up_to_the_limit_is_accepted(server: ControllerServer, r
 # ---- POST: the repair and its replay ---------------------------------------------------------------------------
 
 def test_a_new_repair_is_201_and_its_replay_200(server: ControllerServer, run: str) -> None:
-    path = f"/runs/{run}/disruptions?trace=1"
+    path = f"/runs/{run}/disruptions?trace=1&next=/a?b"
     status, first, headers = answer(server, "POST", path, BREAKDOWN, key="once")
     assert status == 201 and {k: headers[k] for k in JSON_HEADERS} == JSON_HEADERS
     assert first["run_id"] == run and first["version"] == 2 and first["parent_version"] == 1
