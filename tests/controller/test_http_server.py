@@ -280,6 +280,21 @@ def test_a_post_without_the_token_is_401_and_commits_nothing(server: ControllerS
     assert ExecutionLog(server.service.store, run).versions() == [1]
 
 
+@pytest.mark.parametrize("authorization", [f"bearer {TOKEN}", f"BEARER  {TOKEN} ", f"Bearer {TOKEN}"])
+def test_the_scheme_in_any_case_and_spaces_around_the_token_are_accepted(server: ControllerServer, run: str,
+                                                                          authorization: str) -> None:
+    status, _, _ = ask(server, "POST", f"/runs/{run}/disruptions", BREAKDOWN, token=None,
+                       headers={"Authorization": authorization})
+    assert status == 201
+
+
+def test_each_request_is_logged_with_its_client(server: ControllerServer, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="alas_argo.controller.http_server"):
+        assert ask(server, "GET", "/healthz?probe=1", token=None)[0] == 200
+    lines = [r.getMessage() for r in caplog.records if r.name == "alas_argo.controller.http_server"]
+    assert lines == ['127.0.0.1 "GET /healthz?probe=1 HTTP/1.1" 200 -']
+
+
 def test_content_length_is_required_and_a_number(server: ControllerServer, run: str) -> None:
     path = f"/runs/{run}/disruptions"
     auth = f"Authorization: Bearer {TOKEN}\r\nIdempotency-Key: k\r\nContent-Type: application/json\r\n".encode()
