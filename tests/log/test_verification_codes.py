@@ -253,3 +253,31 @@ def test_a_head_of_an_empty_run_over_no_events_is_consistent(fs_store: FsStore) 
     fs_store.put(key=head_key(RUN), data=LogHead.empty(RUN).to_bytes(None))
     report = verify_log(fs_store, RUN)
     assert (report.ok, report.events, report.anchored, report.warnings) == (True, 0, 0, [])
+    # Its state is still compared with the (empty) chain's.
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(current=9))
+    assert _problems(fs_store) == [("head_mismatch", None, head_key(RUN),
+                                    "the head's current disagrees with the chain (the head was edited)")]
+
+
+def test_a_stray_object_and_a_broken_link_are_named_in_words(fs_store: FsStore) -> None:
+    _build(fs_store)
+    fs_store.put(key=f"runs/{RUN}/events/notes.json", data=b"{}")
+    doc = Event.model_validate_json(fs_store.get(key=event_key(RUN, 2))).model_dump(mode="json")
+    doc.pop("hash")
+    doc["prev_hash"] = "sha256:" + "0" * 64  # re-hashed, so only the link to event 1 is wrong
+    fs_store.put(key=event_key(RUN, 2), data=seal_event(**doc).to_bytes())
+    problems = _problems(fs_store)
+    assert problems[0] == ("broken_chain", 2, event_key(RUN, 2), "prev_hash does not match the previous event")
+    assert ("stray_key", None, f"runs/{RUN}/events/notes.json", "not an event record name") in problems
+
+
+def test_seals_checked_by_nobody_are_a_warning_naming_the_variable(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(mac="0" * 64))
+    assert _problems(fs_store, key=KEY) == [
+        ("head_bad_seal", None, head_key(RUN),
+         "the head's seal does not verify (rewritten, or sealed under another key)")]
+    report = verify_log(fs_store, RUN)  # environment variables are case-sensitive: the name must be exact
+    assert "events carry keyed seals; set ALAS_STORE__LOG_KEY to check them (re-sealing is only detected with " \
+           "the key)" in report.warnings
