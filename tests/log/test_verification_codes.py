@@ -281,3 +281,49 @@ def test_seals_checked_by_nobody_are_a_warning_naming_the_variable(fs_store: FsS
     report = verify_log(fs_store, RUN)  # environment variables are case-sensitive: the name must be exact
     assert "events carry keyed seals; set ALAS_STORE__LOG_KEY to check them (re-sealing is only detected with " \
            "the key)" in report.warnings
+
+
+def test_the_report_says_what_was_checked(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    ExecutionLog(fs_store, RUN).retract(1)  # event LAST + 1
+    report = verify_log(fs_store, RUN, key=KEY)
+    assert report.ok, report
+    assert (report.keyed, report.events, report.anchored, report.versions, report.current_version,
+            report.retracted, report.records) == (True, LAST + 2, LAST + 2, 1, None, [1], 2)
+    unkeyed = verify_log(fs_store, RUN)
+    assert (unkeyed.keyed, unkeyed.records) == (False, 2)
+
+
+def test_record_problems_are_named_in_words_at_their_place(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    step, loose = idempotency_key(RUN, STEP_RECORD), idempotency_key(RUN, LOOSE_RECORD)
+    # The loose record moved under another run's name; the step's record deleted; a record that is no record.
+    moved = json.loads(fs_store.get(key=loose))
+    fs_store.put(key=idempotency_key("other", LOOSE_RECORD), data=fs_store.get(key=loose))
+    fs_store.root.joinpath(*step.split("/")).unlink()
+    fs_store.put(key=idempotency_key(RUN, "c"), data=b"[1, 2]")
+    _rewrite(fs_store, loose, lambda doc: doc.pop("mac"))  # hashed, but no longer sealed
+    problems = _problems(fs_store, key=KEY)
+    assert ("record_missing", 3, step, f"the idempotency record for {STEP_RECORD!r} that event 3 relies on is "
+            "missing") in problems
+    assert ("record_unreadable", None, idempotency_key(RUN, "c"),
+            "unreadable idempotency record: not an idempotency record") in problems
+    assert ("record_unsealed", None, loose,
+            f"the record for {LOOSE_RECORD!r} has no valid seal (re-hashed or unsealed)") in problems
+    assert [p.code for p in verify_log(fs_store, "other", key=KEY).problems
+            if p.key == idempotency_key("other", LOOSE_RECORD)] == ["record_misplaced"]
+    other = next(p for p in verify_log(fs_store, "other", key=KEY).problems if p.code == "record_misplaced")
+    assert other.message == (f"the record for {LOOSE_RECORD!r} of run {moved['run_id']!r} does not belong under "
+                             "this name (moved or edited)")
+
+
+def test_event_problems_come_first_in_sequence_order(fs_store: FsStore) -> None:
+    """The root cause first: a problem found later (the records, after the chain and the head) but about an
+    earlier event is reported before one about a later event."""
+    _build(fs_store)
+    _replace_last(fs_store)  # head_mismatch at LAST, found with the head
+    _edit_record(fs_store, STEP_RECORD, rehash=True)  # record_mismatch at 3, found with the records
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq) for p in report.problems] == [("record_mismatch", 3), ("head_mismatch", LAST)]
