@@ -254,6 +254,7 @@ def test_an_invalid_run_id_is_422(server: ControllerServer) -> None:
 
 def test_requests_are_counted_by_route(server: ControllerServer, run: str) -> None:
     cases = [("GET", "/healthz", 200, "healthz"), ("GET", "/readyz?x", 200, "readyz"),
+             ("GET", "/healthz?a?b", 200, "healthz"),
              ("GET", "/metrics", 200, "metrics"), ("GET", f"/runs/{run}", 200, "run"),
              ("POST", f"/runs/{run}/disruptions", 401, "disruptions"),
              ("GET", "/nowhere", 404, "other"), ("GET", "/healthz/x", 404, "other")]
