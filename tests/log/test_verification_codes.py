@@ -9,6 +9,8 @@ asserted exactly. Verification reads every backend through the same Store API, s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from alas_argo.log.event import Event, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
+from alas_argo.log.head import LogHead
 from alas_argo.log.idempotency import record_hash
 from alas_argo.log.layout import event_key, head_key, idempotency_key
 from alas_argo.log.verification import verify_log
@@ -164,3 +167,163 @@ def test_a_record_without_a_hash_is_a_problem_only_under_the_key(fs_store: FsSto
     else:
         assert report.ok
         assert f"idempotency record {key} has no hash (written before records were hashed)" in report.warnings
+
+
+# ---- what each problem and warning says, and where (printed by ``alas log verify``, its --json) -------------
+
+def _rewrite(store: FsStore, key: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite one stored JSON document in place (no re-hash, no re-seal: a hand edit)."""
+    doc = json.loads(store.get(key=key))
+    edit(doc)
+    store.put(key=key, data=json.dumps(doc).encode())
+
+
+def _problems(store: FsStore, *, key: bytes | None = None) -> list[tuple[str, int | None, str, str]]:
+    return [(p.code, p.seq, p.key, p.message) for p in verify_log(store, RUN, key=key).problems]
+
+
+def test_an_edited_event_and_a_hand_written_commit_are_named_in_words(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _rewrite(fs_store, event_key(RUN, 0), lambda doc: doc["payload"].update(forged=True))
+    ExecutionLog(fs_store, RUN).append(EventType.PLAN_COMMITTED, payload={"version": "v2"})  # event 5
+    assert _problems(fs_store) == [
+        ("bad_hash", 0, event_key(RUN, 0), "content does not match its hash (edited)"),
+        ("bad_plan_ref", LAST + 1, event_key(RUN, LAST + 1), "commit event names no valid plan version and key")]
+
+
+def test_unsealed_and_badly_sealed_records_are_named_in_words_under_the_key(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    _rewrite(fs_store, event_key(RUN, 1), lambda doc: doc.pop("mac"))
+    _rewrite(fs_store, event_key(RUN, 2), lambda doc: doc.update(mac="0" * 64))
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.pop("mac"))
+    assert _problems(fs_store, key=KEY) == [
+        ("unsealed", 1, event_key(RUN, 1), "the event has no seal (written without the key, or the seal was removed)"),
+        ("bad_seal", 2, event_key(RUN, 2),
+         "the seal does not verify (edited and re-hashed, or sealed under another key)"),
+        ("head_unsealed", None, head_key(RUN),
+         "the head has no seal (written without the key, or the seal was removed)")]
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["no-key", "key"])
+def test_a_missing_head_is_a_problem_under_the_key_and_a_warning_without(fs_store: FsStore, keyed: bool) -> None:
+    fs_store.seal_key = KEY if keyed else None
+    _build(fs_store)
+    fs_store.root.joinpath(*head_key(RUN).split("/")).unlink()
+    report = verify_log(fs_store, RUN, key=KEY if keyed else None)
+    if keyed:
+        assert [(p.code, p.seq, p.key, p.message) for p in report.problems] == [
+            ("head_missing", None, head_key(RUN), "the run has no head, so nothing anchors the chain under the key")]
+    else:
+        assert report.ok and report.anchored is None
+        assert report.warnings == ["no head object (a run written before heads existed, or the head was deleted): "
+                                   "events removed from the tail cannot be detected"]
+
+
+def test_a_replaced_last_event_is_named_in_words_under_the_head(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _replace_last(fs_store)
+    assert _problems(fs_store) == [("head_mismatch", LAST, head_key(RUN), f"event {LAST} is not the one the head "
+                                    "anchored (replaced, or the chain was re-hashed)")]
+
+
+def test_an_edited_head_names_the_field_that_disagrees(fs_store: FsStore) -> None:
+    _build(fs_store)
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(current=9))
+    assert _problems(fs_store) == [("head_mismatch", None, head_key(RUN),
+                                    "the head's current disagrees with the chain (the head was edited)")]
+
+
+def test_an_event_after_the_head_is_a_warning_from_the_first_one(fs_store: FsStore) -> None:
+    """A writer that stopped between its append and the head update leaves one event past the head."""
+    _build(fs_store)
+    stale = fs_store.get(key=head_key(RUN))
+    ExecutionLog(fs_store, RUN).append(EventType.RUN_SUCCEEDED)  # event LAST + 1
+    fs_store.put(key=head_key(RUN), data=stale)
+    report = verify_log(fs_store, RUN)
+    assert report.ok and report.anchored == LAST + 1
+    assert report.warnings == [f"events {LAST + 1}..{LAST + 1} come after the head (a writer stopped between its "
+                               "append and the head update, or two writers finished at once): their removal would "
+                               "not be detected"]
+
+
+def test_a_head_of_an_empty_run_over_no_events_is_consistent(fs_store: FsStore) -> None:
+    # Nothing to compare it with (a log rolled back with its genuine head is undetectable, module docstring):
+    # verify must neither crash nor warn of events after it.
+    fs_store.put(key=head_key(RUN), data=LogHead.empty(RUN).to_bytes(None))
+    report = verify_log(fs_store, RUN)
+    assert (report.ok, report.events, report.anchored, report.warnings) == (True, 0, 0, [])
+    # Its state is still compared with the (empty) chain's.
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(current=9))
+    assert _problems(fs_store) == [("head_mismatch", None, head_key(RUN),
+                                    "the head's current disagrees with the chain (the head was edited)")]
+
+
+def test_a_stray_object_and_a_broken_link_are_named_in_words(fs_store: FsStore) -> None:
+    _build(fs_store)
+    fs_store.put(key=f"runs/{RUN}/events/notes.json", data=b"{}")
+    doc = Event.model_validate_json(fs_store.get(key=event_key(RUN, 2))).model_dump(mode="json")
+    doc.pop("hash")
+    doc["prev_hash"] = "sha256:" + "0" * 64  # re-hashed, so only the link to event 1 is wrong
+    fs_store.put(key=event_key(RUN, 2), data=seal_event(**doc).to_bytes())
+    problems = _problems(fs_store)
+    assert problems[0] == ("broken_chain", 2, event_key(RUN, 2), "prev_hash does not match the previous event")
+    assert ("stray_key", None, f"runs/{RUN}/events/notes.json", "not an event record name") in problems
+
+
+def test_seals_checked_by_nobody_are_a_warning_naming_the_variable(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    _rewrite(fs_store, head_key(RUN), lambda doc: doc.update(mac="0" * 64))
+    assert _problems(fs_store, key=KEY) == [
+        ("head_bad_seal", None, head_key(RUN),
+         "the head's seal does not verify (rewritten, or sealed under another key)")]
+    report = verify_log(fs_store, RUN)  # environment variables are case-sensitive: the name must be exact
+    assert "events carry keyed seals; set ALAS_STORE__LOG_KEY to check them (re-sealing is only detected with " \
+           "the key)" in report.warnings
+
+
+def test_the_report_says_what_was_checked(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    ExecutionLog(fs_store, RUN).retract(1)  # event LAST + 1
+    report = verify_log(fs_store, RUN, key=KEY)
+    assert report.ok, report
+    assert (report.keyed, report.events, report.anchored, report.versions, report.current_version,
+            report.retracted, report.records) == (True, LAST + 2, LAST + 2, 1, None, [1], 2)
+    unkeyed = verify_log(fs_store, RUN)
+    assert (unkeyed.keyed, unkeyed.records) == (False, 2)
+
+
+def test_record_problems_are_named_in_words_at_their_place(fs_store: FsStore) -> None:
+    fs_store.seal_key = KEY
+    _build(fs_store)
+    step, loose = idempotency_key(RUN, STEP_RECORD), idempotency_key(RUN, LOOSE_RECORD)
+    # The loose record moved under another run's name; the step's record deleted; a record that is no record.
+    moved = json.loads(fs_store.get(key=loose))
+    fs_store.put(key=idempotency_key("other", LOOSE_RECORD), data=fs_store.get(key=loose))
+    fs_store.root.joinpath(*step.split("/")).unlink()
+    fs_store.put(key=idempotency_key(RUN, "c"), data=b"[1, 2]")
+    _rewrite(fs_store, loose, lambda doc: doc.pop("mac"))  # hashed, but no longer sealed
+    problems = _problems(fs_store, key=KEY)
+    assert ("record_missing", 3, step, f"the idempotency record for {STEP_RECORD!r} that event 3 relies on is "
+            "missing") in problems
+    assert ("record_unreadable", None, idempotency_key(RUN, "c"),
+            "unreadable idempotency record: not an idempotency record") in problems
+    assert ("record_unsealed", None, loose,
+            f"the record for {LOOSE_RECORD!r} has no valid seal (re-hashed or unsealed)") in problems
+    assert [p.code for p in verify_log(fs_store, "other", key=KEY).problems
+            if p.key == idempotency_key("other", LOOSE_RECORD)] == ["record_misplaced"]
+    other = next(p for p in verify_log(fs_store, "other", key=KEY).problems if p.code == "record_misplaced")
+    assert other.message == (f"the record for {LOOSE_RECORD!r} of run {moved['run_id']!r} does not belong under "
+                             "this name (moved or edited)")
+
+
+def test_event_problems_come_first_in_sequence_order(fs_store: FsStore) -> None:
+    """The root cause first: a problem found later (the records, after the chain and the head) but about an
+    earlier event is reported before one about a later event."""
+    _build(fs_store)
+    _replace_last(fs_store)  # head_mismatch at LAST, found with the head
+    _edit_record(fs_store, STEP_RECORD, rehash=True)  # record_mismatch at 3, found with the records
+    report = verify_log(fs_store, RUN)
+    assert [(p.code, p.seq) for p in report.problems] == [("record_mismatch", 3), ("head_mismatch", LAST)]
