@@ -3,6 +3,8 @@ from tests/conftest.py), a run with a committed plan in it, and the controller o
 
 from __future__ import annotations
 
+import http.client
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,6 +20,27 @@ from tests.s3server import LoopbackS3
 __all__ = ["TOKEN", "controller", "greedy", "make_controller", "run_id", "s3_store"]
 
 TOKEN = "test-token-0123456789"
+
+
+def request(host: str, port: int, method: str, path: str, body: Any = None, *, token: str | None = TOKEN,
+            key: str | None = "k1", headers: dict[str, str] | None = None,
+            raw: bytes | None = None) -> tuple[int, bytes, dict[str, str]]:
+    """One request to a controller as its clients send it (JSON body, bearer token, idempotency key); the
+    status, the raw body and the headers."""
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    hdrs = {"Content-Type": "application/json"} if data is not None else {}
+    if token is not None:
+        hdrs["Authorization"] = f"Bearer {token}"
+    if key is not None:
+        hdrs["Idempotency-Key"] = key
+    hdrs.update(headers or {})
+    try:
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        return resp.status, resp.read(), dict(resp.getheaders())
+    finally:
+        conn.close()
 
 
 def greedy(instance: Instance) -> Schedule:

@@ -20,7 +20,7 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.log import ExecutionLog
 from alas_argo.log.s3_store import S3Store
-from tests.controller.conftest import TOKEN
+from tests.controller.conftest import TOKEN, request
 
 BREAKDOWN = {"time": 2, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3}],
              "method": "right-shift", "budget": 1}
@@ -30,25 +30,13 @@ def call(base: str, method: str, path: str, body: Any = None, *, token: str | No
          key: str | None = "k1", headers: dict[str, str] | None = None,
          raw: bytes | None = None) -> tuple[int, dict[str, Any], dict[str, str]]:
     parts = urlsplit(base)
-    conn = http.client.HTTPConnection(str(parts.hostname), parts.port, timeout=30)
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    hdrs = {"Content-Type": "application/json"} if data is not None else {}
-    if token is not None:
-        hdrs["Authorization"] = f"Bearer {token}"
-    if key is not None:
-        hdrs["Idempotency-Key"] = key
-    hdrs.update(headers or {})
+    status, text, headers_out = request(str(parts.hostname), int(parts.port or 80), method, path, body, token=token,
+                                        key=key, headers=headers, raw=raw)
     try:
-        conn.request(method, path, body=data, headers=hdrs)
-        resp = conn.getresponse()
-        text = resp.read()
-        try:
-            doc = json.loads(text) if text else {}
-        except ValueError:
-            doc = {"text": text.decode()}
-        return resp.status, doc, dict(resp.getheaders())
-    finally:
-        conn.close()
+        doc = json.loads(text) if text else {}
+    except ValueError:
+        doc = {"text": text.decode()}
+    return status, doc, headers_out
 
 
 def post(base: str, body: Any, **kwargs: Any) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -9,7 +9,6 @@ of the module; ``test_http.py`` and ``test_http_edges.py`` check the same contra
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import json
 import logging
@@ -36,7 +35,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.fs_store import FsStore
 from alas_argo.metrics import REGISTRY
-from tests.controller.conftest import TOKEN, greedy
+from tests.controller.conftest import TOKEN, greedy, request
 
 BREAKDOWN = {"time": 2, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3}],
              "method": "right-shift", "budget": 1}
@@ -102,20 +101,8 @@ def ask(server: ControllerServer, method: str, path: str, body: Any = None, *, t
         key: str | None = "k1", headers: dict[str, str] | None = None,
         raw: bytes | None = None) -> tuple[int, bytes, dict[str, str]]:
     """Send one request; return the status, the raw body and the headers."""
-    conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    hdrs = {"Content-Type": "application/json"} if data is not None else {}
-    if token is not None:
-        hdrs["Authorization"] = f"Bearer {token}"
-    if key is not None:
-        hdrs["Idempotency-Key"] = key
-    hdrs.update(headers or {})
-    try:
-        conn.request(method, path, body=data, headers=hdrs)
-        resp = conn.getresponse()
-        return resp.status, resp.read(), dict(resp.getheaders())
-    finally:
-        conn.close()
+    return request("127.0.0.1", server.server_port, method, path, body, token=token, key=key, headers=headers,
+                   raw=raw)
 
 
 def answer(server: ControllerServer, method: str, path: str, body: Any = None,
