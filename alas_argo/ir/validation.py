@@ -175,10 +175,7 @@ def _check_graph(wf: Workflow, ids: set[str], out: list[Problem], entry_ids: set
             out.append(Problem("unreachable", "node is not reachable from an entry node", i))
 
 
-def _ancestors(wf: Workflow, node_id: str) -> set[str]:
-    preds: dict[str, set[str]] = defaultdict(set)
-    for d in wf.dependencies():
-        preds[d.target].add(d.source)
+def _ancestors(preds: dict[str, set[str]], node_id: str) -> set[str]:
     out: set[str] = set()
     todo = list(preds[node_id])
     while todo:
@@ -192,16 +189,19 @@ def _ancestors(wf: Workflow, node_id: str) -> set[str]:
 def _check_gates(wf: Workflow, out: list[Problem]) -> None:
     """A gate is decided from what exists whenever the node is reached: the run's inputs, or the output of an
     ancestor that is never gated itself (every engine has it by then: Argo resolves an ancestor's outputs)."""
-    by_id = wf.node_map()
+    by_id, compensations = wf.node_map(), wf.compensation_ids()
+    preds: dict[str, set[str]] = defaultdict(set)  # once, not per gated node
+    for d in wf.dependencies():
+        preds[d.target].add(d.source)
     for n in wf.nodes:
         if n.when is None:
             continue
-        if n.kind not in (NodeKind.TASK, NodeKind.MAP) or n.id in wf.compensation_ids():
+        if n.kind not in (NodeKind.TASK, NodeKind.MAP) or n.id in compensations:
             out.append(Problem("misplaced_field", "only scheduled task and map nodes have a gate (when)", n.id))
         root = n.when.path.split(".")[0]
         if root == "inputs":
             continue
-        if root not in by_id or root not in _ancestors(wf, n.id) or by_id[root].when is not None:
+        if root not in by_id or root not in _ancestors(preds, n.id) or by_id[root].when is not None:
             out.append(Problem("bad_path", f"gate path {n.when.path!r} must start with 'inputs' or an ungated "
                                "ancestor's id", n.id))
 
