@@ -180,11 +180,13 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         nodes.append(normalized(Node, n))
     # Every node of a gated run carries its gate; the run is the chain from the gated node while Next stays
     # inside the nodes the gate's Default skips past.
+    by_id = {n["id"]: n for n in nodes}
     for start, cond in gated.items():
-        skip = through.get(str(gates[start + an.GATE_SUFFIX]["Default"]), str(gates[start + an.GATE_SUFFIX]["Default"]))
+        default = str(gates[start + an.GATE_SUFFIX]["Default"])
+        skip = through.get(default, default)
         at: str | None = start
         while at is not None and at != skip and at in kinds:
-            next(n for n in nodes if n["id"] == at)["when"] = cond
+            by_id[at]["when"] = cond
             at = through.get(states[at].get("Next") or "", states[at].get("Next"))
     nodes += [normalized(Node, c) for c in comp_nodes.values()]
     return {"name": "", "version": 1, "nodes": nodes, "edges": edges,
