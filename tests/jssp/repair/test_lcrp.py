@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 import pytest
 
@@ -112,6 +113,38 @@ def test_nothing_to_repair(ft06: Instance) -> None:
                                                              baseline=plan).valid)
     assert (out.fallback, out.growths, out.notes[-1]) == (False, 0, "nothing to repair")
 
+
+
+def _idle_gap(plan: Schedule) -> tuple[int, int, int]:
+    """The first idle gap (machine, start, length) of at least 2 between two operations of a machine."""
+    ops = {(o.job, o.step): o for o in plan.operations}
+    for m, seq in sorted(plan.machine_sequences().items()):
+        for a, b in pairwise(seq):
+            if ops[b].start - ops[a].end >= 2:
+                return m, ops[a].end, ops[b].start - ops[a].end
+    raise AssertionError("no idle gap")
+
+
+def test_an_absorbed_breakdown_above_the_bound_revises_the_plan(ft06: Instance) -> None:
+    """A breakdown in idle time moves nothing, but a plan in force far above the bound is searched like any
+    local plan (issue 17: ta14 long-breakdown seed 1 stayed 3.5 % above a global re-solve)."""
+    plan = dispatch(ft06, "mwkr")
+    m, start, length = _idle_gap(plan)
+    d = Disruption(time=start, events=[MachineBreakdown(machine=m, start=start, duration=length)])
+    st = ExecutionState.at(ft06, plan, d)
+    assert aor(st).makespan == plan.makespan and not moved_keys(plan, aor(st))  # absorbed
+    assert plan.makespan > lower_bound(st)
+    r = repair(ft06, plan, d, "lcrp", budget=2.0)
+    assert r.valid and r.makespan < plan.makespan
+    assert "moved nothing" in (r.global_reason or "")
+
+
+def test_an_absorbed_breakdown_on_a_plan_nothing_shortens_moves_nothing(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    m, start, length = _idle_gap(plan)
+    d = Disruption(time=start, events=[MachineBreakdown(machine=m, start=start, duration=length)])
+    r = repair(inst, plan, d, "lcrp", budget=2.0)
+    assert (r.valid, r.makespan, r.moved_operations, r.global_reason) == (True, plan.makespan, 0, None)
 
 def test_the_cascade_is_the_first_neighbourhood(la01: tuple[Instance, Schedule],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
