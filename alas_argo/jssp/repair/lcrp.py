@@ -24,7 +24,9 @@ a repair that takes as long as a global re-solve has lost its point.
    time box, more the further the plan is above the bound (:func:`_search_cap`), plus what the cascade left
    of its time. Its plan is taken only when shorter and valid; then
    LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
-   moves. A local edit that reaches the bound, or that the search cannot beat, stays local. Measured on the
+   moves. A local edit that reaches the bound, or that the search cannot beat, stays local; an absorbed
+   breakdown (the first edit moves nothing) on a plan in force above the bound goes straight to the search.
+   Measured on the
    issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
    LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
    1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4; with its cheaper moves (no packing solve,
