@@ -26,11 +26,16 @@ a repair that takes as long as a global re-solve has lost its point.
    LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
    moves. A local edit that reaches the bound, or that the search cannot beat, stays local; an absorbed
    breakdown (the first edit moves nothing) on a plan in force above the bound goes straight to the search.
+   A search still gaining when its time runs out, far above the bound, runs on
+   (:data:`.reoptimizing.STRETCHES`); a search from the cascade's plan that ends more than
+   :data:`RESTART_MIN_GAP` above the bound is followed by one from the first edit (another random stream),
+   and the shorter plan is kept: the cascade's plan, solved with everything else pinned, can be a poor start.
    Measured on the
    issue-17 disruption families (``bench/README.md``, tuning set): with the global CP-SAT probe it replaces,
    LCRP's makespan was 1.0258 of a 10 s global re-solve at effort 1 and 1.0098 at effort 16; with the search,
    1.0158 at effort 1, 1.0078 at effort 2 and 1.0019 at effort 4; with its cheaper moves (no packing solve,
-   no LP relaxation), 1.0074, 1.0006 and 0.9984; with its time scaled by the gap, 1.0006 at effort 1.
+   no LP relaxation), 1.0074, 1.0006 and 0.9984; with its time scaled by the gap, 1.0006 at effort 1; with
+   the stretches and the second search, 0.9974 at effort 1 and no case above 2 % (was 2).
 3. Only when the cascade solve runs out of time without gaining do time windows after the reveal on the
    machines the disruption touched join the cascade: there CP-SAT may re-sequence freely, the rest of the
    cascade only slides within its machine order, everything else is pinned. A window solve
