@@ -11,7 +11,8 @@ from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair import lower_bound, repair
-from alas_argo.jssp.repair.reoptimizing import FreeSequences, reoptimized
+from alas_argo.jssp.repair.redispatching import redispatch
+from alas_argo.jssp.repair.reoptimizing import STRETCH_MIN_GAP, STRETCH_SHARE, STRETCHES, FreeSequences, reoptimized
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
@@ -108,6 +109,9 @@ def test_what_the_first_round_leaves_of_the_box_goes_to_another_search(monkeypat
         return None if len(calls) == 1 else real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(lcrp_module, "_search", first_finds_nothing)
+    # No second search from the first edit in the first round (tested on its own below): the next search is
+    # the later round's.
+    monkeypatch.setattr(lcrp_module, "RESTART_MIN_GAP", 10.0)
     later = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4)
     assert len(calls) >= 2 and later.valid
     assert later.global_reason is not None and "of the box left at makespan" in later.global_reason
@@ -116,3 +120,74 @@ def test_what_the_first_round_leaves_of_the_box_goes_to_another_search(monkeypat
     assert never.valid and never.global_reason is None
     assert later.makespan < never.makespan
     assert later.makespan >= lower_bound(ExecutionState.at(ft10, plan, d))
+
+
+def _ft10_shock() -> tuple[ExecutionState, Schedule, Disruption]:
+    ft10 = get_instance("ft10")
+    plan = dispatch(ft10, "mwkr")
+    d = generate_disruption(ft10, plan, "shock", seed=1)
+    st = ExecutionState.at(ft10, plan, d)
+    return st, aor(st), d
+
+
+def test_a_search_still_gaining_far_above_the_bound_gets_more_stretches() -> None:
+    """ft10, a weak plan, shock seed 1, 0.02 nominal s: the search still shortens the plan when its time is
+    spent, far above the bound; the stretches carry it on to a shorter plan, past the time it was given."""
+    st, cheap, d = _ft10_shock()
+    bound = lower_bound(st)
+
+    def run(stretches: int) -> tuple[Schedule | None, float]:
+        clock = SearchClock()
+        found = reoptimized(st, cheap, seconds=0.02, bound=bound, seed=0, clock=clock, max_moves=100,
+                            stretches=stretches)
+        return found, clock.now()
+
+    (short, short_time), (stretched, stretched_time) = run(0), run(STRETCHES)
+    assert short is not None and stretched is not None
+    assert short.makespan > bound * (1 + STRETCH_MIN_GAP)
+    assert stretched.makespan < short.makespan
+    assert stretched_time > 0.02 * (1 + STRETCH_SHARE) > short_time
+    assert validate(st.instance, stretched, disruption=d, baseline=st.baseline).valid
+
+
+def test_no_stretch_near_the_bound() -> None:
+    """The same search, with a bound within STRETCH_MIN_GAP of where its time runs out: no stretch, the same
+    plan as without stretches."""
+    st, cheap, _ = _ft10_shock()
+    short = reoptimized(st, cheap, seconds=0.02, bound=lower_bound(st), seed=0, clock=SearchClock(),
+                        max_moves=100, stretches=0)
+    assert short is not None
+    near = int(short.makespan / (1 + STRETCH_MIN_GAP)) + 1
+    again = reoptimized(st, cheap, seconds=0.02, bound=near, seed=0, clock=SearchClock(), max_moves=100)
+    assert again is not None and again.starts() == short.starts()
+
+
+def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_the_first_edit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ft10, a weak plan, breakdown seed 0: the cascade's plan is shorter than the first edit; when the search
+    from it ends more than RESTART_MIN_GAP above the bound (here: it is forced to find nothing), a second search
+    starts from the first edit with another random stream, and its plan is taken."""
+    ft10 = get_instance("ft10")
+    plan = dispatch(ft10, "mwkr")
+    d = generate_disruption(ft10, plan, "breakdown", seed=0)
+    st = ExecutionState.at(ft10, plan, d)
+    first_edit = min(aor(st).makespan, redispatch(st).makespan)
+    real = lcrp_module.reoptimized
+    calls: list[tuple[int, int]] = []
+
+    def cascade_search_fails(state: ExecutionState, start: Schedule, **kwargs: object) -> Schedule | None:
+        calls.append((start.makespan, int(kwargs["seed"])))  # type: ignore[call-overload]
+        return None if len(calls) == 1 else real(state, start, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcrp_module, "reoptimized", cascade_search_fails)
+    again = repair(ft10, plan, d, "lcrp", budget=5.0)
+    cascade_makespan, first_seed = calls[0]
+    assert cascade_makespan < first_edit
+    assert calls[1] == (first_edit, first_seed + lcrp_module.RESTART_STREAM)
+    assert any("search from the first edit" in n for n in again.notes)
+    assert again.valid and again.makespan < cascade_makespan and again.global_reason is not None
+    calls.clear()
+    monkeypatch.setattr(lcrp_module, "RESTART_MIN_GAP", 10.0)
+    once = repair(ft10, plan, d, "lcrp", budget=5.0)
+    assert not any("search from the first edit" in n for n in once.notes)
+    assert once.valid and (first_edit, first_seed + lcrp_module.RESTART_STREAM) not in calls
