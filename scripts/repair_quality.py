@@ -1,0 +1,77 @@
+"""LCRP's makespan and moved operations on the cases a repair benchmark kept, against its kept full and
+full-stable rows (bench/README.md, issue 17): the quick probe behind the issue-17 tuning.
+
+Usage: python scripts/repair_quality.py DIR BASE_CSV EFFORT INSTANCES [--seed-offset N] [--verbose]
+  DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
+  same cases' `full` and `full-stable` rows; INSTANCES: comma-separated.
+Repairs run under deterministic limits (the bench's --deterministic), 10 s budget, seed from the case name
+(plus --seed-offset, to see whether a change's gain is one random stream's luck), so the figures are the same
+on every run and under any load. Prints per family: mean and worst makespan / full, moved operations / full's
+and / full-stable's (sums over the cases); the cases above 2 %; the nominal seconds the solves were charged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.repair import repair
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import DTIME_PER_SECOND
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("base_csv", type=Path)
+    parser.add_argument("effort", type=float)
+    parser.add_argument("instances")
+    parser.add_argument("--seed-offset", type=int, default=0)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    base = {(r["instance"], r["scenario"], int(r["seed"]), r["method"]): r
+            for r in csv.DictReader(args.base_csv.open())}
+    ratios: dict[str, list[float]] = defaultdict(list)
+    moved: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    nominal: list[float] = []
+    over: list[str] = []
+    for name in args.instances.split(","):
+        inst = get_instance(name)
+        plan = Schedule.model_validate_json((args.directory / "baselines" / f"{name}.json").read_text())
+        for case in sorted((args.directory / "cases" / name).iterdir()):
+            scenario, seed_text = case.stem.rsplit("-", 1)
+            seed = int(seed_text)
+            disruption = Disruption.model_validate_json(case.read_text())
+            r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
+                       deterministic=True)
+            nominal.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
+            full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]
+            ratio = r.makespan / int(full["makespan"])
+            for key in (scenario, "all"):
+                ratios[key].append(ratio)
+                counts = moved[key]
+                counts[0] += r.moved_operations
+                counts[1] += int(full["moved_operations"])
+                counts[2] += int(stable["moved_operations"])
+            if ratio > 1.02:
+                over.append(f"{name} {scenario} s{seed} {ratio:.4f}")
+            if args.verbose:
+                print(f"{name} {scenario} s{seed}: {r.makespan} (full {full['makespan']}, {ratio:.4f}), moved "
+                      f"{r.moved_operations} (full {full['moved_operations']}), valid {r.valid}, "
+                      f"{nominal[-1]:.3f} nominal s", flush=True)
+    for key in sorted(ratios, key=lambda k: (k == "all", k)):
+        m = moved[key]
+        print(f"{key:16s} makespan/full mean {statistics.mean(ratios[key]):.4f} worst {max(ratios[key]):.4f}; "
+              f"moved/full {m[0] / max(1, m[1]):.3f}, /full-stable {m[0] / max(1, m[2]):.3f}")
+    print(f"above 2 %: {len(over)} {over}")
+    print(f"nominal seconds charged: median {statistics.median(nominal):.3f}, mean {statistics.mean(nominal):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
