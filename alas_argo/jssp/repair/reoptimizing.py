@@ -25,7 +25,7 @@ from ortools.sat.python import cp_model
 
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
+from alas_argo.jssp.searching import SearchClock, add_hints, new_model, new_solver, run_solver
 
 __all__ = ["MOVE_SECONDS", "WINDOW", "FreeSequences", "reoptimized"]
 
@@ -119,14 +119,33 @@ class FreeSequences:
         self.seqs, self.mpred, self.msucc, self.start = seqs, mpred, msucc, start
         self.makespan = max([self.floor, *(s + d for s, d in zip(start, self.duration, strict=True))])
         self.completion = sum(start[i] + self.duration[i] for i in range(n) if self.job_succ[i] < 0)
+        self._order: list[int] | None = None
+        self._tails: list[int] | None = None
         return True
 
+    def order(self) -> list[int]:
+        """The free operations in start order (ties by index); computed once per adopted sequence."""
+        if self._order is None:
+            self._order = sorted(range(len(self.keys)), key=lambda i: (self.start[i], i))
+        return list(self._order)
+
     def tails(self) -> list[int]:
-        """Per free operation, the longest path from its end to the end of the plan (downtimes ignored)."""
-        tail = [0] * len(self.keys)
-        for i in sorted(range(len(self.keys)), key=lambda i: (self.start[i], i), reverse=True):
-            tail[i] = max([0, *(self.duration[n] + tail[n] for n in (self.job_succ[i], self.msucc[i]) if n >= 0)])
-        return tail
+        """Per free operation, the longest path from its end to the end of the plan (downtimes ignored).
+
+        Computed once per adopted sequence: a search step reads them twice (the window's critical path, the
+        move's model), and they were a tenth of the search's Python time.
+        """
+        if self._tails is None:
+            tail = [0] * len(self.keys)
+            dur, jsucc, msucc = self.duration, self.job_succ, self.msucc
+            for i in reversed(self.order()):
+                best = 0
+                for n in (jsucc[i], msucc[i]):
+                    if n >= 0 and dur[n] + tail[n] > best:
+                        best = dur[n] + tail[n]
+                tail[i] = best
+            self._tails = tail
+        return list(self._tails)
 
     def critical(self, tails: Sequence[int]) -> list[int]:
         """The free operations on a longest path."""
@@ -161,7 +180,7 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
     rel = set(relaxed)
     tails = seqs.tails()
     horizon = seqs.makespan
-    model = cp_model.CpModel()
+    model = new_model()
     estimate = model.new_int_var(0, horizon, "estimate")
     starts: dict[int, cp_model.IntVar] = {}
     by_machine: dict[int, list[cp_model.IntervalVar]] = {}
@@ -192,7 +211,6 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
         if ms >= 0:
             tail = max(tail, seqs.duration[ms] + tails[ms])
         model.add(estimate >= var + d + tail)
-        model.add_hint(var, seqs.start[i])
     for i in relaxed:
         jp = seqs.job_pred[i]
         if jp >= 0 and jp in rel:
@@ -203,6 +221,7 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
                   for lo, hi in seqs.downtimes.get(m, ()) if hi > seqs.state.time and lo < horizon]
         if len(intervals) + len(blocks) > 1:
             model.add_no_overlap(intervals + blocks)
+    add_hints(model, ((starts[i], seqs.start[i]) for i in relaxed))
     model.minimize(estimate)
     solver = new_solver(seconds=seconds, workers=1, seed=seed, deterministic=clock.deterministic)
     # No LP relaxation: on these windows (heads and tails fixed, one makespan variable) it costs time and
@@ -223,7 +242,7 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
 
 
 def _window(seqs: FreeSequences, size: int, rng: random.Random) -> list[int]:
-    order = sorted(range(len(seqs.keys)), key=lambda i: (seqs.start[i], i))
+    order = seqs.order()
     critical = seqs.critical(seqs.tails())
     pivot = rng.choice(critical) if critical else rng.randrange(len(order))
     centre = order.index(pivot)

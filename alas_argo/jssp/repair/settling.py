@@ -64,7 +64,7 @@ def settle(state: ExecutionState, plan: Schedule, target: int, *, held: Set[Key]
         The settled plan, or ``plan`` itself when nothing changed.
     """
     inst, d = state.instance, state.durations
-    planned, current = state.baseline.starts(), plan.starts()
+    planned, current = state.planned_starts(), plan.starts()
     free = state.free  # computed per access: once here, not once per operation
     fixed = {k for k in current if k not in free or k in held}
     target = max(target, plan.makespan)
@@ -113,7 +113,7 @@ def restore(state: ExecutionState, plan: Schedule) -> Schedule:
     A time-limited neighbourhood solve can stop short of the least shift; this pass is linear-ish and only
     ever moves an operation back to where the plan in force had it, so it never leaves the neighbourhood.
     """
-    inst, planned = state.instance, state.baseline.starts()
+    inst, planned = state.instance, state.planned_starts()
     starts = plan.starts()
     d = state.durations
     on_machine: dict[int, list[Key]] = {}
