@@ -200,7 +200,14 @@ def build_model(instance: Instance, *, durations: Mapping[Key, int], fixed: Mapp
             model.new_fixed_size_interval_var(var, dur[k], f"i{k[0]}_{k[1]}"))
         if k[1] > 0 and (k[0], k[1] - 1) in starts:
             model.add(var >= starts[(k[0], k[1] - 1)] + dur[(k[0], k[1] - 1)])
-    floor = {m: min(heads[k] for k in heads if instance.machine(*k) == m) for m in by_machine}
+    # The earliest head per machine, in one pass (a scan of every head per machine was a tenth of LCRP's
+    # Python time); the keys in by_machine's order, as before.
+    least: dict[int, int] = {}
+    for k, head in heads.items():
+        m = instance.machine(*k)
+        if m not in least or head < least[m]:
+            least[m] = head
+    floor = {m: least[m] for m in by_machine}
     blocks = [(instance.machine(*k), fixed[k], fixed[k] + dur[k]) for k in fixed]
     for m, s, e in [*blocks, *downtimes]:
         # A block that ends before every free operation of its machine may start cannot interact.
