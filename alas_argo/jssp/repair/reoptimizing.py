@@ -229,6 +229,14 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
     # about two thirds of the deterministic time, and the search's plans end 1.0085 of a 10 s global
     # re-solve's makespan instead of 1.0120.
     solver.parameters.linearization_level = 0
+    # One presolve pass, no symmetry detection: a move model is small and loose (heads and tails fixed), and
+    # presolve was about 40 % of a move's CPU for almost none of its deterministic time. Measured on the 90
+    # kept cases of the issue-17 tuning and check sets at effort 1 and 2 (bench/README.md, "Repair time"):
+    # 179 of 180 repaired plans identical, one shorter (swv07 multi-breakdown seed 1: 1957 -> 1953), the
+    # median repair's CPU down about 8 %. Probing off or no presolve at all save more but change the search
+    # (the multi-breakdown family's mean went 1.0037 -> 1.0067 and 1.0082 of full's makespan on the tuning set).
+    solver.parameters.max_presolve_iterations = 1
+    solver.parameters.symmetry_level = 0
     code = run_solver(solver, model, clock, where="a re-optimizing move")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
