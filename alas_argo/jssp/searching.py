@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model_helper as cmh
 
 from alas_argo import interrupts
 
@@ -108,13 +109,16 @@ def new_model() -> cp_model.CpModel:
     return _Model()
 
 
-def add_hints(model: cp_model.CpModel, hints: Iterable[tuple[cp_model.IntVar, int]]) -> None:
+def add_hints(model: cp_model.CpModel, hints: Iterable[tuple[cmh.Literal, int]]) -> None:
     """Hint each variable with its value: the same solution hint as ``model.add_hint`` one at a time (in the
     same order), appended in two calls instead of two per variable (a third of a small model's build time)."""
     pairs = list(hints)
     if any(v.index < 0 for v, _ in pairs):  # negated literals: CP-SAT's own conversion
         for v, x in pairs:
-            model.add_hint(v, x)
+            if isinstance(v, cp_model.IntVar):
+                model.add_hint(v, x)
+            else:
+                model.add_hint(v, bool(x))
         return
     proto = model.proto.solution_hint
     proto.vars.extend([v.index for v, _ in pairs])
