@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from alas_argo.errors import InfeasibleError
 from alas_argo.jssp.disruption import Disruption
@@ -59,6 +60,10 @@ class ExecutionState:
     durations: dict[Key, int]
     release: dict[Key, int]
     downtimes: list[tuple[int, int, int]] = field(default_factory=list)
+    # What some accessors below derive from the fields, computed once: a repair reads them dozens of times
+    # (once per CP-SAT request, settle pass, moved-operation count). They hand out copies, so a caller that
+    # edits what it got changes nothing here; dict copies keep the order the first computation had.
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def at(cls, instance: Instance, baseline: Schedule, disruption: Disruption | None = None,
@@ -146,8 +151,16 @@ class ExecutionState:
 
     def frozen_starts(self) -> dict[Key, int]:
         """Start of every frozen operation (unchanged from the baseline)."""
-        starts = self.baseline.starts()
-        return {k: starts[k] for k in self.frozen}
+        if "frozen_starts" not in self._memo:
+            starts = self.planned_starts()
+            self._memo["frozen_starts"] = {k: starts[k] for k in self.frozen}
+        return dict(self._memo["frozen_starts"])
+
+    def planned_starts(self) -> dict[Key, int]:
+        """Start of every operation in the plan in force (``baseline.starts()``, computed once)."""
+        if "planned_starts" not in self._memo:
+            self._memo["planned_starts"] = self.baseline.starts()
+        return dict(self._memo["planned_starts"])
 
     def min_starts(self, pinned: Set[Key]) -> dict[Key, int]:
         """Earliest starts after the reveal time that operations not in ``pinned`` must respect (interrupted
@@ -156,12 +169,14 @@ class ExecutionState:
 
     def wip(self) -> set[Key]:
         """Work in progress: started operations plus the next pending operation of every machine."""
-        out = self.keys(OpStatus.DONE, OpStatus.RUNNING, OpStatus.INTERRUPTED)
-        for seq in self.baseline.machine_sequences().values():
-            nxt = next((k for k in seq if self.status[k] is OpStatus.PENDING), None)
-            if nxt is not None:
-                out.add(nxt)
-        return out
+        if "wip" not in self._memo:
+            out = self.keys(OpStatus.DONE, OpStatus.RUNNING, OpStatus.INTERRUPTED)
+            for seq in self.baseline.machine_sequences().values():
+                nxt = next((k for k in seq if self.status[k] is OpStatus.PENDING), None)
+                if nxt is not None:
+                    out.add(nxt)
+            self._memo["wip"] = frozenset(out)
+        return set(self._memo["wip"])
 
     def earliest_fit(self, machine: int, start: int, duration: int) -> int:
         """The earliest time at or after ``start`` where ``duration`` fits on ``machine`` between downtimes."""

@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import add_hints, new_model
 
 __all__ = ["Key", "OperationModel", "ProgressEvent", "build_model", "hint_makespan"]
 
@@ -189,7 +190,7 @@ def build_model(instance: Instance, *, durations: Mapping[Key, int], fixed: Mapp
     if fixed_end > h:
         raise InfeasibleError(f"pinned operations end at {fixed_end}, after the horizon {h}")
 
-    model = cp_model.CpModel()
+    model = new_model()
     starts: dict[Key, cp_model.IntVar] = {}
     by_machine: dict[int, list[cp_model.IntervalVar]] = {}
     for k, lb in heads.items():
@@ -199,7 +200,14 @@ def build_model(instance: Instance, *, durations: Mapping[Key, int], fixed: Mapp
             model.new_fixed_size_interval_var(var, dur[k], f"i{k[0]}_{k[1]}"))
         if k[1] > 0 and (k[0], k[1] - 1) in starts:
             model.add(var >= starts[(k[0], k[1] - 1)] + dur[(k[0], k[1] - 1)])
-    floor = {m: min(heads[k] for k in heads if instance.machine(*k) == m) for m in by_machine}
+    # The earliest head per machine, in one pass (a scan of every head per machine was a tenth of LCRP's
+    # Python time); the keys in by_machine's order, as before.
+    least: dict[int, int] = {}
+    for k, head in heads.items():
+        m = instance.machine(*k)
+        if m not in least or head < least[m]:
+            least[m] = head
+    floor = {m: least[m] for m in by_machine}
     blocks = [(instance.machine(*k), fixed[k], fixed[k] + dur[k]) for k in fixed]
     for m, s, e in [*blocks, *downtimes]:
         # A block that ends before every free operation of its machine may start cannot interact.
@@ -230,10 +238,8 @@ def build_model(instance: Instance, *, durations: Mapping[Key, int], fixed: Mapp
         if last in starts:
             model.add(makespan >= starts[last] + dur[last])
     if hint is not None:
-        hinted = hint.by_key()
-        for k, var in starts.items():
-            if k in hinted:
-                model.add_hint(var, hinted[k].start)
+        hinted = hint.starts()
+        add_hints(model, ((var, hinted[k]) for k, var in starts.items() if k in hinted))
     constants = {k: (fixed[k], dur[k]) for k in fixed}
     return OperationModel(model=model, starts=starts, constants=constants, durations=dur, makespan=makespan,
                           horizon=h, trivial_bound=trivial, hint_makespan=hint_ms, heads=heads)

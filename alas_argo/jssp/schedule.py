@@ -52,11 +52,12 @@ class Schedule(BaseModel):
 
     def by_key(self) -> dict[tuple[int, int], Operation]:
         """Operations indexed by (job, step); the last one wins for duplicates."""
-        return {o.key: o for o in self.operations}
+        # (job, step) spelled out rather than the ``key`` property: these maps are built in repair's inner loops
+        return {(o.job, o.step): o for o in self.operations}
 
     def starts(self) -> dict[tuple[int, int], int]:
         """Start time per (job, step)."""
-        return {o.key: o.start for o in self.operations}
+        return {(o.job, o.step): o.start for o in self.operations}
 
     def machine_sequences(self) -> dict[int, list[tuple[int, int]]]:
         """Per machine, its operations' (job, step) in start order."""

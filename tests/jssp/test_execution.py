@@ -114,3 +114,16 @@ def test_an_impossible_restart_names_the_interrupted_operation(tiny: Instance, p
     with pytest.raises(InfeasibleError, match="job successor has already started") as err:
         ExecutionState.at(tiny, plan, d)
     assert err.value.where == {"job": 2, "step": 0}
+
+
+def test_derived_starts_are_computed_once_and_handed_out_as_copies(tiny: Instance, plan: Schedule) -> None:
+    st = ExecutionState.at(tiny, plan, Disruption(time=4, events=[]))
+    planned, frozen = st.planned_starts(), st.frozen_starts()
+    assert planned == plan.starts() and list(planned) == list(plan.starts())
+    assert frozen == {k: plan.starts()[k] for k in st.frozen}
+    planned[(0, 0)], frozen[(0, 0)] = 99, 99  # a caller editing its copy changes nothing in the state
+    wip = st.wip()
+    assert wip == {(0, 0), (1, 0), (2, 0), (2, 2), (0, 1), (2, 1)}  # started, then next pending per machine
+    wip.add((1, 2))
+    assert st.planned_starts()[(0, 0)] == 0 and st.frozen_starts()[(0, 0)] == 0
+    assert (1, 2) not in st.wip()

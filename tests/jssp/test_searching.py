@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from ortools.sat.python import cp_model
 
 from alas_argo import interrupts
 from alas_argo.jssp.catalog import get_instance
@@ -15,7 +16,16 @@ from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import generate_disruption
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.repair import repair
-from alas_argo.jssp.searching import DTIME_PER_SECOND, MIN_CHARGE, SearchClock, new_solver, search_workers
+from alas_argo.jssp.searching import (
+    DTIME_PER_SECOND,
+    MIN_CHARGE,
+    SearchClock,
+    add_hints,
+    new_model,
+    new_solver,
+    run_solver,
+    search_workers,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +96,40 @@ def test_a_stop_ends_a_running_search_which_raises_in_its_own_thread() -> None:
     assert not worker.is_alive()
     assert isinstance(outcome.get("error"), interrupts.Interrupted)
     assert outcome["error"].exit_code == 130  # type: ignore[attr-defined]
+
+
+def test_add_hints_writes_the_hint_add_hint_writes_in_the_same_order() -> None:
+    one, batch = new_model(), new_model()
+    for model in (one, batch):
+        xs = [model.new_int_var(0, 10, f"x{i}") for i in range(4)]
+        flag = model.new_bool_var("flag")
+        pairs = [(xs[2], 7), (xs[0], 3), (flag, True), (xs[3], 0)]
+        if model is one:
+            for v, value in pairs:
+                model.add_hint(v, value)
+        else:
+            add_hints(model, pairs)
+    assert list(batch.proto.solution_hint.vars) == list(one.proto.solution_hint.vars) == [2, 0, 4, 3]
+    assert list(batch.proto.solution_hint.values) == list(one.proto.solution_hint.values) == [7, 3, 1, 0]
+
+
+def test_add_hints_falls_back_to_cp_sat_for_a_negated_literal() -> None:
+    one, batch = new_model(), new_model()
+    for model in (one, batch):
+        flag = model.new_bool_var("flag")
+        if model is one:
+            model.add_hint(~flag, True)
+        else:
+            add_hints(model, [(~flag, True)])
+    assert list(batch.proto.solution_hint.vars) == list(one.proto.solution_hint.vars)
+    assert list(batch.proto.solution_hint.values) == list(one.proto.solution_hint.values) == [0]
+
+
+def test_a_new_model_solves_like_cp_sats_own_without_the_camel_case_aliases() -> None:
+    model = new_model()
+    assert not hasattr(model, "NewIntVar") and hasattr(cp_model.CpModel(), "NewIntVar")
+    x = model.new_int_var(0, 9, "x")
+    model.add(x >= 4)
+    model.minimize(x)
+    solver = new_solver(seconds=1.0, workers=1, seed=0, deterministic=True)
+    assert run_solver(solver, model) == cp_model.OPTIMAL and solver.value(x) == 4

@@ -123,13 +123,25 @@ def repair(
     started = time.monotonic()
     state = ExecutionState.at(instance, schedule, disruption)
 
+    # The verdicts given during the repair, by plan (the plan kept too, so that its id stays its own): the
+    # plan a method returns has usually been judged already, and is not validated twice.
+    judged: dict[int, tuple[Schedule, ValidationReport]] = {}
+
+    def judge(plan: Schedule) -> ValidationReport:
+        seen = judged.get(id(plan))
+        if seen is not None and seen[0] is plan:
+            return seen[1]
+        report = validate(instance, plan, disruption=disruption, baseline=schedule)
+        judged[id(plan)] = (plan, report)
+        return report
+
     def is_valid(plan: Schedule) -> bool:
-        return validate(instance, plan, disruption=disruption, baseline=schedule).valid
+        return judge(plan).valid
 
     clock = SearchClock(deterministic=deterministic)
     outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
                                    effort=effort, clock=clock)
-    report = validate(instance, outcome.schedule, disruption=disruption, baseline=schedule)
+    report = judge(outcome.schedule)
     if not report.valid:
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
                             f"first: {report.violations[0].message}")

@@ -165,7 +165,7 @@ def _cascade(state: ExecutionState, first: Schedule, affected: set[Key], budget:
     operations may move (everything else pinned at its planned start), hinted with the first edit; it stops
     early when it proves optimality. Returns its plan when shorter than the first edit's and valid (else None),
     and whether the solve proved that nothing shorter exists in the cascade."""
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
     pins = {k: planned[k] for k in state.free - affected}
     request = disrupted_request(state, pins=pins, hint=first, time_limit=budget, seed=seed, workers=workers,
                                 makespan_limit=first.makespan, clock=clock)
@@ -364,7 +364,7 @@ def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], dea
     pinned, while a step is infeasible or gains more than it costs; each step seeks a shorter makespan first.
     Returns the incumbent, the neighbourhood, the growth steps and whether any step succeeded."""
     inst, base, free = state.instance, state.baseline, state.free
-    planned = base.starts()
+    planned = state.planned_starts()
     weight = max(1, len(free))
 
     def cost(plan: Schedule) -> tuple[int, int, int]:

@@ -19,7 +19,7 @@ __all__ = ["redispatch"]
 
 def redispatch(state: ExecutionState) -> Schedule:
     """An active schedule of the free operations in their planned order (frozen ones where they are)."""
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
 
     def planned_first(c: Candidate) -> float:
         return planned[(c.job, c.step)]

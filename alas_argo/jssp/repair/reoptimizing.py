@@ -25,7 +25,7 @@ from ortools.sat.python import cp_model
 
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
+from alas_argo.jssp.searching import SearchClock, add_hints, new_model, new_solver, run_solver
 
 __all__ = ["MOVE_SECONDS", "STRETCHES", "STRETCH_MIN_GAP", "STRETCH_SHARE", "WINDOW", "FreeSequences",
            "reoptimized"]
@@ -132,14 +132,33 @@ class FreeSequences:
         self.seqs, self.mpred, self.msucc, self.start = seqs, mpred, msucc, start
         self.makespan = max([self.floor, *(s + d for s, d in zip(start, self.duration, strict=True))])
         self.completion = sum(start[i] + self.duration[i] for i in range(n) if self.job_succ[i] < 0)
+        self._order: list[int] | None = None
+        self._tails: list[int] | None = None
         return True
 
+    def order(self) -> list[int]:
+        """The free operations in start order (ties by index); computed once per adopted sequence."""
+        if self._order is None:
+            self._order = sorted(range(len(self.keys)), key=lambda i: (self.start[i], i))
+        return list(self._order)
+
     def tails(self) -> list[int]:
-        """Per free operation, the longest path from its end to the end of the plan (downtimes ignored)."""
-        tail = [0] * len(self.keys)
-        for i in sorted(range(len(self.keys)), key=lambda i: (self.start[i], i), reverse=True):
-            tail[i] = max([0, *(self.duration[n] + tail[n] for n in (self.job_succ[i], self.msucc[i]) if n >= 0)])
-        return tail
+        """Per free operation, the longest path from its end to the end of the plan (downtimes ignored).
+
+        Computed once per adopted sequence: a search step reads them twice (the window's critical path, the
+        move's model), and they were a tenth of the search's Python time.
+        """
+        if self._tails is None:
+            tail = [0] * len(self.keys)
+            dur, jsucc, msucc = self.duration, self.job_succ, self.msucc
+            for i in reversed(self.order()):
+                best = 0
+                for n in (jsucc[i], msucc[i]):
+                    if n >= 0 and dur[n] + tail[n] > best:
+                        best = dur[n] + tail[n]
+                tail[i] = best
+            self._tails = tail
+        return list(self._tails)
 
     def critical(self, tails: Sequence[int]) -> list[int]:
         """The free operations on a longest path."""
@@ -174,48 +193,51 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
     rel = set(relaxed)
     tails = seqs.tails()
     horizon = seqs.makespan
-    model = cp_model.CpModel()
-    estimate = model.new_int_var(0, horizon, "estimate")
+    # Locals for the per-operation loop: a move's model is built in Python, a sixth of its time.
+    dur, start, mpred, msucc = seqs.duration, seqs.start, seqs.mpred, seqs.msucc
+    model = new_model()
+    new_int_var, new_interval, add = model.new_int_var, model.new_fixed_size_interval_var, model.add
+    estimate = new_int_var(0, horizon, "estimate")
     starts: dict[int, cp_model.IntVar] = {}
     by_machine: dict[int, list[cp_model.IntervalVar]] = {}
     for i in relaxed:
-        d = seqs.duration[i]
+        d = dur[i]
         lb = seqs.release[i]
         jp = seqs.job_pred[i]
         if jp >= 0 and jp not in rel:
-            lb = max(lb, seqs.start[jp] + seqs.duration[jp])
-        mp = seqs.mpred[i]
+            lb = max(lb, start[jp] + dur[jp])
+        mp = mpred[i]
         while mp >= 0 and mp in rel:
-            mp = seqs.mpred[mp]
+            mp = mpred[mp]
         if mp >= 0:
-            lb = max(lb, seqs.start[mp] + seqs.duration[mp])
+            lb = max(lb, start[mp] + dur[mp])
         if lb + d > horizon:
             clock.charge_nothing()
             return None
-        var = model.new_int_var(lb, horizon - d, f"s{i}")
+        var = new_int_var(lb, horizon - d, f"s{i}")
         starts[i] = var
-        by_machine.setdefault(seqs.machine[i], []).append(model.new_fixed_size_interval_var(var, d, f"i{i}"))
+        by_machine.setdefault(seqs.machine[i], []).append(new_interval(var, d, f"i{i}"))
         tail = 0
         js = seqs.job_succ[i]
         if js >= 0 and js not in rel:
-            tail = seqs.duration[js] + tails[js]
-        ms = seqs.msucc[i]
+            tail = dur[js] + tails[js]
+        ms = msucc[i]
         while ms >= 0 and ms in rel:
-            ms = seqs.msucc[ms]
+            ms = msucc[ms]
         if ms >= 0:
-            tail = max(tail, seqs.duration[ms] + tails[ms])
-        model.add(estimate >= var + d + tail)
-        model.add_hint(var, seqs.start[i])
+            tail = max(tail, dur[ms] + tails[ms])
+        add(estimate >= var + d + tail)
     for i in relaxed:
         jp = seqs.job_pred[i]
         if jp >= 0 and jp in rel:
-            model.add(starts[i] >= starts[jp] + seqs.duration[jp])
+            add(starts[i] >= starts[jp] + dur[jp])
     for m, intervals in by_machine.items():
         # Downtimes are fixed blocks on the machine: the window's operations go around them.
         blocks = [model.new_fixed_size_interval_var(lo, hi - lo, f"down{m}-{lo}")
                   for lo, hi in seqs.downtimes.get(m, ()) if hi > seqs.state.time and lo < horizon]
         if len(intervals) + len(blocks) > 1:
             model.add_no_overlap(intervals + blocks)
+    add_hints(model, ((starts[i], seqs.start[i]) for i in relaxed))
     model.minimize(estimate)
     solver = new_solver(seconds=seconds, workers=1, seed=seed, deterministic=clock.deterministic)
     # No LP relaxation: on these windows (heads and tails fixed, one makespan variable) it costs time and
@@ -223,6 +245,14 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
     # about two thirds of the deterministic time, and the search's plans end 1.0085 of a 10 s global
     # re-solve's makespan instead of 1.0120.
     solver.parameters.linearization_level = 0
+    # One presolve pass, no symmetry detection: a move model is small and loose (heads and tails fixed), and
+    # presolve was about 40 % of a move's CPU for almost none of its deterministic time. Measured on the 90
+    # kept cases of the issue-17 tuning and check sets at effort 1 and 2 (bench/README.md, "Repair time"):
+    # 179 of 180 repaired plans identical, one shorter (swv07 multi-breakdown seed 1: 1957 -> 1953), the
+    # median repair's CPU down about 8 %. Probing off or no presolve at all save more but change the search
+    # (the multi-breakdown family's mean went 1.0037 -> 1.0067 and 1.0082 of full's makespan on the tuning set).
+    solver.parameters.max_presolve_iterations = 1
+    solver.parameters.symmetry_level = 0
     code = run_solver(solver, model, clock, where="a re-optimizing move")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
@@ -230,13 +260,15 @@ def _move(seqs: FreeSequences, relaxed: list[int], seconds: float, seed: int,
     # A second solve that packed the window early at the estimate found cost as much as the move again and
     # ran to its limit nearly every time; without it the same budget buys more moves (tuning set, effort 1:
     # 1.0120 of full's makespan instead of 1.0158).
-    new_start = {i: int(solver.value(v)) for i, v in starts.items()}
+    # Read from the response's solution vector: solver.value per variable was most of this step.
+    solution = solver.response_proto.solution
+    new_start = {i: int(solution[v.index]) for i, v in starts.items()}
     moved = seqs.resequenced(new_start)
     return None if moved is None else (moved, code == cp_model.OPTIMAL)
 
 
 def _window(seqs: FreeSequences, size: int, rng: random.Random) -> list[int]:
-    order = sorted(range(len(seqs.keys)), key=lambda i: (seqs.start[i], i))
+    order = seqs.order()
     critical = seqs.critical(seqs.tails())
     pivot = rng.choice(critical) if critical else rng.randrange(len(order))
     centre = order.index(pivot)

@@ -49,7 +49,7 @@ def disrupted_request(
         release=state.time,
         min_starts=state.min_starts(pins.keys()),
         downtimes=state.downtimes,
-        reference=state.baseline.starts() if stability is not StabilityObjective.NONE else None,
+        reference=state.planned_starts() if stability is not StabilityObjective.NONE else None,
         stability=stability,
         stability_time_fraction=stability_time_fraction,
         makespan_limit=makespan_limit,

@@ -41,7 +41,7 @@ def decode(state: ExecutionState, floors: dict[Key, int], order: list[Key] | Non
             force's order when None.
     """
     inst = state.instance
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
     order = _order(state, planned) if order is None else order
     machine_end: dict[int, int] = {}
     job_end: dict[int, int] = {}
@@ -70,13 +70,13 @@ def disruption_size(state: ExecutionState) -> int:
 
 def aor(state: ExecutionState) -> Schedule:
     """Affected-operations rescheduling: delay only what the disruption reaches, by the minimum needed."""
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
     return decode(state, {k: planned[k] for k in state.free})
 
 
 def right_shift(state: ExecutionState) -> Schedule:
     """Right-shift: push every pending operation right by the disruption's size, then restore feasibility."""
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
     delta = disruption_size(state)
     return decode(state, {k: planned[k] + (delta if state.status[k] is OpStatus.PENDING else 0)
                           for k in state.free})

@@ -48,7 +48,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     clock = clock if clock is not None else SearchClock()
     started = clock.now()
     deadline = started + seconds
-    planned = state.baseline.starts()
+    planned = state.planned_starts()
     current, solves, offset = plan, 0, 0
     while (left := deadline - clock.now()) >= MIN_SECONDS:
         starts = current.starts()

@@ -54,6 +54,36 @@ def test_operations_go_around_a_downtime_not_through_it(la01: Instance) -> None:
     assert validate(la01, seqs.to_schedule(), disruption=d, baseline=plan).valid
 
 
+
+def _longest_tails(seqs: FreeSequences) -> list[int]:
+    """Tails by their definition: the longest path of durations after each operation, job and machine arcs."""
+    memo: dict[int, int] = {}
+
+    def tail(i: int) -> int:
+        if i not in memo:
+            memo[i] = max([0, *(seqs.duration[n] + tail(n) for n in (seqs.job_succ[i], seqs.msucc[i]) if n >= 0)])
+        return memo[i]
+
+    return [tail(i) for i in range(len(seqs.keys))]
+
+
+def test_order_and_tails_follow_the_sequences_they_were_computed_for(la01: Instance) -> None:
+    _, _, st = _case(la01, "shock", 1)
+    seqs = FreeSequences(st, aor(st))
+    tails, order = seqs.tails(), seqs.order()
+    assert tails == _longest_tails(seqs)
+    assert order == sorted(range(len(seqs.keys)), key=lambda i: (seqs.start[i], i))
+    tails[0], order[0] = -1, -1  # copies: a caller's edit does not reach the next reader
+    assert seqs.tails() == _longest_tails(seqs) and seqs.order()[0] != -1
+    # A resequenced copy is another plan: its tails and order are its own, not the original's.
+    machine = max(range(len(seqs.seqs)), key=lambda m: len(seqs.seqs[m]))
+    a, b = seqs.seqs[machine][-2:]
+    moved = seqs.resequenced({a: seqs.start[b] + 1, b: seqs.start[a]})
+    assert moved is not None and moved.seqs[machine][-2:] == [b, a]
+    assert moved.tails() == _longest_tails(moved)
+    assert moved.order() == sorted(range(len(moved.keys)), key=lambda i: (moved.start[i], i))
+    assert seqs.tails() == _longest_tails(seqs) and seqs.seqs[machine][-2:] == [a, b]
+
 @pytest.mark.parametrize(("kind", "seed"), [("breakdown", 3), ("shock", 1), ("mixed", 4)])
 def test_the_search_returns_a_shorter_valid_plan_that_keeps_the_frozen_work(la01: Instance, kind: str,
                                                                             seed: int) -> None:

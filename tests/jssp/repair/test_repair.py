@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from alas_argo.errors import InputError
@@ -12,6 +14,7 @@ from alas_argo.jssp.repair import RepairMethod, RepairResult, repair
 from alas_argo.jssp.repair.metrics import moved_operations, total_start_shift
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.validate import validate
+from alas_argo.jssp.verdict import ValidationReport
 
 
 @pytest.fixture
@@ -64,3 +67,22 @@ def test_bad_method_budget_and_disruption(ft06: Instance, plan: Schedule) -> Non
         repair(ft06, plan, d, "aor", budget=0)
     with pytest.raises(InputError, match="machine 9 does not exist"):
         repair(ft06, plan, Disruption(time=5, events=[MachineBreakdown(machine=9, start=5, duration=2)]))
+
+
+@pytest.mark.parametrize("kind", ["breakdown", "shock", "mixed"])
+def test_no_plan_is_validated_twice_and_the_returned_one_is_judged(ft06: Instance, plan: Schedule, kind: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import alas_argo.jssp.repair as entry
+
+    d = generate_disruption(ft06, plan, kind, seed=11)
+    judged: list[Schedule] = []
+
+    def counting(instance: Instance, schedule: Schedule, **kwargs: Any) -> ValidationReport:
+        judged.append(schedule)
+        return validate(instance, schedule, **kwargs)
+
+    monkeypatch.setattr(entry, "validate", counting)
+    r = repair(ft06, plan, d, "lcrp", budget=0.5)
+    # The plan in force once (check_plan_in_force), then each candidate once; the one returned among them.
+    assert len({id(s) for s in judged}) == len(judged)
+    assert any(s is r.schedule for s in judged) and r.valid
