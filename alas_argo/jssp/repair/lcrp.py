@@ -216,6 +216,9 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     clock = clock if clock is not None else SearchClock()
     total, cascade_cap = _caps(state, budget, effort)
     deadline = clock.now() + total
+    # The search runs on top of the time box, but never past the caller's budget: `--time-limit` bounds the
+    # whole repair (swv06 shock-sweep seed 1 of the issue-17 check set searches 3.7 nominal s at effort 1).
+    limit = clock.now() + budget
     inst, base = state.instance, state.baseline
     free = state.free
     incumbent, bound = aor(state), lower_bound(state)
@@ -280,11 +283,12 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
         began = clock.now()
         cap = _search_cap(state, incumbent.makespan, bound, effort)
-        found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock)
+        found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock,
+                        limit=limit)
         reached = incumbent if found is None else found
         if first is not incumbent and reached.makespan > bound * (1 + RESTART_MIN_GAP):
             again = _search(state, first, cap, bound, effort, seed + RESTART_STREAM, is_valid, notes, clock,
-                            label="from the first edit")
+                            label="from the first edit", limit=limit)
             if again is not None and again.makespan < reached.makespan:
                 found = again
         if found is not None:
@@ -295,7 +299,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
                 f"{where}, above the bound {bound}; local search over all {len(free)} free operations reached "
                 f"{found.makespan}")
             incumbent, region = found, set(free)
-        deadline += clock.now() - began - carried
+        deadline = min(limit, deadline + clock.now() - began - carried)
     if succeeded:
         incumbent = stabilized(state, incumbent, region, deadline - clock.now(), seed=seed, workers=workers,
                                is_valid=is_valid, notes=notes, clock=clock)
@@ -306,7 +310,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             if settled_globally or incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
                 break
             probe = _search(state, incumbent, left * (1 - STABILITY_RESERVE), bound, effort, seed, is_valid, notes,
-                            clock)
+                            clock, limit=limit)
             if probe is None:
                 break
             global_reason = global_reason or (
@@ -341,12 +345,15 @@ def _search_cap(state: ExecutionState, makespan: int, bound: int, effort: float)
 
 
 def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,
-            is_valid: Validator, notes: list[str], clock: SearchClock, label: str = "") -> Schedule | None:
-    """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`): its plan when shorter and
-    valid, else None."""
+            is_valid: Validator, notes: list[str], clock: SearchClock, label: str = "",
+            limit: float | None = None) -> Schedule | None:
+    """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`), its stretches included never
+    past ``limit`` on ``clock``: its plan when shorter and valid, else None."""
     began = clock.now()
+    ceiling = None if limit is None else max(0.0, limit - began)
+    seconds = seconds if ceiling is None else min(seconds, ceiling)
     found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
-                        max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))))
+                        max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))), ceiling=ceiling)
     # A search still gaining far above the bound runs on (reoptimizing.STRETCHES): say how long it ran.
     notes.append(f"re-optimizing search{' ' + label if label else ''} ({seconds:.2f} s, "
                  f"{clock.now() - began:.2f} s used): "

@@ -277,11 +277,13 @@ def _window(seqs: FreeSequences, size: int, rng: random.Random) -> list[int]:
 
 
 def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound: int, seed: int,
-                clock: SearchClock, max_moves: int, stretches: int = STRETCHES) -> Schedule | None:
+                clock: SearchClock, max_moves: int, stretches: int = STRETCHES,
+                ceiling: float | None = None) -> Schedule | None:
     """Local search from ``plan`` for ``seconds`` nominal seconds of ``clock`` and ``max_moves`` moves
     (Python work between the solves is not on a deterministic clock: the move cap bounds it), then up to
     ``stretches`` more stretches of :data:`STRETCH_SHARE` of both while the last stretch shortened the plan
-    and it is still more than :data:`STRETCH_MIN_GAP` above ``bound``.
+    and it is still more than :data:`STRETCH_MIN_GAP` above ``bound``; never more than ``ceiling`` nominal
+    seconds in all (the caller's budget), when given.
 
     Returns:
         A shorter semi-active plan, or None when the search found none (or ``plan`` has no free operation).
@@ -297,6 +299,8 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
     n = len(best.keys)
     size = max(min(initial, n), min(lo, n))
     began = clock.now()
+    if ceiling is not None:
+        seconds = min(seconds, ceiling)
     stretch, stretch_moves = seconds * STRETCH_SHARE, max(1, round(max_moves * STRETCH_SHARE))
     gained_at, moves = began, 0
     while best.makespan > bound and moves < max_moves:
@@ -304,10 +308,12 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
         if left < 0.01:
             # Out of time, not of moves: a search that ran out of moves has tried what its cap allows.
             still_gaining = gained_at > clock.now() - stretch
-            if not (stretches > 0 and still_gaining and best.makespan - bound > STRETCH_MIN_GAP * bound):
+            grown = seconds + stretch if ceiling is None else min(seconds + stretch, ceiling)
+            if not (stretches > 0 and grown > seconds and still_gaining
+                    and best.makespan - bound > STRETCH_MIN_GAP * bound):
                 break
             stretches -= 1
-            seconds, max_moves = seconds + stretch, max_moves + stretch_moves
+            seconds, max_moves = grown, max_moves + stretch_moves
             continue
         moves += 1
         moved = _move(best, _window(best, size, rng), min(MOVE_SECONDS, left), rng.randrange(1 << 30), clock)

@@ -21,6 +21,7 @@ from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import DTIME_PER_SECOND
 from alas_argo.jssp.validate import validate
 
 
@@ -237,3 +238,20 @@ def test_full_says_it_is_global(ft06: Instance) -> None:
     d = generate_disruption(ft06, plan, "breakdown", seed=0)
     assert repair(ft06, plan, d, "full", budget=0.5).global_reason
     assert repair(ft06, plan, d, "aor").global_reason is None
+
+
+@pytest.mark.parametrize("kind", ["breakdown", "shock"])
+def test_the_budget_bounds_the_whole_repair_the_search_included(kind: str) -> None:
+    """The re-optimizing search (and its stretches) runs on top of LCRP's time box, never past the caller's
+    budget: `--time-limit` bounds the repair (a 20x15 check case searched 3.7 nominal s under a 0.3 s budget)."""
+    inst = get_instance("ft10")
+    plan = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, plan, kind, seed=0)
+
+    def nominal(budget: float) -> tuple[float, bool]:
+        r = repair(inst, plan, d, "lcrp", budget=budget, deterministic=True)
+        return r.limits["deterministic_time"] / DTIME_PER_SECOND, r.valid
+
+    assert nominal(10.0)[0] > 0.3  # unbounded, the search takes more than the tight budget below
+    spent, valid = nominal(0.1)
+    assert valid and spent <= 0.1 + 0.01  # one move's slice of overshoot at most
