@@ -345,17 +345,16 @@ def _search_cap(state: ExecutionState, makespan: int, bound: int, effort: float)
 
 
 def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,
-            is_valid: Validator, notes: list[str], clock: SearchClock, label: str = "",
-            limit: float | None = None) -> Schedule | None:
+            is_valid: Validator, notes: list[str], clock: SearchClock, *, limit: float,
+            label: str = "") -> Schedule | None:
     """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`), its stretches included never
     past ``limit`` on ``clock``: its plan when shorter and valid, else None."""
     began = clock.now()
-    ceiling = None if limit is None else max(0.0, limit - began)
-    seconds = seconds if ceiling is None else min(seconds, ceiling)
+    ceiling = max(0.0, limit - began)
     found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
                         max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))), ceiling=ceiling)
     # A search still gaining far above the bound runs on (reoptimizing.STRETCHES): say how long it ran.
-    notes.append(f"re-optimizing search{' ' + label if label else ''} ({seconds:.2f} s, "
+    notes.append(f"re-optimizing search{' ' + label if label else ''} ({min(seconds, ceiling):.2f} s, "
                  f"{clock.now() - began:.2f} s used): "
                  f"{'makespan ' + str(found.makespan) if found is not None else 'nothing shorter'}")
     if found is not None and not is_valid(found):
