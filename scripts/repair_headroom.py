@@ -1,0 +1,97 @@
+"""How many fewer moves a longer count solve finds after LCRP, at LCRP's makespan or a tolerance above it
+(bench/README.md, issue 17: "More ways to fewer moves").
+
+Usage: python scripts/repair_headroom.py DIR BASE_CSV EFFORT INSTANCES SECONDS [--slack S,...] [--free all|moved]
+  DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
+  same cases' `full` rows; INSTANCES: comma-separated; SECONDS: the count solve's nominal seconds.
+For each case: LCRP (deterministic, 10 s budget, seed from the case name), then one count-only CP-SAT solve
+(:func:`alas_argo.jssp.repair.subproblem.fewest_moves`, work in progress weighted as LCRP weighs it) hinted with
+LCRP's plan, with every free operation free (``--free all``) or only those LCRP moved, at a makespan of at most
+LCRP's times (1 + S); the result settled and kept when valid and moving fewer. Prints per case and, per slack,
+the mean makespan / full and the moved operations / full's (sums over the cases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+from pathlib import Path
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import repair
+from alas_argo.jssp.repair.metrics import moved_operations
+from alas_argo.jssp.repair.resolving import disrupted_request
+from alas_argo.jssp.repair.stabilizing import WIP_WEIGHT, settled
+from alas_argo.jssp.repair.subproblem import fewest_moves
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
+from alas_argo.jssp.validate import validate
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("base_csv", type=Path)
+    parser.add_argument("effort", type=float)
+    parser.add_argument("instances")
+    parser.add_argument("seconds", type=float)
+    parser.add_argument("--slack", default="0")
+    parser.add_argument("--free", choices=("all", "moved"), default="all")
+    args = parser.parse_args()
+    slacks = [float(x) for x in args.slack.split(",")]
+    base = {(r["instance"], r["scenario"], int(r["seed"])): r for r in csv.DictReader(args.base_csv.open())
+            if r["method"] == "full"}
+    lcrp_ratios: list[float] = []
+    lcrp_moved = full_moved = 0
+    found: dict[float, tuple[list[float], list[int]]] = {s: ([], []) for s in slacks}
+    for name in args.instances.split(","):
+        inst = get_instance(name)
+        plan = Schedule.model_validate_json((args.directory / "baselines" / f"{name}.json").read_text())
+        for case in sorted((args.directory / "cases" / name).iterdir()):
+            scenario, seed_text = case.stem.rsplit("-", 1)
+            seed = int(seed_text)
+            disruption = Disruption.model_validate_json(case.read_text())
+            r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed, effort=args.effort, deterministic=True)
+            state = ExecutionState.at(inst, plan, disruption)
+
+            def is_valid(p: Schedule, i: Instance = inst, d: Disruption = disruption, b: Schedule = plan) -> bool:
+                return validate(i, p, disruption=d, baseline=b).valid
+
+            full = base[(name, scenario, seed)]
+            full_makespan, moved_by_full = int(full["makespan"]), int(full["moved_operations"])
+            lcrp_ratios.append(r.makespan / full_makespan)
+            lcrp_moved += r.moved_operations
+            full_moved += moved_by_full
+            starts, planned = r.schedule.starts(), state.planned_starts()
+            editable = set(state.free) if args.free == "all" else {k for k in state.free if starts[k] != planned[k]}
+            line = [f"{name} {scenario} s{seed}: lcrp {r.makespan} (full {full_makespan}) moved {r.moved_operations}"
+                    f" (full {moved_by_full})"]
+            for slack in slacks:
+                limit = int(r.schedule.makespan * (1 + slack))
+                request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable},
+                                            hint=r.schedule, seed=seed, workers=1, time_limit=args.seconds,
+                                            makespan_limit=limit, clock=SearchClock())
+                counted = fewest_moves(request, planned, dict.fromkeys(state.wip(), WIP_WEIGHT))
+                best = r.schedule
+                if counted is not None:
+                    candidate = settled(state, counted, limit, set(), is_valid)
+                    if is_valid(candidate) and moved_operations(plan, candidate) < r.moved_operations:
+                        best = candidate
+                found[slack][0].append(best.makespan / full_makespan)
+                found[slack][1].append(moved_operations(plan, best))
+                line.append(f"slack {slack}: {best.makespan} moved {moved_operations(plan, best)}")
+            print("; ".join(line), flush=True)
+    print(f"lcrp: makespan/full {statistics.mean(lcrp_ratios):.4f}, moved/full {lcrp_moved / max(1, full_moved):.3f}")
+    for slack, (ratios, moved) in found.items():
+        print(f"count ({args.free} free, {args.seconds} s) at slack {slack}: "
+              f"makespan/full {statistics.mean(ratios):.4f} worst {max(ratios):.4f}, "
+              f"moved/full {sum(moved) / max(1, full_moved):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
