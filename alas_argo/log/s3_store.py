@@ -168,8 +168,14 @@ class S3Store(Store):
             # silently overwrite each other, so refuse loudly instead of degrading.
             return StoreError(f"the S3 service does not implement this request ({what}); the log needs "
                               "conditional writes (If-None-Match: *)", where=self.endpoint or "s3")
-        if code in ("NoSuchKey", "404", "NotFound") or status == 404:
+        # A missing key is S3's NoSuchKey (a HEAD has no body, so only its status says it). Any other 404 is
+        # not a missing record: read as one, a misrouted endpoint would make a stored run look empty.
+        if code == "NoSuchKey" or (what == "head" and status == 404):
             return RecordNotFound("no such record", where=f"{self.location}/{key}")
+        if status == 404:
+            return StoreError(f"S3 {what} answered 404 without S3's NoSuchKey ({code or 'no code'}): is "
+                              f"{self.endpoint or 'the endpoint'} an S3 service, and does the bucket exist there?",
+                              where=f"{self.location}/{key}")
         return StoreError(f"S3 {what} refused ({code or status}): {e}", where=f"{self.location}/{key}")
 
     # -- the interface -----------------------------------------------------------------------------------

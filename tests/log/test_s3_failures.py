@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+
 import pytest
 
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log.event import Event
 from alas_argo.log.execution_log import ExecutionLog, event_key
 from alas_argo.log.s3_store import S3Store
+from alas_argo.log.store import RecordNotFound
 from tests.s3server import LoopbackS3, free_port
 
 
@@ -121,3 +125,42 @@ def test_error_translation_of_responses_moto_never_sends() -> None:
     with pytest.raises(StoreError, match="conditional writes") as info:
         store._call("put", "k", lambda: fail(501, "NotImplemented"))
     assert calls == [501] and not isinstance(info.value, StoreUnavailable)
+
+
+class _NotS3(http.server.BaseHTTPRequestHandler):
+    """An HTTP server that is not S3 (a misrouted Service, a proxy's error page): 404 text for everything."""
+
+    def _not_found(self) -> None:
+        body = b"404 page not found\n"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_HEAD = do_PUT = _not_found
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_a_404_that_is_not_s3s_no_such_key_is_an_error_not_an_empty_run() -> None:
+    """Only S3's NoSuchKey (or a HEAD's 404) means a missing record; a bare 404 from something that is not S3
+    must not make a stored run read as empty (its head "missing") or a listing read as "no such record"."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _NotS3)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        store = S3Store(bucket="alas", endpoint=endpoint, access_key="a", secret_key="b", max_retries=0)
+        for read in (lambda: store.get(key=event_key("r", 0)), lambda: store.list(prefix="runs/")):
+            with pytest.raises(StoreError, match="404 without S3's NoSuchKey") as info:
+                read()
+            assert not isinstance(info.value, RecordNotFound) and endpoint in str(info.value)
+        with pytest.raises(StoreError, match="NoSuchKey"):
+            ExecutionLog(store, "r").head()
+        assert store.exists(key=event_key("r", 0)) is False  # a HEAD carries no code: its 404 is all there is
+    finally:
+        server.shutdown()
+        server.server_close()
