@@ -246,7 +246,8 @@ def verify_log(store: Store, run_id: str, *, key: bytes | None = None) -> Verify
     records = _check_records(c, events)
     fold = LogHead.fold(run_id, [events[s] for s in sorted(events)])
     referenced = {r.key for r in fold.versions}
-    c.warnings += [f"plan object {k} is not referenced by any event (an interrupted commit)"
+    c.warnings += [f"plan object {k} is not referenced by any event (an interrupted commit, or one that lost a "
+                   "compare-and-swap race after writing it)"
                    for k in store.list(prefix=f"runs/{run_id}/plans/")
                    if _PLAN_NAME.match(k.rsplit("/", 1)[-1]) and k not in referenced]
     # Event problems first, in sequence order (the root cause); then those about the head and the records.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -18,7 +19,8 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
-from alas_argo.log import ExecutionLog
+from alas_argo.log import ExecutionLog, execution_log
+from alas_argo.log.layout import plan_key
 from alas_argo.log.s3_store import S3Store
 from tests.controller.conftest import TOKEN, request
 
@@ -209,12 +211,25 @@ def test_concurrent_events_for_one_run_lose_no_update(controller: str, run_id: s
     assert chain == [(2, 1), (3, 2), (4, 3), (5, 4)]  # every repair started from its predecessor
 
 
+@pytest.mark.parametrize("stale_after_check", [False, True], ids=["as-scheduled", "stale-after-check"])
 def test_two_replicas_racing_on_one_base_version(make_controller: Callable[..., ControllerServer],
-                                                  run_id: str, s3_store: S3Store) -> None:
+                                                  run_id: str, s3_store: S3Store, stale_after_check: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Two controllers (separate services, as in two pods) both read v1 and repair it at the same moment:
-    the log's compare-and-swap lets one commit, the other re-reads v2 and repairs that."""
+    the log's compare-and-swap lets one commit, the other re-reads v2 and repairs that. ``stale-after-check``
+    holds every writer for a moment after its currency check passes, so the loser goes stale between that
+    check and its compare-and-swap (what load does now and then)."""
     barrier = threading.Barrier(2, timeout=30)
     calls: list[int] = []
+    if stale_after_check:
+        check = execution_log._check_current
+
+        def check_then_pause(head: Any, expect: int | None, run: str) -> None:
+            check(head, expect, run)
+            if expect == 1:
+                time.sleep(0.5)
+
+        monkeypatch.setattr(execution_log, "_check_current", check_then_pause)
 
     def racing_repair(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
@@ -237,14 +252,22 @@ def test_two_replicas_racing_on_one_base_version(make_controller: Callable[..., 
     for t in threads:
         t.join(timeout=120)
     assert results["a"][0] == 201 and results["b"][0] == 201, results
-    assert sorted((r[1]["version"], r[1]["parent_version"]) for r in results.values()) == [(2, 1), (3, 2)]
+    (first, first_parent), (last, last_parent) = sorted(
+        (r[1]["version"], r[1]["parent_version"]) for r in results.values())
+    assert (first, first_parent, last_parent) == (2, 1, 2)
     assert len(calls) == 3  # the loser repaired twice: once on v1 (rejected), once on v2
     log = ExecutionLog(s3_store, run_id)
-    assert log.versions() == [1, 2, 3]
+    assert log.versions() == [1, 2, last]
     report = log.verify()
-    assert report.ok and report.warnings == [], report  # the stale writer left no orphan plan object
-    # v3 honours both disruptions: the breakdown of the winner is carried forward under the loser's change.
-    plan = Schedule.model_validate(log.plan(3))
+    # Which way the race goes is the scheduler's: a loser found stale before it writes leaves nothing; one
+    # that goes stale between that check and its compare-and-swap leaves its plan object at v3, unreferenced,
+    # and its next commit takes v4 (a version number is never shared). Both are correct; verify names the
+    # orphan as a warning. The second was seen under load (the whole suite at load 3, the other core busy).
+    orphans = [] if last == 3 else [f"plan object {plan_key(run_id, 3)} is not referenced by any event (an "
+                                     "interrupted commit, or one that lost a compare-and-swap race after writing it)"]
+    assert last in ((4,) if stale_after_check else (3, 4)) and report.ok and report.warnings == orphans, report
+    # The last version honours both disruptions: the winner's breakdown is carried forward under the loser's change.
+    plan = Schedule.model_validate(log.plan(last))
     assert not any(o.machine == 0 and o.start < 5 and o.end > 2 and o.start >= 2 for o in plan.operations)
 
 
