@@ -18,7 +18,8 @@ import csv
 import statistics
 from pathlib import Path
 
-from alas_argo.jssp.catalog import get_instance
+from kept_cases import kept_cases
+
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
@@ -48,43 +49,37 @@ def main() -> int:
     lcrp_ratios: list[float] = []
     lcrp_moved = full_moved = 0
     found: dict[float, tuple[list[float], list[int]]] = {s: ([], []) for s in slacks}
-    for name in args.instances.split(","):
-        inst = get_instance(name)
-        plan = Schedule.model_validate_json((args.directory / "baselines" / f"{name}.json").read_text())
-        for case in sorted((args.directory / "cases" / name).iterdir()):
-            scenario, seed_text = case.stem.rsplit("-", 1)
-            seed = int(seed_text)
-            disruption = Disruption.model_validate_json(case.read_text())
-            r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed, effort=args.effort, deterministic=True)
-            state = ExecutionState.at(inst, plan, disruption)
+    for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
+        r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed, effort=args.effort, deterministic=True)
+        state = ExecutionState.at(inst, plan, disruption)
 
-            def is_valid(p: Schedule, i: Instance = inst, d: Disruption = disruption, b: Schedule = plan) -> bool:
-                return validate(i, p, disruption=d, baseline=b).valid
+        def is_valid(p: Schedule, i: Instance = inst, d: Disruption = disruption, b: Schedule = plan) -> bool:
+            return validate(i, p, disruption=d, baseline=b).valid
 
-            full = base[(name, scenario, seed)]
-            full_makespan, moved_by_full = int(full["makespan"]), int(full["moved_operations"])
-            lcrp_ratios.append(r.makespan / full_makespan)
-            lcrp_moved += r.moved_operations
-            full_moved += moved_by_full
-            starts, planned = r.schedule.starts(), state.planned_starts()
-            editable = set(state.free) if args.free == "all" else {k for k in state.free if starts[k] != planned[k]}
-            line = [f"{name} {scenario} s{seed}: lcrp {r.makespan} (full {full_makespan}) moved {r.moved_operations}"
-                    f" (full {moved_by_full})"]
-            for slack in slacks:
-                limit = int(r.schedule.makespan * (1 + slack))
-                request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable},
-                                            hint=r.schedule, seed=seed, workers=1, time_limit=args.seconds,
-                                            makespan_limit=limit, clock=SearchClock())
-                counted = fewest_moves(request, planned, dict.fromkeys(state.wip(), WIP_WEIGHT))
-                best = r.schedule
-                if counted is not None:
-                    candidate = settled(state, counted, limit, set(), is_valid)
-                    if is_valid(candidate) and moved_operations(plan, candidate) < r.moved_operations:
-                        best = candidate
-                found[slack][0].append(best.makespan / full_makespan)
-                found[slack][1].append(moved_operations(plan, best))
-                line.append(f"slack {slack}: {best.makespan} moved {moved_operations(plan, best)}")
-            print("; ".join(line), flush=True)
+        full = base[(name, scenario, seed)]
+        full_makespan, moved_by_full = int(full["makespan"]), int(full["moved_operations"])
+        lcrp_ratios.append(r.makespan / full_makespan)
+        lcrp_moved += r.moved_operations
+        full_moved += moved_by_full
+        starts, planned = r.schedule.starts(), state.planned_starts()
+        editable = set(state.free) if args.free == "all" else {k for k in state.free if starts[k] != planned[k]}
+        line = [f"{name} {scenario} s{seed}: lcrp {r.makespan} (full {full_makespan}) moved {r.moved_operations}"
+                f" (full {moved_by_full})"]
+        for slack in slacks:
+            limit = int(r.schedule.makespan * (1 + slack))
+            request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable},
+                                        hint=r.schedule, seed=seed, workers=1, time_limit=args.seconds,
+                                        makespan_limit=limit, clock=SearchClock())
+            counted = fewest_moves(request, planned, dict.fromkeys(state.wip(), WIP_WEIGHT))
+            best = r.schedule
+            if counted is not None:
+                candidate = settled(state, counted, limit, set(), is_valid)
+                if is_valid(candidate) and moved_operations(plan, candidate) < r.moved_operations:
+                    best = candidate
+            found[slack][0].append(best.makespan / full_makespan)
+            found[slack][1].append(moved_operations(plan, best))
+            line.append(f"slack {slack}: {best.makespan} moved {moved_operations(plan, best)}")
+        print("; ".join(line), flush=True)
     print(f"lcrp: makespan/full {statistics.mean(lcrp_ratios):.4f}, moved/full {lcrp_moved / max(1, full_moved):.3f}")
     for slack, (ratios, moved) in found.items():
         print(f"count ({args.free} free, {args.seconds} s) at slack {slack}: "

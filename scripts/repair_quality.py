@@ -18,10 +18,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from alas_argo.jssp.catalog import get_instance
-from alas_argo.jssp.disruption import Disruption
+from kept_cases import kept_cases
+
 from alas_argo.jssp.repair import repair
-from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 
 
@@ -40,30 +39,24 @@ def main() -> int:
     moved: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     nominal: list[float] = []
     over: list[str] = []
-    for name in args.instances.split(","):
-        inst = get_instance(name)
-        plan = Schedule.model_validate_json((args.directory / "baselines" / f"{name}.json").read_text())
-        for case in sorted((args.directory / "cases" / name).iterdir()):
-            scenario, seed_text = case.stem.rsplit("-", 1)
-            seed = int(seed_text)
-            disruption = Disruption.model_validate_json(case.read_text())
-            r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
-                       deterministic=True)
-            nominal.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
-            full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]
-            ratio = r.makespan / int(full["makespan"])
-            for key in (scenario, "all"):
-                ratios[key].append(ratio)
-                counts = moved[key]
-                counts[0] += r.moved_operations
-                counts[1] += int(full["moved_operations"])
-                counts[2] += int(stable["moved_operations"])
-            if ratio > 1.02:
-                over.append(f"{name} {scenario} s{seed} {ratio:.4f}")
-            if args.verbose:
-                print(f"{name} {scenario} s{seed}: {r.makespan} (full {full['makespan']}, {ratio:.4f}), moved "
-                      f"{r.moved_operations} (full {full['moved_operations']}), valid {r.valid}, "
-                      f"{nominal[-1]:.3f} nominal s", flush=True)
+    for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
+        r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
+                   deterministic=True)
+        nominal.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
+        full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]
+        ratio = r.makespan / int(full["makespan"])
+        for key in (scenario, "all"):
+            ratios[key].append(ratio)
+            counts = moved[key]
+            counts[0] += r.moved_operations
+            counts[1] += int(full["moved_operations"])
+            counts[2] += int(stable["moved_operations"])
+        if ratio > 1.02:
+            over.append(f"{name} {scenario} s{seed} {ratio:.4f}")
+        if args.verbose:
+            print(f"{name} {scenario} s{seed}: {r.makespan} (full {full['makespan']}, {ratio:.4f}), moved "
+                  f"{r.moved_operations} (full {full['moved_operations']}), valid {r.valid}, "
+                  f"{nominal[-1]:.3f} nominal s", flush=True)
     for key in sorted(ratios, key=lambda k: (k == "all", k)):
         m = moved[key]
         print(f"{key:16s} makespan/full mean {statistics.mean(ratios[key]):.4f} worst {max(ratios[key]):.4f}; "

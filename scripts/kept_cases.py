@@ -1,0 +1,37 @@
+"""The cases an `alas bench repair` output directory kept (its baselines/ and cases/), for the repair probes
+(scripts/repair_quality.py, repair_timing.py, repair_headroom.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.schedule import Schedule
+
+__all__ = ["KeptCase", "kept_cases"]
+
+
+class KeptCase(NamedTuple):
+    """One kept case: the instance, the plan in force (the kept baseline), and the disruption."""
+
+    name: str
+    instance: Instance
+    plan: Schedule
+    scenario: str
+    seed: int
+    disruption: Disruption
+
+
+def kept_cases(directory: Path, names: list[str]) -> Iterator[KeptCase]:
+    """Every kept case of the named instances, in file-name order; the seed is the case name's suffix."""
+    for name in names:
+        inst = get_instance(name)
+        plan = Schedule.model_validate_json((directory / "baselines" / f"{name}.json").read_text())
+        for case in sorted((directory / "cases" / name).iterdir()):
+            scenario, seed_text = case.stem.rsplit("-", 1)
+            yield KeptCase(name, inst, plan, scenario, int(seed_text),
+                           Disruption.model_validate_json(case.read_text()))
