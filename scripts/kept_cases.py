@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -12,7 +13,7 @@ from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["KeptCase", "kept_cases"]
+__all__ = ["KeptCase", "kept_cases", "probe_parser"]
 
 
 class KeptCase(NamedTuple):
@@ -35,3 +36,13 @@ def kept_cases(directory: Path, names: list[str]) -> Iterator[KeptCase]:
             scenario, seed_text = case.stem.rsplit("-", 1)
             yield KeptCase(name, inst, plan, scenario, int(seed_text),
                            Disruption.model_validate_json(case.read_text()))
+
+
+def probe_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments every quality probe starts with: DIR BASE_CSV EFFORT INSTANCES."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("base_csv", type=Path)
+    parser.add_argument("effort", type=float)
+    parser.add_argument("instances")
+    return parser

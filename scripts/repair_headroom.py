@@ -13,12 +13,10 @@ the mean makespan / full and the moved operations / full's (sums over the cases)
 
 from __future__ import annotations
 
-import argparse
 import csv
 import statistics
-from pathlib import Path
 
-from kept_cases import kept_cases
+from kept_cases import kept_cases, probe_parser
 
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.execution import ExecutionState
@@ -34,11 +32,7 @@ from alas_argo.jssp.validate import validate
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("base_csv", type=Path)
-    parser.add_argument("effort", type=float)
-    parser.add_argument("instances")
+    parser = probe_parser(__doc__)
     parser.add_argument("seconds", type=float)
     parser.add_argument("--slack", default="0")
     parser.add_argument("--free", choices=("all", "moved"), default="all")

@@ -12,24 +12,18 @@ and / full-stable's (sums over the cases); the cases above 2 %; the nominal seco
 
 from __future__ import annotations
 
-import argparse
 import csv
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
-from kept_cases import kept_cases
+from kept_cases import kept_cases, probe_parser
 
 from alas_argo.jssp.repair import repair
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("base_csv", type=Path)
-    parser.add_argument("effort", type=float)
-    parser.add_argument("instances")
+    parser = probe_parser(__doc__)
     parser.add_argument("--seed-offset", type=int, default=0)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
