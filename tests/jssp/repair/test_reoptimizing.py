@@ -10,7 +10,7 @@ from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_dis
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import lcrp as lcrp_module
-from alas_argo.jssp.repair import lower_bound, repair
+from alas_argo.jssp.repair import lower_bound, reoptimizing, repair
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import STRETCH_MIN_GAP, STRETCH_SHARE, STRETCHES, FreeSequences, reoptimized
 from alas_argo.jssp.repair.shifting import aor
@@ -107,6 +107,33 @@ def test_the_search_is_reproducible_and_stops_at_the_bound(la01: Instance) -> No
     assert first is not None and second is not None and first.starts() == second.starts()
     # Already at (or below) the bound: no move is tried, nothing shorter is claimed.
     assert run(cheap.makespan) is None
+
+
+def test_a_window_inside_one_proven_optimal_for_the_same_sequences_is_not_solved_again(
+        la01: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
+    """la01, a weak plan, shock seed 1, an unreachable bound: the search converges and its windows grow to cover
+    every free operation. A window inside one a move proved optimal without changing the sequences cannot gain,
+    so no such window reaches CP-SAT again until the sequences change; the moves still count."""
+    _, d, st = _case(la01, "shock", 1)
+    cheap = aor(st)
+    solved: list[tuple[tuple[tuple[int, ...], ...], frozenset[int]]] = []
+    proven: list[tuple[tuple[tuple[int, ...], ...], frozenset[int]]] = []
+    real_move = reoptimizing._move
+
+    def recording(seqs: FreeSequences, relaxed: list[int], *args: object) -> object:
+        key, window = tuple(map(tuple, seqs.seqs)), frozenset(relaxed)
+        solved.append((key, window))
+        assert not any(k == key and window <= done for k, done in proven), "a settled window was solved again"
+        moved = real_move(seqs, relaxed, *args)  # type: ignore[arg-type]
+        if moved is not None and moved[1] and tuple(map(tuple, moved[0].seqs)) == key:
+            proven.append((key, window))
+        return moved
+
+    monkeypatch.setattr(reoptimizing, "_move", recording)
+    found = reoptimized(st, cheap, seconds=5, bound=0, seed=0, clock=SearchClock(), max_moves=60)
+    assert proven, "no move proved its window optimal: the case does not exercise the rule"
+    assert len(solved) < 60  # moves spent on settled windows did not reach CP-SAT
+    assert found is not None and validate(la01, found, disruption=d, baseline=st.baseline).valid
 
 
 def test_lcrp_takes_the_search_only_when_it_is_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
