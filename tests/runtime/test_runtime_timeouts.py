@@ -19,9 +19,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid``, sorted (zombies included: a child not reaped is still there)."""
-    found = []
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (zombies included: a child not reaped is still there)."""
+    found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -29,8 +29,8 @@ def _children(pid: int) -> list[int]:
             except OSError:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return sorted(found)
+                found.add(int(entry.name))
+    return found
 
 
 def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path) -> None:
@@ -52,7 +52,7 @@ def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path)
     assert result.states["a"] is NodeState.FAILED and result.errors["a"].startswith("Timeout:")
     assert "node.timed_out" in journal.types("a")
     # Killed and reaped, whether or not the slow fork got as far as the handler.
-    assert _children(os.getpid()) == servers
+    assert _children(os.getpid()) <= servers
     if pid_file.exists():
         pid = int(pid_file.read_text())
         assert pid != os.getpid() and not _pid_alive(pid)

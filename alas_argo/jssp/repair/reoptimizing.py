@@ -276,6 +276,13 @@ def _window(seqs: FreeSequences, size: int, rng: random.Random) -> list[int]:
     return order[first:first + size]
 
 
+def _resized(size: int, n: int, *, optimal: bool) -> int:
+    """The next window size: larger after a move solved (or known) to optimality, smaller otherwise, within
+    :data:`WINDOW`'s range and the ``n`` free operations."""
+    _, lo, hi = WINDOW
+    return min(hi, n, max(size + 1, int(size * 1.1))) if optimal else max(lo, int(size * 0.85))
+
+
 def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound: int, seed: int,
                 clock: SearchClock, max_moves: int, stretches: int = STRETCHES,
                 ceiling: float | None = None) -> Schedule | None:
@@ -295,7 +302,7 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
     except ValueError:
         return None
     rng = random.Random(seed)
-    initial, lo, hi = WINDOW
+    initial, lo, _ = WINDOW
     n = len(best.keys)
     size = max(min(initial, n), min(lo, n))
     began = clock.now()
@@ -324,11 +331,11 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
         window, move_seed = frozenset(relaxed), rng.randrange(1 << 30)
         if any(window <= done for done in settled):
             clock.charge_nothing()
-            size = min(hi, n, max(size + 1, int(size * 1.1)))
+            size = _resized(size, n, optimal=True)
             continue
         moved = _move(best, relaxed, min(MOVE_SECONDS, left), move_seed, clock)
         if moved is None:
-            size = max(lo, int(size * 0.85))
+            size = _resized(size, n, optimal=False)
             continue
         candidate, optimal = moved
         unchanged = candidate.seqs == best.seqs
@@ -340,5 +347,5 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
             if not unchanged:
                 settled = []
             best = candidate
-        size = min(hi, n, max(size + 1, int(size * 1.1))) if optimal else max(lo, int(size * 0.85))
+        size = _resized(size, n, optimal=optimal)
     return best.to_schedule() if best.makespan < plan.makespan else None
