@@ -1,9 +1,9 @@
 """LCRP's makespan and moved operations on the cases a repair benchmark kept, against its kept full and
 full-stable rows (bench/README.md, issue 17): the quick probe behind the issue-17 tuning.
 
-Usage: python scripts/repair_quality.py DIR BASE_CSV EFFORT INSTANCES [--seed-offset N] [--verbose]
+Usage: python scripts/repair_quality.py DIR BASE_CSV EFFORT INSTANCES [--tolerance T] [--seed-offset N] [--verbose]
   DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
-  same cases' `full` and `full-stable` rows; INSTANCES: comma-separated.
+  same cases' `full` and `full-stable` rows; INSTANCES: comma-separated; T: LCRP's makespan tolerance (0).
 Repairs run under deterministic limits (the bench's --deterministic), 10 s budget, seed from the case name
 (plus --seed-offset, to see whether a change's gain is one random stream's luck), so the figures are the same
 on every run and under any load. Prints per family: mean and worst makespan / full, moved operations / full's
@@ -25,6 +25,7 @@ from alas_argo.jssp.searching import DTIME_PER_SECOND
 def main() -> int:
     parser = probe_parser(__doc__)
     parser.add_argument("--seed-offset", type=int, default=0)
+    parser.add_argument("--tolerance", type=float, default=0.0)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     base = {(r["instance"], r["scenario"], int(r["seed"]), r["method"]): r
@@ -35,7 +36,7 @@ def main() -> int:
     over: list[str] = []
     for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
         r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
-                   deterministic=True)
+                   tolerance=args.tolerance, deterministic=True)
         nominal.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
         full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]
         ratio = r.makespan / int(full["makespan"])

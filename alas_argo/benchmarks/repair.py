@@ -18,17 +18,19 @@ from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disru
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_family
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
-from alas_argo.jssp.repair import RepairMethod, check_effort, repair
+from alas_argo.jssp.repair import RepairMethod, check_effort, check_tolerance, repair
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["COLUMNS", "LEGACY_COLUMNS", "RepairRow", "baseline", "case_disruption", "case_path", "is_lcrp",
-           "lcrp_label", "rerun_command", "run_repair_bench"]
+__all__ = ["COLUMNS", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption", "case_path",
+           "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
 
 #: The columns before the locality ones: a table with this header still reads back (:func:`.repair_report.from_csv`).
 LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
                   "total_start_shift", "edit_radius", "neighbourhood_growths", "wip_moved", "fallback", "seconds",
                   "valid", "error")
 COLUMNS = (*LEGACY_COLUMNS, "touched_machines", "went_global")
+#: What separates an LCRP row's makespan tolerance from its effort in the method column (:func:`lcrp_label`).
+TOLERANCE_MARK = "+tol"
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,10 @@ def case_path(cases: Path, instance: str, scenario: str, seed: int) -> Path:
 
 def rerun_command(directory: str, row: RepairRow, *, time_limit: float, deterministic: bool) -> str:
     """The `alas repair` command that repeats one row on the inputs the benchmark kept in ``directory``."""
-    method, _, effort = row.method.partition("@")
+    label, _, tolerance = row.method.partition(TOLERANCE_MARK)
+    method, _, effort = label.partition("@")
     flags = f" --effort {effort}" if effort else ""
+    flags += f" --tolerance {tolerance}" if tolerance else ""
     flags += "" if deterministic else " --wall-clock --workers 2"
     return (f"alas repair --instance {row.instance} --schedule {directory}/baselines/{row.instance}.json "
             f"--disruption {directory}/cases/{row.instance}/{row.scenario}-{row.seed}.json --method {method} "
@@ -99,7 +103,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
                      on_row: Callable[[RepairRow], None] | None = None, lcrp_efforts: Sequence[float] = (1.0,),
                      deterministic: bool = False, cases: Path | None = None,
-                     first_seed: int = 0) -> list[RepairRow]:
+                     first_seed: int = 0, lcrp_tolerance: float = 0.0) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
 
     A scenario is a disruption kind or a family of :mod:`alas_argo.jssp.disruption_families`. Seeds run from
@@ -110,11 +114,11 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     ``deterministic`` in CP-SAT deterministic time on one worker (what `alas run` and `alas repair` do by
     default). Baselines are planned under wall-clock limits either way, so both modes repair the same plans.
 
-    LCRP runs once per effort in ``lcrp_efforts``; its rows are named by :func:`lcrp_label`, so one run
-    compares several time boxes against the same (slow) baselines.
+    LCRP runs once per effort in ``lcrp_efforts``, each with the makespan tolerance ``lcrp_tolerance``; its rows
+    are named by :func:`lcrp_label`, so one run compares several time boxes against the same (slow) baselines.
 
     Raises:
-        InputError: an unknown instance, scenario or method, or an unusable LCRP effort.
+        InputError: an unknown instance, scenario or method, or an unusable LCRP effort or tolerance.
     """
     names_of = [str(s) for s in scenarios]
     for s in names_of:
@@ -123,6 +127,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     chosen = [RepairMethod.parse(m) for m in methods]
     for effort in lcrp_efforts:
         check_effort(effort)  # before the baselines: a bad effort should not cost minutes of planning
+    check_tolerance(lcrp_tolerance)
     runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:
@@ -135,21 +140,23 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
                     _write(case_path(cases, inst.name, scenario, seed), disruption.to_json())
                 for method, effort in runs:
                     row = _one(inst, base, disruption, scenario, seed, method, time_limit, workers, effort,
-                               deterministic)
+                               deterministic, lcrp_tolerance if method is RepairMethod.LCRP else 0.0)
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
     return rows
 
 
-def lcrp_label(effort: float) -> str:
-    """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise."""
-    return "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
+def lcrp_label(effort: float, tolerance: float = 0.0) -> str:
+    """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise, and ``+tolT`` after
+    either with a makespan tolerance (``lcrp@4+tol0.005``)."""
+    label = "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
+    return f"{label}{TOLERANCE_MARK}{tolerance:g}" if tolerance else label
 
 
 def is_lcrp(method: str) -> bool:
-    """Whether a row's method names an LCRP variant (``lcrp`` or ``lcrp@E``, see :func:`lcrp_label`)."""
-    return method.split("@")[0] == RepairMethod.LCRP.value
+    """Whether a row's method names an LCRP variant (see :func:`lcrp_label`)."""
+    return method.partition(TOLERANCE_MARK)[0].split("@")[0] == RepairMethod.LCRP.value
 
 
 def _kind(name: str) -> DisruptionKind:
@@ -169,15 +176,15 @@ def _write(path: Path, doc: dict[str, object]) -> None:
 
 def _one(inst: Instance, base: Schedule, disruption: Disruption, scenario: str, seed: int,
          method: RepairMethod, time_limit: float, workers: int, effort: float = 1.0,
-         deterministic: bool = False) -> RepairRow:
-    label = lcrp_label(effort) if method is RepairMethod.LCRP else method.value
+         deterministic: bool = False, tolerance: float = 0.0) -> RepairRow:
+    label = lcrp_label(effort, tolerance) if method is RepairMethod.LCRP else method.value
     failed = RepairRow(instance=inst.name, size=inst.size, scenario=scenario, seed=seed, method=label,
                        baseline_makespan=base.makespan, makespan=0, moved_operations=0, total_start_shift=0,
                        edit_radius=0, neighbourhood_growths=0, wip_moved=0, fallback=False, seconds=0.0,
                        valid=False)
     try:
         r = repair(inst, base, disruption, method, budget=time_limit, seed=seed, workers=workers, effort=effort,
-                   deterministic=deterministic)
+                   tolerance=tolerance, deterministic=deterministic)
     except AlasError as e:  # a failed case is a row, not a crashed benchmark
         return replace(failed, error=str(e))
     return replace(failed, makespan=r.makespan, moved_operations=r.moved_operations,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.benchmarks.repair import RepairRow, run_repair_bench
+from alas_argo.benchmarks.repair import RepairRow, is_lcrp, lcrp_label, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, summarize, to_csv, write_outputs
 from alas_argo.cli import main
 from alas_argo.errors import InputError
@@ -103,3 +103,16 @@ def test_families_keep_every_case_for_a_rerun(tmp_path: Path, capsys: pytest.Cap
     # Two runs' CSVs merge into one report.
     assert main(["bench", "repair", "--from-csv", f"{out / 'repair.csv'},{out / 'repair.csv'}", "--out",
                  str(tmp_path / "merged"), "--json"]) == 0
+
+
+def test_a_makespan_tolerance_names_the_lcrp_rows_and_their_rerun(tmp_path: Path) -> None:
+    assert lcrp_label(4.0, 0.005) == "lcrp@4+tol0.005" and lcrp_label(1.0, 0.005) == "lcrp+tol0.005"
+    assert is_lcrp("lcrp@4+tol0.005") and is_lcrp("lcrp+tol0.005") and not is_lcrp("aor")
+    rows = run_repair_bench(["ft06"], scenarios=["shock"], seeds=1, methods=["aor", "lcrp"], time_limit=0.3,
+                            baseline_time_limit=0.5, workers=1, cache=tmp_path, lcrp_efforts=(1.0, 2.0),
+                            lcrp_tolerance=0.01, deterministic=True)
+    assert [r.method for r in rows] == ["aor", "lcrp+tol0.01", "lcrp@2+tol0.01"]
+    command = rerun_command("out", rows[2], time_limit=0.3, deterministic=True)
+    assert "--method lcrp " in command and "--effort 2 --tolerance 0.01 " in command
+    with pytest.raises(InputError, match="tolerance"):
+        run_repair_bench(["ft06"], scenarios=["shock"], seeds=1, lcrp_tolerance=0.5)

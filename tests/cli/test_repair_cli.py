@@ -118,3 +118,15 @@ def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.Capture
     assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--out", d]) == 2
     assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "shock", "--family", "mixture",
                  "--out", d]) == 2
+
+
+@pytest.mark.parametrize("value", ["-0.01", "0.5"])
+def test_tolerance_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: pytest.CaptureFixture[str],
+                                                          value: str) -> None:
+    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
+                 "--seed", "1", "--out", str(files / "d.json")]) == 0
+    capsys.readouterr()
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+                 str(files / "d.json"), "--tolerance", value, "--out", str(files / "r.json")]) == 2
+    assert "tolerance must be in [0, 0.1]" in capsys.readouterr().err
+    assert not (files / "r.json").exists()

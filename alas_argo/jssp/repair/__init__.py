@@ -31,12 +31,14 @@ from alas_argo.jssp.verdict import ValidationReport
 
 __all__ = [
     "MAX_EFFORT",
+    "MAX_TOLERANCE",
     "RepairMethod",
     "RepairOutcome",
     "RepairResult",
     "Repairer",
     "check_effort",
     "check_plan_in_force",
+    "check_tolerance",
     "get_repairer",
     "lower_bound",
     "repair",
@@ -44,12 +46,22 @@ __all__ = [
 
 #: The largest LCRP effort accepted: beyond it the time box approaches a global re-solve's budget.
 MAX_EFFORT = 100.0
+#: The largest makespan tolerance accepted (a fraction of the repair's makespan): a plan 10 % longer to keep
+#: operations in place is a re-plan's decision, not a repair's.
+MAX_TOLERANCE = 0.1
 
 
 def check_effort(effort: float) -> None:
     """Raise InputError unless ``effort`` is a usable LCRP time-box multiplier, in (0, MAX_EFFORT]."""
     if not 0 < effort <= MAX_EFFORT:
         raise InputError(f"effort must be in (0, {MAX_EFFORT:g}], got {effort:g}")
+
+
+def check_tolerance(tolerance: float) -> None:
+    """Raise InputError unless ``tolerance`` is a usable LCRP makespan tolerance, in [0, MAX_TOLERANCE]."""
+    if not 0 <= tolerance <= MAX_TOLERANCE:
+        raise InputError(f"tolerance must be in [0, {MAX_TOLERANCE:g}] (a fraction of the makespan, e.g. 0.005 "
+                         f"for 0.5 %), got {tolerance:g}")
 
 
 def _codes(report: ValidationReport) -> str:
@@ -88,6 +100,7 @@ def repair(
     seed: int = 0,
     workers: int = 2,
     effort: float = 1.0,
+    tolerance: float = 0.0,
     deterministic: bool = True,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
@@ -101,6 +114,8 @@ def repair(
         seed: CP-SAT seed.
         workers: CP-SAT workers (one under a deterministic limit).
         effort: LCRP's time-box multiplier (more seconds, usually a shorter plan); other methods ignore it.
+        tolerance: How much longer than its own makespan (a fraction) LCRP's plan may end to move fewer
+            operations; 0, the default, trades nothing. Other methods ignore it.
         deterministic: Count every budget in CP-SAT deterministic time on one worker (the default: the same
             inputs give the same repair, which replay checks); False counts wall time on ``workers`` workers
             (see :mod:`alas_argo.jssp.searching`).
@@ -118,6 +133,7 @@ def repair(
     if budget <= 0:
         raise InputError(f"budget must be positive, got {budget}")
     check_effort(effort)
+    check_tolerance(tolerance)
     check_disruption(instance, schedule, disruption)
     check_plan_in_force(instance, schedule, disruption)
     started = time.monotonic()
@@ -140,7 +156,7 @@ def repair(
 
     clock = SearchClock(deterministic=deterministic)
     outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
-                                   effort=effort, clock=clock)
+                                   effort=effort, tolerance=tolerance, clock=clock)
     report = judge(outcome.schedule)
     if not report.valid:
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
@@ -164,5 +180,6 @@ def repair(
         seconds=round(time.monotonic() - started, 4),
         valid=report.valid,
         notes=outcome.notes,
-        limits=clock.record(workers),
+        limits={**clock.record(workers), **({"tolerance": tolerance} if tolerance and chosen is RepairMethod.LCRP
+                                             else {})},
     )

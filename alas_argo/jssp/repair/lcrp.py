@@ -61,6 +61,7 @@ a repair that takes as long as a global re-solve has lost its point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
@@ -81,7 +82,8 @@ from alas_argo.jssp.searching import SearchClock
 __all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS", "GAP_MAX_FACTOR",
            "GAP_UNIT", "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR",
            "REOPT_MOVES", "REOPT_PER_OP", "RESTART_MIN_GAP", "RESTART_STREAM", "STABILITY_RESERVE", "STEP_FLOOR",
-           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "lcrp", "lower_bound"]
+           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "TRADE_CHUNK", "TRADE_FLOOR", "TRADE_PER_OP", "lcrp",
+           "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -133,6 +135,14 @@ GAP_MAX_FACTOR = 8.0
 RESTART_MIN_GAP = 0.03
 #: Added to the seed for that second search's random stream.
 RESTART_STREAM = 7919
+#: The trade stage, run only when the caller allows a makespan tolerance: a count solve (chunked as the
+#: stabilization's) for the fewest moved operations at a makespan up to ``tolerance`` above the repair's, for
+#: TRADE_PER_OP nominal seconds per free operation times ``effort`` (and its floor), within the budget.
+#: Measured on the issue-17 tuning set (bench/README.md, "Trading makespan for moves").
+TRADE_PER_OP = 0.002
+TRADE_FLOOR = 0.05
+#: Its chunk: every free operation of a 20x15 disruption in one count solve, as measured.
+TRADE_CHUNK = 300
 
 Validator = Callable[[Schedule], bool]
 
@@ -198,7 +208,8 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
 
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
-         is_valid: Validator, effort: float = 1.0, clock: SearchClock | None = None) -> RepairOutcome:
+         is_valid: Validator, effort: float = 1.0, tolerance: float = 0.0,
+         clock: SearchClock | None = None) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
 
     Args:
@@ -210,6 +221,9 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
         effort: Multiplies the time box and the makespan stage. 1 keeps a 20x15 repair near 0.2 s of search;
             larger efforts buy a shorter plan (``bench/README.md``, the effort/quality curve).
+        tolerance: How much longer than the repair's own makespan (a fraction of it) the plan may end to keep
+            more operations at their planned start: 0 (the default) trades nothing. Above 0 a last count
+            solve (:data:`TRADE_PER_OP`) looks for the fewest moves within ``makespan * (1 + tolerance)``.
         clock: What the time box is counted in: deterministic time spent by the solves (the default, so the
             same inputs give the same repair), or wall time (see :mod:`alas_argo.jssp.searching`).
     """
@@ -327,6 +341,14 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     if not succeeded:
         return _fallback(state, incumbent, deadline - clock.now(), seed, workers, is_valid, notes, growths,
                          clock=clock)
+    if tolerance > 0:
+        # Stability bought with makespan the caller allowed: on top of the box, as the search is.
+        # Every free operation may move, so the neighbourhood grows by whatever the count moves outside it.
+        seconds = min(limit - clock.now(), effort * max(TRADE_FLOOR, TRADE_PER_OP * len(free)))
+        incumbent = stabilized(state, incumbent, free, seconds, seed=seed, workers=workers, is_valid=is_valid,
+                               notes=notes, clock=clock, every=True, chunk=TRADE_CHUNK,
+                               makespan_limit=math.floor(incumbent.makespan * (1 + tolerance)))
+        region |= moved_keys(base, incumbent)
     return RepairOutcome(incumbent, region, growths, False, notes, global_reason=global_reason)
 
 

@@ -41,18 +41,19 @@ class RepairMethod(StrEnum):
 class Repairer(Protocol):
     """One repair strategy: an execution state in, a repaired plan and its neighbourhood out.
 
-    ``effort`` scales LCRP's time box; the other methods take their budget as it is and ignore it. Every solve
+    ``effort`` scales LCRP's time box and ``tolerance`` lets it trade makespan for fewer moves; the other
+    methods take their budget as it is and ignore both. Every solve
     is charged to ``clock``, which also says how budgets are counted (deterministic time by default).
     """
 
     def __call__(self, state: ExecutionState, *, budget: float, seed: int, workers: int,
                  is_valid: Callable[[Schedule], bool], effort: float = 1.0,
-                 clock: SearchClock | None = None) -> RepairOutcome: ...
+                 tolerance: float = 0.0, clock: SearchClock | None = None) -> RepairOutcome: ...
 
 
 def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
             clock: SearchClock | None = None) -> RepairOutcome:
         plan = method(state)
         # A sequence-keeping repair may touch exactly what it moved (plus what it had to restart).
@@ -62,7 +63,7 @@ def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
 
 def _resolving(stable: bool) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
-            is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+            is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
             clock: SearchClock | None = None) -> RepairOutcome:
         hint = aor(state)
         solve = full_stable if stable else full
@@ -82,9 +83,10 @@ def _resolving(stable: bool) -> Repairer:
 
 
 def _lcrp(state: ExecutionState, *, budget: float, seed: int, workers: int,
-          is_valid: Callable[[Schedule], bool], effort: float = 1.0,
+          is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
           clock: SearchClock | None = None) -> RepairOutcome:
-    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort, clock=clock)
+    return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort,
+                tolerance=tolerance, clock=clock)
 
 
 _REPAIRERS: dict[RepairMethod, Repairer] = {

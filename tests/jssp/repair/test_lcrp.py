@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from itertools import pairwise
 
 import pytest
 
-from alas_argo.errors import InfeasibleError
+from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest, optimize
 from alas_argo.jssp.dispatching import dispatch
@@ -20,6 +21,7 @@ from alas_argo.jssp.repair.lcrp import lcrp
 from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.shifting import aor
+from alas_argo.jssp.repair.stabilizing import weighted_moves
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 from alas_argo.jssp.validate import validate
@@ -255,3 +257,40 @@ def test_the_budget_bounds_the_whole_repair_the_search_included(kind: str) -> No
     assert nominal(10.0)[0] > 0.3  # unbounded, the search takes more than the tight budget below
     spent, valid = nominal(0.1)
     assert valid and spent <= 0.1 + 0.01  # one move's slice of overshoot at most
+
+
+@pytest.mark.parametrize("kind", ["breakdown", "shock", "mixed"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_makespan_tolerance_trades_only_within_it(la01: tuple[Instance, Schedule], kind: str, seed: int) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, kind, seed=seed)
+    strict = repair(inst, plan, d, "lcrp", budget=2.0, seed=seed)
+    traded = repair(inst, plan, d, "lcrp", budget=2.0, seed=seed, tolerance=0.02)
+    st = ExecutionState.at(inst, plan, d)
+    # The trade is the last stage: before it the two repairs are the same, so the limit is the strict makespan's.
+    assert traded.valid
+    assert traded.makespan <= math.floor(strict.makespan * 1.02)
+    assert weighted_moves(st, traded.schedule) <= weighted_moves(st, strict.schedule)
+    assert moved_keys(plan, traded.schedule) <= set(traded.schedule.starts()) - st.frozen
+    assert traded.limits["tolerance"] == 0.02 and "tolerance" not in strict.limits
+
+
+def test_a_makespan_tolerance_buys_fewer_moves(la01: tuple[Instance, Schedule]) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "mixed", seed=0)
+    strict = repair(inst, plan, d, "lcrp", budget=2.0)
+    traded = repair(inst, plan, d, "lcrp", budget=2.0, tolerance=0.02)
+    assert traded.moved_operations < strict.moved_operations
+    assert strict.makespan < traded.makespan <= math.floor(strict.makespan * 1.02)
+    assert any(n.startswith("fewest moves") and f"makespan {strict.makespan} -> {traded.makespan}" in n
+               for n in traded.notes)
+    # The other methods ignore it.
+    assert repair(inst, plan, d, "aor", tolerance=0.02).schedule == repair(inst, plan, d, "aor").schedule
+
+
+@pytest.mark.parametrize("tolerance", [-0.001, 0.11, math.nan])
+def test_an_unusable_tolerance_is_refused(la01: tuple[Instance, Schedule], tolerance: float) -> None:
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "mixed", seed=0)
+    with pytest.raises(InputError, match="tolerance must be in"):
+        repair(inst, plan, d, "lcrp", tolerance=tolerance)

@@ -135,8 +135,8 @@ def test_the_method_gets_the_callers_settings_and_a_validator_that_knows_the_pla
         return RepairOutcome(out.schedule, region, 3, False, ["spied"])
 
     monkeypatch.setattr(repair_package, "get_repairer", lambda _m: spy)
-    r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5)
-    assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "accepts_own": True,
+    r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5, tolerance=0.01)
+    assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "tolerance": 0.01, "accepts_own": True,
                     "accepts_nudged": False, "deterministic_clock": True}
     assert r.neighbourhood_growths == 3 and r.notes == ["spied"] and not r.fallback
     assert r.edit_radius == len(region) and r.edit_machines == sorted({ft06.machine(*k) for k in region})
