@@ -162,6 +162,9 @@ def repair(
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
                             f"first: {report.violations[0].message}")
     plan = outcome.schedule
+    limits = clock.record(workers)
+    if tolerance and chosen is RepairMethod.LCRP:
+        limits["tolerance"] = tolerance
     return RepairResult(
         schedule=plan,
         method=chosen.value,
@@ -180,6 +183,5 @@ def repair(
         seconds=round(time.monotonic() - started, 4),
         valid=report.valid,
         notes=outcome.notes,
-        limits={**clock.record(workers), **({"tolerance": tolerance} if tolerance and chosen is RepairMethod.LCRP
-                                             else {})},
+        limits=limits,
     )

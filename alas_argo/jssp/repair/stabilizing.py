@@ -58,12 +58,17 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     deadline = started + seconds
     planned = state.planned_starts()
     current, solves, offset = plan, 0, 0
+
+    def count(keys: list[Key], seconds: float) -> Schedule:
+        nonlocal solves
+        solves += 1
+        return _fewest(state, current, set(keys), seconds, seed, workers, planned, clock, limit)
+
     while (left := deadline - clock.now()) >= MIN_SECONDS:
         starts = current.starts()
         movable = sorted((k for k in region if every or starts[k] != planned[k]), key=lambda k: (planned[k], k))
         if len(movable) <= chunk:
-            current, solves = _fewest(state, current, set(movable), left, seed, workers, planned, clock,
-                                      limit), solves + 1
+            current = count(movable, left)
             break
         before = moved_operations(state.baseline, current)
         cuts = [0, *range(offset, len(movable), chunk)] if offset else list(range(0, len(movable), chunk))
@@ -72,14 +77,12 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
             left = deadline - clock.now()
             if left < MIN_SECONDS:
                 break
-            current, solves = _fewest(state, current, set(part), left / (len(chunks) - i), seed, workers,
-                                      planned, clock, limit), solves + 1
+            current = count(part, left / (len(chunks) - i))
         if moved_operations(state.baseline, current) >= before:
             # A pass that gains nothing: the rest of the time to all of them at once, from where the chunks are.
             left = deadline - clock.now()
             if left >= MIN_SECONDS:
-                current, solves = _fewest(state, current, set(movable), left, seed, workers, planned, clock,
-                                      limit), solves + 1
+                current = count(movable, left)
             break
         offset = chunk // 2 if offset == 0 else 0
     if current is plan:

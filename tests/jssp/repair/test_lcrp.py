@@ -271,8 +271,11 @@ def test_a_makespan_tolerance_trades_only_within_it(la01: tuple[Instance, Schedu
     assert traded.valid
     assert traded.makespan <= math.floor(strict.makespan * 1.02)
     assert weighted_moves(st, traded.schedule) <= weighted_moves(st, strict.schedule)
-    assert moved_keys(plan, traded.schedule) <= set(traded.schedule.starts()) - st.frozen
     assert traded.limits["tolerance"] == 0.02 and "tolerance" not in strict.limits
+    # Every free operation may move in the trade: the neighbourhood reported covers whatever it moved.
+    out = lcrp(st, budget=2.0, seed=seed, is_valid=_validator(inst, plan, d), tolerance=0.02)
+    assert out.schedule == traded.schedule
+    assert moved_keys(plan, out.schedule) <= out.neighbourhood
 
 
 def test_a_makespan_tolerance_buys_fewer_moves(la01: tuple[Instance, Schedule]) -> None:
@@ -287,6 +290,18 @@ def test_a_makespan_tolerance_buys_fewer_moves(la01: tuple[Instance, Schedule]) 
     # The other methods ignore it.
     assert repair(inst, plan, d, "aor", tolerance=0.02).schedule == repair(inst, plan, d, "aor").schedule
 
+
+
+def test_the_neighbourhood_covers_what_the_trade_moved_outside_the_local_edit() -> None:
+    inst = get_instance("ft06")
+    plan = optimize(SolveRequest(inst, time_limit=1.0, workers=1)).schedule
+    d = generate_disruption(inst, plan, "breakdown", seed=4)
+    st = ExecutionState.at(inst, plan, d)
+    local = lcrp(st, budget=2.0, seed=4, is_valid=_validator(inst, plan, d))
+    traded = lcrp(st, budget=2.0, seed=4, is_valid=_validator(inst, plan, d), tolerance=0.02)
+    moved = moved_keys(plan, traded.schedule)
+    assert moved - local.neighbourhood, "on this case the trade moves operations the local edit kept"
+    assert moved <= traded.neighbourhood
 
 @pytest.mark.parametrize("tolerance", [-0.001, 0.11, math.nan])
 def test_an_unusable_tolerance_is_refused(la01: tuple[Instance, Schedule], tolerance: float) -> None:
