@@ -173,7 +173,7 @@ def default_registry() -> AgentRegistry:
     reg.register(Role.VALIDATOR, "independent", lambda _s: ValidatorRole(), fallback=True)
     reg.register(Role.REPAIRER, "lcrp", lambda s: RepairerRole(
         s.get("method", "lcrp"), budget=s.get("budget", 10.0), seed=s.get("seed", 0), workers=s.get("workers", 2),
-        effort=s.get("effort", 1.0), deterministic=s.get("deterministic", True)),
+        effort=s.get("effort", 1.0), tolerance=s.get("tolerance", 0.0), deterministic=s.get("deterministic", True)),
         fallback=True)
     reg.register(Role.OPTIMIZER, "heuristic", lambda s: OptimizerRole(
         "heuristic", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0),

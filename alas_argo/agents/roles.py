@@ -49,10 +49,11 @@ class RepairerRole:
     name = "repairer"
 
     def __init__(self, method: str = "lcrp", *, budget: float = 10.0, seed: int = 0, workers: int = 2,
-                 effort: float = 1.0, deterministic: bool = True) -> None:
+                 effort: float = 1.0, tolerance: float = 0.0, deterministic: bool = True) -> None:
         self.method = method
         self.budget = budget
         self.effort = effort
+        self.tolerance = tolerance
         self.seed = seed
         self.workers = workers
         self.deterministic = deterministic
@@ -60,7 +61,7 @@ class RepairerRole:
     def repair_disruption(self, instance: Instance, baseline: Schedule, disruption: Disruption) -> RepairResult:
         """Absorb ``disruption`` into the plan in force (``baseline``)."""
         return repair(instance, baseline, disruption, self.method, self.budget, seed=self.seed, workers=self.workers,
-                      effort=self.effort, deterministic=self.deterministic)
+                      effort=self.effort, tolerance=self.tolerance, deterministic=self.deterministic)
 
     def patch(self, instance: Instance, schedule: Schedule, *, release: int = 0,
               fixed: Mapping[tuple[int, int], tuple[int, int]] | None = None,

@@ -32,8 +32,11 @@ class DisruptionRequest(BaseModel):
     method: Literal["lcrp", "aor", "right-shift", "full", "full-stable"] = Field(
         "lcrp", description="Repair method.")
     budget: float = Field(5.0, gt=0, le=120, description="Seconds of CP-SAT time the repair may use.")
-    effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (4: fewer moved operations "
-                          "for about 3.5 times the seconds); other methods ignore it.")
+    effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (4: a slightly shorter plan "
+                          "for about 3.5 times the seconds; with a tolerance, fewer moved operations); other methods "
+                          "ignore it.")
+    tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan share LCRP may give up for fewer moved "
+                             "operations (0.005: up to 0.5 % later); other methods ignore it.")
 
     def disruption(self) -> Disruption:
         """The events as the domain's Disruption."""
@@ -42,8 +45,9 @@ class DisruptionRequest(BaseModel):
     def fingerprint(self) -> str:
         """A hash of the request, to refuse an Idempotency-Key reused for a different request."""
         doc = self.model_dump(mode="json")
-        if doc["effort"] == 1.0:
-            del doc["effort"]  # requests from before the field existed keep their fingerprint
+        for name, default in (("effort", 1.0), ("tolerance", 0.0)):
+            if doc[name] == default:
+                del doc[name]  # requests from before the field existed keep their fingerprint
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

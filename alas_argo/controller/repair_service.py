@@ -171,7 +171,7 @@ class RepairService:
                    payload={"method": request.method, "base_version": base})
         with self._slots:
             result = self.repairer(instance, baseline, disruption, request.method, request.budget,
-                                   workers=self.workers, effort=request.effort)
+                                   workers=self.workers, effort=request.effort, tolerance=request.tolerance)
         response = {
             "run_id": log.run_id, "parent_version": base, "makespan": result.makespan,
             "baseline_makespan": result.baseline_makespan, "moved_operations": result.moved_operations,
@@ -180,7 +180,8 @@ class RepairService:
         log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
             "instance": {"name": instance.name}, "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
-            "effort": request.effort, "plan": result.schedule.to_json(), "metrics": result.metrics()})
+            "effort": request.effort, "tolerance": request.tolerance, "plan": result.schedule.to_json(),
+            "metrics": result.metrics()})
         attempt = uuid.uuid4().hex  # tells this request's commit from a concurrent one with the same key
         # The key makes the commit once-only across replicas (the guard checks it against the complete
         # chain); expect_current makes it a compare-and-swap, so every acknowledged disruption is carried.

@@ -16,6 +16,7 @@ Payload contract (the pipeline writes these events; every field name is normativ
       {"instance": ..., "baseline": {schedule JSON} | "baseline_version": N,
        "disruption": {disruption JSON}, "method": str, "budget": float, "seed": int, "workers": int,
        "effort": float (LCRP's time-box multiplier; 1 when absent),
+       "tolerance": float (the makespan share LCRP may trade for fewer moves; 0 when absent),
        "deterministic": bool (budgets in CP-SAT deterministic time; when absent, ``metrics.limits.deterministic``,
        else false: logs written before deterministic limits counted wall time), "seed" (0 when absent),
        "workers" (1 when absent),
@@ -180,7 +181,7 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
                     seed=int(p.get("seed", 0)), workers=int(p.get("workers", 1)), effort=float(p.get("effort", 1.0)),
-                    deterministic=_deterministic(p))
+                    tolerance=float(p.get("tolerance", 0.0)), deterministic=_deterministic(p))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

@@ -39,6 +39,8 @@ class RunConfig(BaseModel):
     repair_method: str = Field("lcrp", description="Repair method after a disruption.")
     repair_budget: float = Field(5.0, gt=0, description="Nominal seconds for each repair; see `deterministic`.")
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
+    repair_tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan LCRP may give up, as a share, for "
+                                    "fewer moved operations (see alas repair --tolerance); 0: none.")
     workers: int = Field(2, ge=1, le=64, description="CP-SAT workers and parallel job agents.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
     variant: Variant = Field(Variant.FULL, description="Ablation variant.")

@@ -22,7 +22,7 @@ __all__ = ["check_same_inputs", "input_digest", "recorded_inputs", "run_inputs"]
 
 
 #: Fields added after runs were first recorded, with their defaults.
-_LATER_FIELDS: dict[str, Any] = {"optimizer": "auto", "feedback_rounds": 5}
+_LATER_FIELDS: dict[str, Any] = {"optimizer": "auto", "feedback_rounds": 5, "repair_tolerance": 0.0}
 
 
 def input_digest(doc: Any) -> str:

@@ -14,6 +14,7 @@ the solves do not depend on it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.disruption import Disruption
-from alas_argo.pipeline.config import RunConfig, Variant
+from alas_argo.pipeline.config import RunConfig
 from alas_argo.workflows.plan import MAX_DISRUPTIONS
 
 __all__ = ["config_from_parameters", "parameters_for"]
@@ -60,6 +61,36 @@ def _count(values: Mapping[str, str], *, given: int) -> int:
     return count
 
 
+#: RunConfig fields whose workflow parameter is not the field's name with dashes (for error messages).
+_PARAMETER_OF = {"seed": "seeds", "repair_method": "method", "disrupt": "scenarios"}
+
+
+def _number(values: Mapping[str, str], name: str, default: float) -> float:
+    """The parameter ``name`` as a finite number (``default`` when missing or empty)."""
+    raw = values.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        number = float(str(raw))
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise InputError(f"workflow parameter {name!r} must be a number, got {raw!r}", where=f"parameter {name}")
+    return number
+
+
+def _whole(raw: Any, name: str) -> int:
+    """``raw`` (a parameter's value, or an entry of a JSON list parameter) as a whole number."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise InputError(f"workflow parameter {name!r} must hold a whole number, got {raw!r}",
+                         where=f"parameter {name}")
+    try:
+        return int(raw)
+    except ValueError:
+        raise InputError(f"workflow parameter {name!r} must hold a whole number, got {raw!r}",
+                         where=f"parameter {name}") from None
+
+
 def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[RunConfig, list[Disruption]]:
     """The run configuration and the given disruptions that workflow parameters ``values`` describe.
 
@@ -79,19 +110,23 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
         loc, msg = first_error(e)
         raise InputError(f"{loc}: {msg}", where="parameter disruption") from None
     count = _count(values, given=len(disruptions))
-    limit = values.get("time-limit") or "10"
+    limit = _number(values, "time-limit", 10.0)
     fields: dict[str, Any] = {
         "instance": values.get("instance") or "ta01", "planner": values.get("planner") or "heuristic",
         "disrupt": None if scenario == "none" or disruptions or count == 0 else scenario,
-        "disruptions": max(count, 1), "seed": int(_first(values, "seeds", 0)),
-        "time_limit": float(limit), "repair_method": values.get("method") or "lcrp",
-        "repair_budget": float(values.get("repair-budget") or limit), "faults": int(values.get("faults") or 0),
-        "variant": Variant(values.get("variant") or "full"), "workers": 1,
-        "deterministic": (values.get("deterministic") or "true").lower() != "false"}
+        "disruptions": max(count, 1), "seed": _whole(_first(values, "seeds", 0), "seeds"),
+        "time_limit": limit, "repair_method": values.get("method") or "lcrp",
+        "repair_budget": _number(values, "repair-budget", limit), "faults": _whole(values.get("faults") or 0, "faults"),
+        "variant": values.get("variant") or "full", "workers": 1,
+        "deterministic": (values.get("deterministic") or "true").lower() != "false",
+        "repair_effort": _number(values, "repair-effort", 1.0),
+        "repair_tolerance": _number(values, "repair-tolerance", 0.0)}
     try:
         return RunConfig(**{**fields, **override}), disruptions
-    except (ValidationError, ValueError) as e:
-        raise InputError(f"bad workflow parameters: {e}", where="parameters") from None
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        name = _PARAMETER_OF.get(loc, loc.replace("_", "-"))
+        raise InputError(f"workflow parameter {name!r}: {msg}", where=f"parameter {name}") from None
 
 
 def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disruption] | None = None) -> dict[str, str]:
@@ -114,7 +149,8 @@ def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disrupti
            "scenarios": json.dumps([config.disrupt or "none"] if not disruptions else ["given"]),
            "seeds": json.dumps([config.seed]), "method": config.repair_method, "time-limit": repr(config.time_limit),
            "repair-budget": repr(config.repair_budget), "faults": str(config.faults), "variant": str(config.variant),
-           "deterministic": "true" if config.deterministic else "false", "disruptions": str(count)}
+           "deterministic": "true" if config.deterministic else "false", "disruptions": str(count),
+           "repair-effort": repr(config.repair_effort), "repair-tolerance": repr(config.repair_tolerance)}
     if disruptions:
         docs = [d.to_json() for d in disruptions]
         out["disruption"] = json.dumps(docs[0] if len(docs) == 1 else docs)

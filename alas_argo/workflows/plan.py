@@ -29,7 +29,8 @@ count (a second line, e.g. for a definition built without gates).
 
 Workflow parameters of ``alas-plan`` (the operator's contract, extended, never renamed): run-id, instance,
 planner, scenarios, seeds, method, time-limit, plus repair-budget, faults, variant, deterministic,
-disruption and disruptions (:mod:`alas_argo.pipeline.parameters` maps them onto a run's configuration).
+disruption, disruptions, repair-effort and repair-tolerance (:mod:`alas_argo.pipeline.parameters` maps them onto a
+run's configuration).
 """
 
 from __future__ import annotations
@@ -74,7 +75,10 @@ INPUTS: dict[str, str] = {
     "repair-budget": "", "faults": "0", "variant": "full", "deterministic": "true", "disruption": "",
     # Disruptions revealed in sequence (0: plan only), at most MAX_DISRUPTIONS; a given `disruption` list
     # reveals each of its entries instead.
-    "disruptions": "1"}
+    "disruptions": "1",
+    # LCRP's time-box multiplier and the makespan share it may trade for fewer moves (alas run's
+    # --repair-effort and --repair-tolerance); the defaults repair as before the parameters existed.
+    "repair-effort": "1", "repair-tolerance": "0"}
 
 #: Workflow parameters whose values are a closed set, rendered as the Argo parameter's ``enum`` (Argo's
 #: validation refuses any other value carried with the enum, before a pod runs; see workflows/README.md for

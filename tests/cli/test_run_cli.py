@@ -57,4 +57,6 @@ def test_out_of_range_flags_name_the_flag_and_exit_2(tmp_path: Path, capsys: pyt
     root = tmp_path / "root"
     assert main(["run", "ft06", "--repair-effort", "0", "--root", str(root), "--run-id", "bad"]) == 2
     assert "--repair-effort" in capsys.readouterr().err
+    assert main(["run", "ft06", "--repair-tolerance", "0.5", "--root", str(root), "--run-id", "bad"]) == 2
+    assert "--repair-tolerance: Input should be less than or equal to 0.1" in capsys.readouterr().err
     assert not root.exists() or not any(root.rglob("*"))  # nothing written

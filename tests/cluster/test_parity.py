@@ -38,11 +38,17 @@ CASES = [
     # Two disruptions revealed in sequence, each against the version the one before committed.
     RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", disruptions=2, seed=3, time_limit=2,
               repair_budget=2, workers=1),
+    # LCRP's knobs as workflow parameters: allowed 2 % of makespan, this repair moves none of the 13 operations
+    # it moves without (tests/pipeline/test_pipeline.py); the pods must repair with them to agree.
+    RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=2, repair_budget=2,
+              repair_effort=2, repair_tolerance=0.02, workers=1),
 ]
 
 
 def _case(c: RunConfig) -> str:
-    return f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}" + (f"-x{c.disruptions}" if c.disruptions > 1 else "")
+    knobs = f"-effort{c.repair_effort:g}-tol{c.repair_tolerance:g}" if c.repair_tolerance else ""
+    return (f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}" + (f"-x{c.disruptions}" if c.disruptions > 1 else "")
+            + knobs)
 
 _RESULTS: dict[str, Any] = {}
 
@@ -63,7 +69,7 @@ def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, sto
         shown = store.alas("log", "show", run_id, "--store", "s3", "--version", str(version), "--json")
         same_plans.append(json.loads(shown.stdout) == local.plan(version))
     local_trace, argo_trace = trace(e.to_json() for e in local.events()), trace(events)
-    key = config.instance if config.disruptions == 1 else _case(config)
+    key = config.instance if config.disruptions == 1 and not config.repair_tolerance else _case(config)
     # The segments after the run's last disruption are Skipped by their gates: no pod.
     nodes = list((workflow["status"].get("nodes") or {}).values())
     phases = {n.get("displayName"): n.get("phase") for n in nodes}
@@ -73,6 +79,8 @@ def test_alas_run_and_alas_plan_on_argo_agree(config: RunConfig, argo: Argo, sto
     record_figure("parity", _RESULTS)
     assert all(same_plans), same_plans
     assert argo_trace == local_trace
+    repairs = [e["payload"] for e in events if e["type"] == "repair.finished"]
+    assert {(p["effort"], p["tolerance"]) for p in repairs} == {(config.repair_effort, config.repair_tolerance)}
     for k in range(config.disruptions + 1, MAX_DISRUPTIONS + 1):
         assert {phases.get(f"{t}-{k}") for t in ("disrupt", "repair", "recheck")} == {"Skipped"}, phases
         assert phases.get(f"commit-{k + 1}") == "Skipped", phases

@@ -65,9 +65,9 @@ def test_request_fingerprint_ignores_nothing() -> None:
 
 def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) -> None:
     assert REQUEST.fingerprint() != REQUEST.model_copy(update={"effort": 4.0}).fingerprint()
-    # The default leaves the fingerprint as it was before the field existed.
+    # The defaults leave the fingerprint as it was before the fields existed.
     legacy = REQUEST.model_dump(mode="json")
-    del legacy["effort"]
+    del legacy["effort"], legacy["tolerance"]
     assert REQUEST.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()
     lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "effort": 2})
     RepairService(store).handle("r", lcrp, "key-effort")
@@ -76,3 +76,15 @@ def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) ->
     assert any("time box 0.20 s" in n for n in finished[-1].payload["metrics"]["notes"])
     with pytest.raises(ValueError, match="effort"):
         DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "effort": 0})
+
+
+def test_tolerance_is_part_of_the_request_and_reaches_the_repair(store: FsStore) -> None:
+    assert REQUEST.fingerprint() != REQUEST.model_copy(update={"tolerance": 0.01}).fingerprint()
+    lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "tolerance": 0.05})
+    RepairService(store).handle("r", lcrp, "key-tolerance")
+    finished = [e for e in ExecutionLog(store, "r").events() if e.type is EventType.REPAIR_FINISHED]
+    assert finished[-1].payload["tolerance"] == 0.05
+    assert finished[-1].payload["metrics"]["limits"]["tolerance"] == 0.05
+    for bad in (-0.01, 0.2):
+        with pytest.raises(ValueError, match="tolerance"):
+            DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "tolerance": bad})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.log.replay import replay_log
 from alas_argo.pipeline import RunConfig, Variant, build_workflow, run_pipeline
 from alas_argo.runtime import RunStatus
 
@@ -175,3 +177,24 @@ def test_repair_effort_reaches_lcrp_and_the_log(tmp_path: Path) -> None:
     assert [e.payload["effort"] for e in finished] == [3.0]
     with pytest.raises(ValueError, match="repair_effort"):
         RunConfig(instance="ft06", repair_effort=0)
+
+
+def test_repair_tolerance_reaches_lcrp_the_log_and_replay(tmp_path: Path) -> None:
+    # ft06, breakdown seed 1: LCRP moves 13 operations for a makespan of 59; allowed 2 % it moves none at 60.
+    finished, logs = {}, {}
+    for tolerance in (0.0, 0.02):
+        logs[tolerance] = ExecutionLog(FsStore(tmp_path / f"store-{tolerance}"), "r")
+        config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=1,
+                           repair_budget=2, repair_tolerance=tolerance, workers=1)
+        assert run_pipeline(config, logs[tolerance]).succeeded
+        [finished[tolerance]] = [e.payload for e in logs[tolerance].events() if e.type is EventType.REPAIR_FINISHED]
+    strict, traded = finished[0.0], finished[0.02]
+    assert (strict["tolerance"], traded["tolerance"], traded["limits"]["tolerance"]) == (0.0, 0.02, 0.02)
+    assert traded["metrics"]["moved_operations"] < strict["metrics"]["moved_operations"]
+    assert strict["metrics"]["makespan"] < traded["metrics"]["makespan"] <= math.floor(
+        strict["metrics"]["makespan"] * 1.02)
+    # Replay repairs with the recorded tolerance: without it, it would find the strict plan and report drift.
+    report = replay_log(logs[0.02])
+    assert report.parity and "repair" in {s.kind for s in report.steps}, report.summary()
+    with pytest.raises(ValueError, match="repair_tolerance"):
+        RunConfig(instance="ft06", repair_tolerance=0.2)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from alas_argo.cli import main
-from alas_argo.log import ExecutionLog
+from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.fs_store import FsStore
 from alas_argo.pipeline import RunConfig, run_pipeline
 from alas_argo.pipeline.parameters import parameters_for
@@ -46,6 +46,18 @@ def _both(config: RunConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
     doc = yaml.safe_load(GOLDEN.read_text())
     walk = Walker(doc, main, name="alas-plan-parity", arguments=parameters_for(config, run_id="parity")).run()
     return local, ExecutionLog(FsStore(tmp_path / "argo"), "parity"), walk
+
+
+def test_the_repair_knobs_reach_the_repair_pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ft06, breakdown seed 1: allowed 2 % of makespan, LCRP moves none of the 13 operations it moves without
+    # (tests/pipeline/test_pipeline.py); a pod that dropped the parameters would commit the other plan.
+    config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=2,
+                       repair_budget=2, repair_effort=2, repair_tolerance=0.02, workers=1)
+    local, argo, walk = _both(config, tmp_path, monkeypatch)
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert local.plan(2) == argo.plan(2)
+    [repaired] = [e.payload for e in argo.events() if e.type is EventType.REPAIR_FINISHED]
+    assert (repaired["effort"], repaired["tolerance"], repaired["metrics"]["moved_operations"]) == (2.0, 0.02, 0)
 
 
 @pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}")

@@ -1,0 +1,53 @@
+"""Workflow parameters <-> a run's configuration: what alas run submits is what the step pods run."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.errors import InputError
+from alas_argo.jssp.disruption import Disruption
+from alas_argo.pipeline import RunConfig
+from alas_argo.pipeline.parameters import config_from_parameters, parameters_for
+from alas_argo.workflows.plan import INPUTS
+
+
+def test_a_configuration_survives_the_round_trip_through_parameters() -> None:
+    config = RunConfig(instance="la01", planner="cpsat", disrupt="shock", disruptions=2, seed=7, time_limit=3.5,
+                       repair_method="lcrp", repair_budget=2.5, repair_effort=4, repair_tolerance=0.005,
+                       workers=1, faults=2, deterministic=False)
+    back, given = config_from_parameters(parameters_for(config, run_id="r"))
+    assert back == config and given == []
+
+
+def test_the_templates_defaults_are_the_local_defaults() -> None:
+    # A submission that sets nothing (or an older template without the repair knobs) repairs as alas run does.
+    config, _ = config_from_parameters(INPUTS)
+    assert (config.repair_effort, config.repair_tolerance) == (1.0, 0.0)
+    older = {k: v for k, v in INPUTS.items() if k not in ("repair-effort", "repair-tolerance")}
+    assert config_from_parameters(older)[0] == config
+
+
+def test_a_given_disruption_travels_as_a_document() -> None:
+    d = Disruption.model_validate({"time": 5, "events": [{"kind": "machine_breakdown", "machine": 1, "start": 5,
+                                                          "duration": 4}]})
+    values = parameters_for(RunConfig(instance="ft06", disrupt="given.json"), run_id="r", disruptions=[d])
+    config, given = config_from_parameters(values)
+    assert given == [d] and config.disrupt is None
+
+
+@pytest.mark.parametrize(("name", "value", "fragment"), [
+    ("repair-tolerance", "0.5", "'repair-tolerance': Input should be less than or equal to 0.1"),
+    ("repair-tolerance", "lots", "'repair-tolerance' must be a number, got 'lots'"),
+    ("repair-effort", "nan", "'repair-effort' must be a number"),
+    ("repair-effort", "0", "'repair-effort': Input should be greater than 0"),
+    ("time-limit", "soon", "'time-limit' must be a number"),
+    ("repair-budget", "inf", "'repair-budget' must be a number"),
+    ("faults", "1.5", "'faults' must hold a whole number, got '1.5'"),
+    ("seeds", '["x"]', "'seeds' must hold a whole number, got 'x'"),
+    ("seeds", "[true]", "'seeds' must hold a whole number, got True"),
+    ("variant", "bogus", "'variant': Input should be"),
+])
+def test_a_malformed_parameter_is_named(name: str, value: str, fragment: str) -> None:
+    with pytest.raises(InputError, match="workflow parameter") as e:
+        config_from_parameters({**INPUTS, name: value})
+    assert fragment in str(e.value) and e.value.where == f"parameter {name}"
