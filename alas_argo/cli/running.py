@@ -272,7 +272,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--repair-method", default="lcrp",
                    choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
     p.add_argument("--repair-budget", type=finite_float, default=5.0, help="nominal seconds per repair (default 5)")
-    p.add_argument("--repair-effort", type=finite_float, default=1.0,
+    p.add_argument("--repair-effort", type=finite_float, default=1.0, metavar="E",
                    help="LCRP's time-box multiplier (default 1, about 0.2 s on 20x15; larger efforts buy a slightly "
                    "shorter plan; see alas repair --effort)")
     p.add_argument("--repair-tolerance", type=finite_float, default=0.0, metavar="T",
