@@ -220,11 +220,10 @@ def test_no_stretch_near_the_bound() -> None:
     assert again is not None and again.starts() == short.starts()
 
 
-def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_the_first_edit(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """ft10, a weak plan, breakdown seed 0: the cascade's plan is shorter than the first edit; when the search
-    from it ends more than RESTART_MIN_GAP above the bound (here: it is forced to find nothing), a second search
-    starts from the first edit with another random stream, and its plan is taken."""
+def _first_search_fails(monkeypatch: pytest.MonkeyPatch
+                        ) -> tuple[Instance, Schedule, Disruption, int, list[tuple[int, int]]]:
+    """ft10, a weak plan, breakdown seed 0, and LCRP's first re-optimizing search forced to find nothing: the
+    case, the first edit's makespan, and the (start makespan, seed) of every search, as it is called."""
     ft10 = get_instance("ft10")
     plan = dispatch(ft10, "mwkr")
     d = generate_disruption(ft10, plan, "breakdown", seed=0)
@@ -233,11 +232,20 @@ def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_
     real = lcrp_module.reoptimized
     calls: list[tuple[int, int]] = []
 
-    def cascade_search_fails(state: ExecutionState, start: Schedule, **kwargs: object) -> Schedule | None:
+    def first_search_fails(state: ExecutionState, start: Schedule, **kwargs: object) -> Schedule | None:
         calls.append((start.makespan, int(kwargs["seed"])))  # type: ignore[call-overload]
         return None if len(calls) == 1 else real(state, start, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lcrp_module, "reoptimized", cascade_search_fails)
+    monkeypatch.setattr(lcrp_module, "reoptimized", first_search_fails)
+    return ft10, plan, d, first_edit, calls
+
+
+def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_the_first_edit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ft10, a weak plan, breakdown seed 0: the cascade's plan is shorter than the first edit; when the search
+    from it ends more than RESTART_MIN_GAP above the bound (here: it is forced to find nothing), a second search
+    starts from the first edit with another random stream, and its plan is taken."""
+    ft10, plan, d, first_edit, calls = _first_search_fails(monkeypatch)
     again = repair(ft10, plan, d, "lcrp", budget=5.0)
     cascade_makespan, first_seed = calls[0]
     assert cascade_makespan < first_edit
@@ -257,20 +265,8 @@ def test_a_search_from_the_first_edit_left_far_above_the_bound_searches_again_in
     starts from the first edit; when it ends more than RESTART_MIN_GAP above the bound, a second search starts
     from that first edit again with another random stream (the bench's own shock on ta14 seed 1: 1512 after the
     first, 1468 for a 10 s global re-solve)."""
-    ft10 = get_instance("ft10")
-    plan = dispatch(ft10, "mwkr")
-    d = generate_disruption(ft10, plan, "breakdown", seed=0)
-    st = ExecutionState.at(ft10, plan, d)
-    first_edit = min(aor(st).makespan, redispatch(st).makespan)
+    ft10, plan, d, first_edit, calls = _first_search_fails(monkeypatch)
     monkeypatch.setattr(lcrp_module, "PROBE_MIN_SHARE", 0.0)  # no cascade: straight to the search
-    real = lcrp_module.reoptimized
-    calls: list[tuple[int, int]] = []
-
-    def first_search_fails(state: ExecutionState, start: Schedule, **kwargs: object) -> Schedule | None:
-        calls.append((start.makespan, int(kwargs["seed"])))  # type: ignore[call-overload]
-        return None if len(calls) == 1 else real(state, start, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(lcrp_module, "reoptimized", first_search_fails)
     again = repair(ft10, plan, d, "lcrp", budget=5.0)
     assert calls[0][0] == first_edit
     assert calls[1] == (first_edit, calls[0][1] + lcrp_module.RESTART_STREAM)
