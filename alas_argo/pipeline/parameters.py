@@ -81,10 +81,9 @@ def _number(values: Mapping[str, str], name: str, default: float) -> float:
 
 def _whole(raw: Any, name: str) -> int:
     """``raw`` (a parameter's value, or an entry of a JSON list parameter) as a whole number."""
-    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
-        raise InputError(f"workflow parameter {name!r} must hold a whole number, got {raw!r}",
-                         where=f"parameter {name}")
     try:
+        if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+            raise ValueError(raw)  # JSON true, 1.5 or a list: not a count
         return int(raw)
     except ValueError:
         raise InputError(f"workflow parameter {name!r} must hold a whole number, got {raw!r}",
