@@ -262,12 +262,14 @@ def test_two_replicas_racing_on_one_base_version(make_controller: Callable[..., 
     # Which way the race goes is the scheduler's: a loser found stale before it writes leaves nothing (v2, v3);
     # one that goes stale between that check and its compare-and-swap leaves its plan object unreferenced, and
     # its next commit takes the next number (a version number is never shared): v2, v4 with v3 orphaned, seen
-    # under load (the whole suite at load 3, the other core busy). All are correct; verify names each orphan.
+    # under load (the whole suite at load 3, the other core busy), or v3, v4 with v2 orphaned when the writer
+    # that took v3 appends its commit first (seen once in 33 runs of the suite). All are correct; verify names
+    # each orphan.
     orphans = [f"plan object {plan_key(run_id, v)} is not referenced by any event (an interrupted commit, or one "
                "that lost a compare-and-swap race after writing it)" for v in range(2, last) if v != first]
     assert report.ok and report.warnings == orphans, report
-    if stale_after_check:
-        assert (first, last) == (2, 4)
+    if stale_after_check:  # both went stale after the check: both wrote a plan object, one of them is orphaned
+        assert last == 4 and first in (2, 3) and len(orphans) == 1
     # The last version honours both disruptions: the winner's breakdown is carried forward under the loser's change.
     plan = Schedule.model_validate(log.plan(last))
     assert not any(o.machine == 0 and o.start < 5 and o.end > 2 and o.start >= 2 for o in plan.operations)
