@@ -47,12 +47,7 @@ def _first(values: Mapping[str, str], name: str, default: Any) -> Any:
 
 def _count(values: Mapping[str, str], *, given: int) -> int:
     """The parameter ``disruptions`` (default 1), checked against what ``alas-plan`` can reveal."""
-    raw = values.get("disruptions") or "1"
-    try:
-        count = int(raw)
-    except ValueError:
-        raise InputError(f"workflow parameter 'disruptions' must be a whole number, got {raw!r}",
-                         where="parameter disruptions") from None
+    count = _whole(values.get("disruptions") or "1", "disruptions")
     for what, n in (("disruptions", count), ("the given disruption list's length", given)):
         if not 0 <= n <= MAX_DISRUPTIONS:
             # Refused, not truncated: revealing fewer disruptions than asked would be a different run.
