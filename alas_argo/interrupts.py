@@ -123,8 +123,11 @@ def request_stop(signum: int = signal.SIGINT) -> None:
 
 def reset() -> None:
     """Forget a stop request (the end of a command, or a test)."""
-    _pending.clear()
-    _state["signum"] = None
+    # Under the lock: the repeater reads the request and the searches to stop in one step, so a search
+    # registered after the request is forgotten is never stopped by it (see _restop_once).
+    with _lock:
+        _pending.clear()
+        _state["signum"] = None
 
 
 @contextmanager
@@ -146,10 +149,27 @@ def stoppable(target: Stoppable, where: str | None = None) -> Iterator[None]:
     check(where)
 
 
+def _restop_once() -> None:
+    """Stop every registered search again, if the request is still pending.
+
+    The pending check and the list of searches are read together under the lock: the repeater wakes for a
+    request, and when that request is forgotten (:func:`reset`) before it stops anything, a search registered
+    after the reset must not be stopped. Without the check the next command's (or test's) first solve could be
+    stopped by the previous request and end without a solution (seen once in the suite:
+    tests/jssp/test_searching.py, a search that never found its first solution).
+    """
+    with _lock:
+        if not _pending.is_set():
+            return
+        targets = list(_registered)
+    for target in targets:
+        target.stop_search()
+
+
 def _restop_loop() -> None:
     while True:
         _pending.wait()
-        _stop_all()
+        _restop_once()
         time.sleep(RESTOP_SECONDS)
 
 

@@ -53,6 +53,24 @@ def test_a_search_registered_after_the_request_is_stopped_too() -> None:
         pytest.fail("a stoppable block must not run after a stop request")
 
 
+def test_a_forgotten_request_stops_no_search_registered_after_it() -> None:
+    # The repeater woke for a request (it waits on it, then stops every registered search); the request is
+    # forgotten (the end of a command) and the next search registers before the repeater acts. It must not be
+    # stopped: that ended a test's first solve without a solution (one suite run in 3).
+    early = _Search()
+    with interrupts.stoppable(early):
+        interrupts.request_stop(signal.SIGINT)
+        assert early.stops == 1
+        interrupts.reset()
+    nxt = _Search()
+    with pytest.raises(interrupts.Interrupted), interrupts.stoppable(nxt):
+        interrupts._restop_once()  # what the repeater does next
+        assert nxt.stops == 0 and interrupts.stop_requested() is None
+        interrupts.request_stop(signal.SIGTERM)
+        interrupts._restop_once()  # a new request: repeated, as before
+    assert nxt.stops == 2
+
+
 def test_the_first_signal_is_the_one_reported() -> None:
     interrupts.request_stop(signal.SIGTERM)
     interrupts.request_stop(signal.SIGINT)

@@ -87,10 +87,13 @@ def test_a_stop_ends_a_running_search_which_raises_in_its_own_thread() -> None:
             optimize(SolveRequest(get_instance("ta21"), time_limit=10_000, seed=1), progress=progress)
         except BaseException as e:
             outcome["error"] = e
+        finally:
+            found.set()  # a search that ends before its first solution fails the test below, not its timeout
 
     worker = threading.Thread(target=search)
     worker.start()
     assert found.wait(600)
+    assert worker.is_alive(), f"the search ended before the stop: {outcome.get('error')!r}"
     interrupts.request_stop(signal.SIGINT)
     worker.join(600)
     assert not worker.is_alive()
