@@ -5,7 +5,8 @@ and turns the project's errors into one-line messages and meaningful exit codes:
 
 - 0 success, 1 a negative verdict (invalid plan, tampered log), 2 bad input or usage,
 - 75 a transient failure (retrying may help), 130 / 143 interrupted by SIGINT / SIGTERM (commands that solve
-  or repair stop their search cleanly; see :mod:`alas_argo.interrupts`).
+  or repair stop their search cleanly; see :mod:`alas_argo.interrupts`), except `alas step`, the workflow
+  pods' entrypoint: there a stop is the pod being deleted, evicted or drained, and exits 75 so Argo retries it.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+def _exit_note(args: argparse.Namespace) -> str:
+    """What a command's own exit code for a stop request means, when it has one."""
+    code = getattr(args, "interrupted_exit", None)
+    return f" (exit {code}: transient, the step may run again)" if code else ""
+
+
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         if not getattr(args, "stoppable", False):
@@ -83,12 +90,13 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
             code = int(handler(args) or 0)
             if (signum := interrupts.stop_requested()) is not None:
                 # The signal came when the work was already done: the result stands, the exit code says it.
-                print(f"alas: interrupted by {signal.Signals(signum).name} after the work was done", file=sys.stderr)
-                return 128 + signum
+                print(f"alas: interrupted by {signal.Signals(signum).name} after the work was done"
+                      f"{_exit_note(args)}", file=sys.stderr)
+                return getattr(args, "interrupted_exit", None) or 128 + signum
             return code
     except interrupts.Interrupted as e:
-        print(f"alas: {e.summary or f'{e}; nothing was written'}", file=sys.stderr)
-        return e.exit_code
+        print(f"alas: {e.summary or f'{e}; nothing was written'}{_exit_note(args)}", file=sys.stderr)
+        return getattr(args, "interrupted_exit", None) or e.exit_code
     except AlasError as e:
         print(f"alas: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -33,18 +33,21 @@ class Commands:
         self._groups: dict[str, Any] = {}
 
     def add(self, name: str, handler: Handler, *, help: str, description: str | None = None,
-            group: str | None = None, stoppable: bool = False) -> argparse.ArgumentParser:
+            group: str | None = None, stoppable: bool = False,
+            interrupted_exit: int | None = None) -> argparse.ArgumentParser:
         """Add a command (to ``group`` when given) and return its parser for arguments.
 
         ``stoppable`` commands (the ones that solve or repair) turn SIGINT and SIGTERM into a clean stop of the
-        search in progress (:mod:`alas_argo.interrupts`) and exit 130 or 143.
+        search in progress (:mod:`alas_argo.interrupts`) and exit 130 or 143, or ``interrupted_exit`` when
+        given (`alas step`: 75, so that Argo runs a step whose pod was stopped again).
         """
         target = self.group(group) if group else self._sub
         parser: argparse.ArgumentParser = target.add_parser(
             name, help=help, description=description or help, epilog=epilog(f"{group} {name}" if group else name),
             formatter_class=argparse.RawDescriptionHelpFormatter)
         # command_parser: an unknown option is reported with this command's usage, not the top level's.
-        parser.set_defaults(handler=handler, command_parser=parser, stoppable=stoppable)
+        parser.set_defaults(handler=handler, command_parser=parser, stoppable=stoppable,
+                            interrupted_exit=interrupted_exit)
         return parser
 
     def group(self, name: str, help: str | None = None) -> Any:

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from alas_argo.cli.app import Commands
-from alas_argo.errors import AlasError, InputError
+from alas_argo.errors import AlasError, InputError, TransientError
 from alas_argo.settings import load_settings
 
 if TYPE_CHECKING:
@@ -88,11 +88,16 @@ def _hand_on_metrics(store: Store, kind: str) -> None:
 
 def register(commands: Commands) -> None:
     """Add `alas step`."""
-    p = commands.add("step", _step, stoppable=True,
+    # A stop request (SIGTERM: Kubernetes deleting, evicting or draining the pod) is transient for a step: it
+    # is idempotent against the log, so running it again is safe, and Argo's retry expression retries exit 75.
+    # With 143 the deleted pod's step failed the workflow unless Argo saw the pod vanish first (Error phase),
+    # a race it lost once on the real cluster (tests/cluster/test_failures.py).
+    p = commands.add("step", _step, stoppable=True, interrupted_exit=TransientError.exit_code,
                      help="Run one workflow step (the entrypoint of every Argo template).",
                      description="Run one step of a workflow: read inputs from the execution log, run the role, "
                      "record the output in the log, and write Argo output parameters to --outputs. Exit codes: "
-                     "0 ok, 75 transient (retry), 2 or 1 permanent.")
+                     "0 ok, 75 transient (retry; also when SIGTERM or SIGINT stopped the step: the pod was "
+                     "deleted, evicted or drained), 2 or 1 permanent.")
     p.add_argument("kind", help="step kind: a pipeline role (blueprint, job-agent, supervisor, revalidate, "
                    "optimizer, commit, disrupt, repairer, ...), compensate, retract, bench-plan, bench-case, "
                    "aggregate, choose, gather")

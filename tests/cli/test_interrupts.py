@@ -165,3 +165,31 @@ def test_sigint_during_alas_repair_writes_nothing(tmp_path: Path) -> None:
     err = _stop(child, signal.SIGINT)
     assert err.startswith("alas: interrupted by SIGINT during") and "nothing was written" in err
     assert not out.exists()
+
+
+def test_sigterm_stops_a_workflow_step_with_the_transient_exit_and_the_step_runs_again(tmp_path: Path) -> None:
+    # What Kubernetes does to a step pod it deletes, evicts or drains: SIGTERM. The step exits 75, the code
+    # Argo's retry expression retries (143 failed the workflow on the real cluster), and its next attempt, on
+    # the same inputs, continues the interrupted run to the end. (A 20x20 plan: the optimizer does not prove
+    # optimality in its 6 s, so the signal lands in it.)
+    root = tmp_path / "store"
+    argv = ["step", "bench-case", "--run-id", "bench", "--store", "fs", "--root", str(root), "--item",
+            json.dumps({"instance": "ta21", "scenario": "breakdown", "seed": 0}), "--run-input", "time-limit=6",
+            "--outputs", str(tmp_path / "out")]
+    case = "bench.ta21.breakdown.0"
+    child = _start(argv)
+    _wait_for(child, _started(root, case, "optimize"), "the case's optimizer")
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=240)
+    assert "Traceback" not in err, err
+    assert child.returncode == 75, err
+    assert "interrupted by SIGTERM" in err and "exit 75: transient" in err
+    assert _events(root, case)[-1] is EventType.RUN_INTERRUPTED
+    assert not (tmp_path / "out" / "key").exists()  # no output handed to Argo
+    again = _start(argv)  # Argo's retry: the same command
+    _, err = again.communicate(timeout=600)
+    assert again.returncode == 0, err
+    events = _events(root, case)
+    assert events.count(EventType.RUN_INTERRUPTED) == 1 and events.count(EventType.PLAN_COMMITTED) == 2
+    assert ExecutionLog(FsStore(root), case).verify().ok
+    assert (tmp_path / "out" / "key").exists()
