@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -73,23 +74,25 @@ def test_timeouts_are_retried_and_counted() -> None:
 
 
 def test_thread_mode_abandons_the_attempt_and_signals_cancellation() -> None:
-    observed: dict[str, float] = {}
+    # The handler runs until the test releases it, after run() returned: a runtime that waited for it instead
+    # of abandoning it would never return (the test's timeout). No wall-clock bound: a loaded machine is slow.
+    release = threading.Event()
+    observed: dict[str, bool] = {}
 
-    def cooperative(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        start = time.monotonic()
-        while not ctx.cancelled():
+    def stubborn(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        while not release.is_set():
             time.sleep(0.005)
-        observed["stopped_after"] = time.monotonic() - start
+        observed["cancelled"] = ctx.cancelled()
         return {}
     wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}], policies={"t": {"timeout": 0.1}})
-    start = time.monotonic()
-    result = Runtime({"f": cooperative}, timeout_mode="thread").run(wf)
-    assert time.monotonic() - start < 1.0
+    result = Runtime({"f": stubborn}, timeout_mode="thread").run(wf)
     assert result.states["a"] is NodeState.FAILED and "abandoned" in result.errors["a"]
-    deadline = time.monotonic() + 1.0
-    while "stopped_after" not in observed and time.monotonic() < deadline:
+    assert "cancelled" not in observed  # still running: abandoned, not awaited
+    release.set()
+    deadline = time.monotonic() + 20
+    while "cancelled" not in observed and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert observed["stopped_after"] < 0.5
+    assert observed["cancelled"] is True  # and told that its attempt was given up
 
 
 def test_timed_handlers_return_outputs_and_errors_across_the_fork() -> None:
@@ -122,7 +125,9 @@ def test_a_timed_any_of_loser_is_killed_when_it_loses(tmp_path: Path) -> None:
                   policies={"t": {"timeout": 30}})
     start = time.monotonic()
     result = Runtime({"c": cand}).run(wf)
-    assert time.monotonic() - start < 3
+    # Well under the loser's 30 s timeout: it was stopped when it lost, not at its limit (not a speed bound: the
+    # winner alone may wait 2 s for the loser to start on a loaded machine).
+    assert time.monotonic() - start < 25
     assert result.ok and result.states["slow"] is NodeState.CANCELLED
     assert not _pid_alive(int(pid_file.read_text()))
 
