@@ -109,23 +109,25 @@ def test_a_job_agent_pod_killed_mid_run_leaves_one_output_per_job_and_a_success(
     assert proposed and proposed[-1]["proposals"] == 10
 
 
-def kill_step_process(kube: Kube, pod: str) -> None:
-    """SIGKILL the step's process in the pod's main container (what the OOM killer does)."""
+def kill_step_process(kube: Kube, pod: str, signum: int = 9) -> None:
+    """Send ``signum`` to the step's process in the pod's main container: SIGKILL by default (what the OOM
+    killer does), SIGTERM as the kubelet does first when the pod is deleted, evicted or drained."""
+    # Only `alas step` itself: argoexec (the container's PID 1, `argoexec emissary -- alas step ...`) has `step`
+    # in its command line too; SIGKILL cannot reach a namespace's init, but SIGTERM did, and it took this exec
+    # session down with the container (exit 143). The step ending the container may end the session as well,
+    # so the exec's own exit code is not checked: the workflow's outcome is.
     script = ("import os\n"
               "for p in filter(str.isdigit, os.listdir('/proc')):\n"
               "    cmd = open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')\n"
-              "    if b'step' in cmd and int(p) != os.getpid():\n"
-              "        os.kill(int(p), 9)\n")
-    kube("exec", pod, "-c", "main", "--", "python", "-c", script)
+              "    if b'step' in cmd and not cmd[0].endswith(b'argoexec') and int(p) != os.getpid():\n"
+              f"        os.kill(int(p), {signum})\n")
+    kube("exec", pod, "-c", "main", "--", "python", "-c", script, check=False)
 
 
-def test_a_repair_killed_for_good_escalates_to_the_patch_rung(argo: Argo, kube: Kube, store: Store) -> None:
-    """The escalation ladder as Argo tasks: LCRP's pod killed outright fails its task (exit 137 is not transient
-    under the step's retry policy), which starts the patch rung, a task of its own; the replan rung is omitted,
-    recheck revalidates the patch's output, and the workflow succeeds with the patched repair committed."""
-    run_id = f"e2e-ladder-{int(time.time())}"
-    # full-stable spends its whole budget (fewest moves at the best makespan): the step runs long enough to be
-    # caught mid-run.
+def repairing_pod(argo: Argo, kube: Kube, store: Store, run_id: str) -> tuple[str, str]:
+    """Submit alas-plan on ta01 with a full-stable repair and wait until its repair step runs: (workflow, pod).
+    full-stable spends its whole budget (fewest moves at the best makespan), so the step runs long enough to be
+    caught mid-run."""
     name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ta01", "method": "full-stable", "time-limit": "60"},
                        wait=False)["metadata"]["name"]
 
@@ -134,7 +136,15 @@ def test_a_repair_killed_for_good_escalates_to_the_patch_rung(argo: Argo, kube: 
         return next((p["metadata"]["name"] for p in pods if runs_template(name, "repair-1")(p) and main_running(p)
                      and started(store, run_id, "repair_1")), None)
 
-    pod = kube.wait_for("the repair step to run", repairing, timeout=600, every=0.5)
+    return name, kube.wait_for("the repair step to run", repairing, timeout=600, every=0.5)
+
+
+def test_a_repair_killed_for_good_escalates_to_the_patch_rung(argo: Argo, kube: Kube, store: Store) -> None:
+    """The escalation ladder as Argo tasks: LCRP's pod killed outright fails its task (exit 137 is not transient
+    under the step's retry policy), which starts the patch rung, a task of its own; the replan rung is omitted,
+    recheck revalidates the patch's output, and the workflow succeeds with the patched repair committed."""
+    run_id = f"e2e-ladder-{int(time.time())}"
+    name, pod = repairing_pod(argo, kube, store, run_id)
     # Killed by signal, as the OOM killer does: the process is gone and logs no failure of its own.
     kill_step_process(kube, pod)
     argo("wait", name, check=False)
@@ -153,6 +163,29 @@ def test_a_repair_killed_for_good_escalates_to_the_patch_rung(argo: Argo, kube: 
     assert "compensation.started" not in [e["type"] for e in events]
     shown = json.loads(store.alas("log", "show", run_id, "--store", "s3", "--json").stdout)
     assert shown["current_version"] == 2
+    verified = json.loads(store.alas("log", "verify", run_id, "--store", "s3", "--json").stdout)
+    assert verified["ok"] is True, verified
+
+
+def test_a_repair_stopped_by_sigterm_exits_75_and_is_retried_not_escalated(argo: Argo, kube: Kube,
+                                                                          store: Store) -> None:
+    """SIGTERM, what a pod deleted, evicted or drained gets first: `alas step` stops its search and exits 75,
+    which the retry expression retries; the second attempt repairs, no rung of the ladder runs."""
+    run_id = f"e2e-term-{int(time.time())}"
+    name, pod = repairing_pod(argo, kube, store, run_id)
+    kill_step_process(kube, pod, signum=15)
+    argo("wait", name, check=False)
+    workflow = argo.get(name)
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    repair = node_of(workflow, "repair-1")
+    tries = attempts(workflow, repair)
+    assert [a["phase"] for a in tries] == ["Failed", "Succeeded"], tries
+    assert "exit code 75" in tries[0].get("message", ""), tries[0]
+    assert all(n["displayName"] not in ("repair-1-patch", "repair-1-replan") or n["phase"] in ("Omitted", "Skipped")
+               for n in workflow["status"]["nodes"].values())
+    events = store.events(run_id)
+    assert [e for e in events if e["type"] == "recovery.escalated"] == []
+    assert sum(e["type"] == "repair.finished" for e in events) == 1
     verified = json.loads(store.alas("log", "verify", run_id, "--store", "s3", "--json").stdout)
     assert verified["ok"] is True, verified
 
