@@ -103,8 +103,18 @@ def check(where: str | None = None) -> None:
         raise Interrupted(signum, where)
 
 
-def _stop_all() -> None:
+def _stop_all(*, if_pending: bool = False) -> None:
+    """Stop every registered search; with ``if_pending``, only while the request is still pending.
+
+    The pending check and the list of searches are read together under the lock that :func:`reset` takes: the
+    repeater wakes for a request, and when that request is forgotten before it stops anything, a search
+    registered after the reset must not be stopped. Without the check the next command's (or test's) first
+    solve could be stopped by the previous request and end without a solution (seen once in the suite:
+    tests/jssp/test_searching.py, a search that never found its first solution).
+    """
     with _lock:
+        if if_pending and not _pending.is_set():
+            return
         targets = list(_registered)
     for target in targets:
         target.stop_search()
@@ -124,7 +134,7 @@ def request_stop(signum: int = signal.SIGINT) -> None:
 def reset() -> None:
     """Forget a stop request (the end of a command, or a test)."""
     # Under the lock: the repeater reads the request and the searches to stop in one step, so a search
-    # registered after the request is forgotten is never stopped by it (see _restop_once).
+    # registered after the request is forgotten is never stopped by it (see _stop_all).
     with _lock:
         _pending.clear()
         _state["signum"] = None
@@ -149,27 +159,10 @@ def stoppable(target: Stoppable, where: str | None = None) -> Iterator[None]:
     check(where)
 
 
-def _restop_once() -> None:
-    """Stop every registered search again, if the request is still pending.
-
-    The pending check and the list of searches are read together under the lock: the repeater wakes for a
-    request, and when that request is forgotten (:func:`reset`) before it stops anything, a search registered
-    after the reset must not be stopped. Without the check the next command's (or test's) first solve could be
-    stopped by the previous request and end without a solution (seen once in the suite:
-    tests/jssp/test_searching.py, a search that never found its first solution).
-    """
-    with _lock:
-        if not _pending.is_set():
-            return
-        targets = list(_registered)
-    for target in targets:
-        target.stop_search()
-
-
 def _restop_loop() -> None:
     while True:
         _pending.wait()
-        _restop_once()
+        _stop_all(if_pending=True)
         time.sleep(RESTOP_SECONDS)
 
 

@@ -64,10 +64,10 @@ def test_a_forgotten_request_stops_no_search_registered_after_it() -> None:
         interrupts.reset()
     nxt = _Search()
     with pytest.raises(interrupts.Interrupted), interrupts.stoppable(nxt):
-        interrupts._restop_once()  # what the repeater does next
+        interrupts._stop_all(if_pending=True)  # what the repeater does next
         assert nxt.stops == 0 and interrupts.stop_requested() is None
         interrupts.request_stop(signal.SIGTERM)
-        interrupts._restop_once()  # a new request: repeated, as before
+        interrupts._stop_all(if_pending=True)  # a new request: repeated, as before
     assert nxt.stops == 2
 
 

@@ -76,13 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
-def _exit_note(args: argparse.Namespace) -> str:
-    """What a command's own exit code for a stop request means, when it has one."""
-    code = getattr(args, "interrupted_exit", None)
-    return f" (exit {code}: transient, the step may run again)" if code else ""
-
-
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    # A command's own exit code for a stop request (`alas step`: 75), and what it means.
+    own_exit: int | None = getattr(args, "interrupted_exit", None)
+    note = f" (exit {own_exit}: transient, the step may run again)" if own_exit else ""
     try:
         if not getattr(args, "stoppable", False):
             return int(handler(args) or 0)
@@ -90,13 +87,13 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
             code = int(handler(args) or 0)
             if (signum := interrupts.stop_requested()) is not None:
                 # The signal came when the work was already done: the result stands, the exit code says it.
-                print(f"alas: interrupted by {signal.Signals(signum).name} after the work was done"
-                      f"{_exit_note(args)}", file=sys.stderr)
-                return getattr(args, "interrupted_exit", None) or 128 + signum
+                print(f"alas: interrupted by {signal.Signals(signum).name} after the work was done{note}",
+                      file=sys.stderr)
+                return own_exit or 128 + signum
             return code
     except interrupts.Interrupted as e:
-        print(f"alas: {e.summary or f'{e}; nothing was written'}{_exit_note(args)}", file=sys.stderr)
-        return getattr(args, "interrupted_exit", None) or e.exit_code
+        print(f"alas: {e.summary or f'{e}; nothing was written'}{note}", file=sys.stderr)
+        return own_exit or e.exit_code
     except AlasError as e:
         print(f"alas: error: {e}", file=sys.stderr)
         return e.exit_code
