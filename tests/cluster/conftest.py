@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -131,6 +132,27 @@ def record_figure(name: str, figures: dict[str, Any]) -> None:
     recorded = json.loads(path.read_text()) if path.exists() else {}
     recorded[name] = figures
     path.write_text(json.dumps(recorded, indent=2) + "\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def local_alas() -> None:
+    """Stop before the first cluster test when the `alas` on PATH is not this checkout's.
+
+    The tests read the cluster's log, verify it and compare engines with the `alas` on PATH. An editable
+    install repointed elsewhere (another clone's `pip install -e .`, since deleted) made three failure-path
+    tests fail one after the other with `ModuleNotFoundError` inside their helpers, 40 minutes into a run.
+    """
+    proc = subprocess.run(["alas", "--version"], capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode != 0:
+        pytest.exit(f"`alas --version` exited {proc.returncode}: {proc.stderr.strip()[-500:]}\n"
+                    f"reinstall this checkout: pip install -e {ROOT}", returncode=2)
+    # What `alas` imports: this interpreter, this environment, but not the working directory (a console script
+    # does not put it on sys.path; pytest's rootdir is).
+    where = subprocess.run([sys.executable, "-c", "import alas_argo; print(alas_argo.__file__)"], cwd="/",
+                           capture_output=True, text=True, timeout=120, check=False).stdout.strip()
+    if not where or Path(where).resolve().parents[1] != ROOT:
+        pytest.exit(f"the installed alas_argo is {where or 'not importable'}, not this checkout ({ROOT}): the "
+                    f"cluster tests would compare against other code; pip install -e {ROOT}", returncode=2)
 
 
 @pytest.fixture(scope="session")
