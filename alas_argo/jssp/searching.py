@@ -53,14 +53,18 @@ def search_workers(workers: int, *, deterministic: bool) -> int:
 class SearchClock:
     """The time a budget is spent against: wall seconds, or nominal seconds of deterministic time.
 
-    Not thread-safe: one clock per sequence of solves.
+    Not thread-safe: one clock per sequence of solves. Solves run side by side each get a :meth:`fork`, and
+    are :meth:`join`-ed back when they are all done.
 
     Args:
         deterministic: Count deterministic time (reproducible) instead of wall time.
+        streams: How many independent streams a search that can run several side by side runs (LCRP's
+            re-optimizing search); recorded with the results, because the plan depends on it.
     """
 
-    def __init__(self, *, deterministic: bool = True) -> None:
+    def __init__(self, *, deterministic: bool = True, streams: int = 1) -> None:
         self.deterministic = deterministic
+        self.streams = max(1, streams)
         self._started = time.monotonic()
         self._spent = 0.0
         #: Deterministic time units the solves charged to this clock (both modes; recorded with results).
@@ -84,15 +88,31 @@ class SearchClock:
         self.dtime += solver.deterministic_time
         self._spent += max(MIN_CHARGE, solver.deterministic_time / DTIME_PER_SECOND)
 
+    def fork(self) -> SearchClock:
+        """A clock for one of several searches run side by side (one stream each); :meth:`join` them back."""
+        return SearchClock(deterministic=self.deterministic)
+
+    def join(self, forks: list[SearchClock]) -> None:
+        """Count the searches run side by side on ``forks``: their solves and work go on the record, and the
+        time they took is the longest of them (they ran at the same time, each on its own core)."""
+        self.solves += sum(f.solves for f in forks)
+        self.dtime += sum(f.dtime for f in forks)
+        self._spent += max((f._spent for f in forks), default=0.0)
+
     def charge_nothing(self) -> None:
         """Count a search step that ended before any solve (so a loop over such steps still ends)."""
         self._spent += MIN_CHARGE
 
     def record(self, workers: int) -> dict[str, Any]:
         """What makes the searches on this clock reproducible, for the execution log."""
-        return {"deterministic": self.deterministic, "dtime_per_second": DTIME_PER_SECOND,
-                "search_workers": search_workers(workers, deterministic=self.deterministic),
-                "deterministic_time": round(self.dtime, 6), "solves": self.solves}
+        record: dict[str, Any] = {
+            "deterministic": self.deterministic, "dtime_per_second": DTIME_PER_SECOND,
+            "search_workers": search_workers(workers, deterministic=self.deterministic),
+            "search_streams": self.streams, "deterministic_time": round(self.dtime, 6), "solves": self.solves}
+        if self.deterministic:
+            # The clock's own time: the work of streams run side by side counted once, as it was spent.
+            record["nominal_seconds"] = round(self._spent, 6)
+        return record
 
 
 class _Model(cp_model.CpModel):

@@ -19,7 +19,8 @@ Payload contract (the pipeline writes these events; every field name is normativ
        "tolerance": float (the makespan share LCRP may trade for fewer moves; 0 when absent),
        "deterministic": bool (budgets in CP-SAT deterministic time; when absent, ``metrics.limits.deterministic``,
        else false: logs written before deterministic limits counted wall time), "seed" (0 when absent),
-       "workers" (1 when absent),
+       "workers" (1 when absent), "limits" or "metrics.limits" with "search_streams" (LCRP's search streams; 1
+       when absent),
        "plan": {repaired schedule JSON} | "result_version": N, "metrics": {...}}
 
 Plans are given inline or by a committed version of the same run (read and hash-checked through
@@ -172,6 +173,13 @@ def _deterministic(payload: dict[str, Any]) -> bool:
     return bool(limits.get("deterministic", False))
 
 
+def _streams(payload: dict[str, Any]) -> int:
+    """LCRP's search streams the recorded repair ran (its limits' ``search_streams``, at the top or in its
+    metrics); 1 when absent: repairs recorded before the streams ran one."""
+    limits = payload.get("limits") or (payload.get("metrics") or {}).get("limits") or {}
+    return int(limits.get("search_streams", 1))
+
+
 def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     from alas_argo.jssp.repair import repair
 
@@ -181,7 +189,7 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
                     seed=int(p.get("seed", 0)), workers=int(p.get("workers", 1)), effort=float(p.get("effort", 1.0)),
-                    tolerance=float(p.get("tolerance", 0.0)), deterministic=_deterministic(p))
+                    tolerance=float(p.get("tolerance", 0.0)), deterministic=_deterministic(p), streams=_streams(p))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

@@ -130,3 +130,27 @@ def test_tolerance_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: 
                  str(files / "d.json"), "--tolerance", value, "--out", str(files / "r.json")]) == 2
     assert "tolerance must be in [0, 0.1]" in capsys.readouterr().err
     assert not (files / "r.json").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "17"])
+def test_streams_out_of_range_exit_2_and_write_nothing(files: Path, capsys: pytest.CaptureFixture[str],
+                                                       value: str) -> None:
+    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
+                 "--seed", "1", "--out", str(files / "d.json")]) == 0
+    capsys.readouterr()
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+                 str(files / "d.json"), "--streams", value, "--out", str(files / "r.json")]) == 2
+    assert "streams must be in [1, 16]" in capsys.readouterr().err
+    assert not (files / "r.json").exists()
+
+
+def test_streams_are_recorded_with_the_repair(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "shock",
+                 "--seed", "1", "--out", str(files / "d.json")]) == 0
+    capsys.readouterr()
+    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
+                 str(files / "d.json"), "--streams", "2", "--out", str(files / "r.json"), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["limits"]["search_streams"] == 2 and printed["valid"]
+    written = json.loads((files / "r.json").read_text())
+    assert written["limits"]["search_streams"] == 2

@@ -56,6 +56,24 @@ def test_a_deterministic_clock_counts_only_what_the_solves_spent() -> None:
     assert clock.now() == pytest.approx(MIN_CHARGE + clock.dtime / DTIME_PER_SECOND)
 
 
+def test_side_by_side_searches_are_charged_their_longest_time_and_all_their_work() -> None:
+    clock = SearchClock(streams=2)
+    clock.charge_nothing()
+    forks = [clock.fork() for _ in range(2)]
+    assert all(f.deterministic and f.now() == 0.0 for f in forks)
+    for fork, seconds in zip(forks, (0.05, 0.2), strict=True):
+        optimize(SolveRequest(get_instance("ft10"), time_limit=seconds, seed=1, clock=fork))
+    assert forks[0].now() < forks[1].now()
+    clock.join(forks)
+    assert clock.now() == pytest.approx(MIN_CHARGE + forks[1].now())
+    assert clock.dtime == pytest.approx(forks[0].dtime + forks[1].dtime) and clock.solves == 2
+    record = clock.record(2)
+    assert record["search_streams"] == 2 and record["search_workers"] == 1
+    assert record["nominal_seconds"] == round(clock.now(), 6)
+    assert record["deterministic_time"] == round(clock.dtime, 6)
+    assert "nominal_seconds" not in SearchClock(deterministic=False).record(2)
+
+
 def test_the_same_request_gives_the_same_schedule() -> None:
     inst = get_instance("la16")
     runs = [optimize(SolveRequest(inst, time_limit=0.3, seed=5)).schedule for _ in range(2)]

@@ -118,3 +118,48 @@ def test_pipeline_run_replays_with_parity(tmp_path: Any) -> None:
     report = replay_log(ExecutionLog(FsStore(root), "pipe"))
     kinds = {s.kind for s in report.steps}
     assert kinds == {"validation", "repair"} and report.parity, report.summary()
+
+
+def _lcrp_record(store: Store, run: str, **options: Any) -> ExecutionLog:
+    """A log holding one LCRP repair, recorded as the controller records it: la21, a 1 s plan, breakdown seed 1
+    (a case whose plan on one search stream differs from its plan on two)."""
+    from alas_argo.jssp.catalog import get_instance
+    from alas_argo.jssp.cpsat import SolveRequest, optimize
+
+    la21 = get_instance("la21")
+    plan = optimize(SolveRequest(la21, time_limit=1.0, seed=1)).schedule
+    disruption = generate_disruption(la21, plan, "breakdown", seed=1)
+    result = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, **options)
+    log = ExecutionLog(store, run)
+    log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
+        "instance": {"name": "la21"}, "baseline": plan.to_json(), "disruption": disruption.to_json(),
+        "method": "lcrp", "budget": 2.0, "seed": 1, "workers": 2, "plan": result.schedule.to_json(),
+        "metrics": result.metrics()})
+    return log
+
+
+def test_a_repair_on_two_search_streams_replays_on_two(store: Store) -> None:
+    log = _lcrp_record(store, "two", streams=2)
+    (event,) = list(log.events())
+    assert event.payload["metrics"]["limits"]["search_streams"] == 2
+    (step,) = replay_log(log).steps
+    assert step.parity, step.detail
+
+
+def test_a_repair_recorded_before_search_streams_replays_on_one(store: Store) -> None:
+    """Logs written before the streams hold no ``search_streams``: their repairs ran one stream, whatever
+    ``workers`` said, and replay runs one. (The same record on two streams gives another plan here.)"""
+    def without_streams(_event: Any, payload: dict[str, Any]) -> None:
+        del payload["metrics"]["limits"]["search_streams"]
+
+    old = _lcrp_record(store, "one", streams=1)
+    again = ExecutionLog(store, "old")
+    for event in old.events():
+        payload = dict(event.payload)
+        without_streams(event, payload)
+        again.append(event.type, payload=payload, node_id=event.node_id)
+    (step,) = replay_log(again).steps
+    assert step.parity, step.detail
+    # The case tells the two apart: on two streams this repair gives another plan, which replay would report.
+    (on_two,) = list(_lcrp_record(store, "two", streams=2).events())
+    assert on_two.payload["plan"] != next(iter(old.events())).payload["plan"]

@@ -31,6 +31,7 @@ from alas_argo.jssp.verdict import ValidationReport
 
 __all__ = [
     "MAX_EFFORT",
+    "MAX_STREAMS",
     "MAX_TOLERANCE",
     "RepairMethod",
     "RepairOutcome",
@@ -49,6 +50,9 @@ MAX_EFFORT = 100.0
 #: The largest makespan tolerance accepted (a fraction of the repair's makespan): a plan 10 % longer to keep
 #: operations in place is a re-plan's decision, not a repair's.
 MAX_TOLERANCE = 0.1
+#: The most search streams a repair runs side by side (one thread each): more than a machine has cores only
+#: makes each stream slower.
+MAX_STREAMS = 16
 
 
 def check_effort(effort: float) -> None:
@@ -102,6 +106,7 @@ def repair(
     effort: float = 1.0,
     tolerance: float = 0.0,
     deterministic: bool = True,
+    streams: int = 1,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
 
@@ -119,6 +124,10 @@ def repair(
         deterministic: Count every budget in CP-SAT deterministic time on one worker (the default: the same
             inputs give the same repair, which replay checks); False counts wall time on ``workers`` workers
             (see :mod:`alas_argo.jssp.searching`).
+        streams: LCRP's re-optimizing search as this many independent streams side by side, one thread each,
+            the shortest plan kept (1, the default: one search). Each stream is reproducible, so the repair is;
+            a slightly shorter plan for about ``streams`` times the CPU (bench/README.md, "Search streams").
+            Recorded in the result's limits as ``search_streams``, which replay passes back.
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.
@@ -154,7 +163,9 @@ def repair(
     def is_valid(plan: Schedule) -> bool:
         return judge(plan).valid
 
-    clock = SearchClock(deterministic=deterministic)
+    if not 1 <= streams <= MAX_STREAMS:
+        raise InputError(f"streams must be in [1, {MAX_STREAMS}], got {streams}")
+    clock = SearchClock(deterministic=deterministic, streams=streams)
     outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
                                    effort=effort, tolerance=tolerance, clock=clock)
     report = judge(outcome.schedule)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.cpsat import SolveStatus, optimize
@@ -83,8 +84,8 @@ from alas_argo.jssp.searching import SearchClock
 __all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS", "GAP_MAX_FACTOR",
            "GAP_UNIT", "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR",
            "REOPT_MOVES", "REOPT_PER_OP", "RESTART_MIN_GAP", "RESTART_STREAM", "STABILITY_RESERVE", "STEP_FLOOR",
-           "STEP_PER_OP", "TOTAL_FLOOR", "TOTAL_PER_OP", "TRADE_CHUNK", "TRADE_FLOOR", "TRADE_PER_OP", "lcrp",
-           "lower_bound"]
+           "STEP_PER_OP", "STREAM_SEED_STEP", "TOTAL_FLOOR", "TOTAL_PER_OP", "TRADE_CHUNK", "TRADE_FLOOR",
+           "TRADE_PER_OP", "lcrp", "lower_bound"]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -141,6 +142,14 @@ GAP_MAX_FACTOR = 8.0
 RESTART_MIN_GAP = 0.03
 #: Added to the seed for that second search's random stream.
 RESTART_STREAM = 7919
+#: The seed of the re-optimizing search's stream ``k`` when a repair asks for several side by side (``streams``,
+#: recorded as ``search_streams``) is the search's own plus ``k`` times this. The streams' moves are random
+#: windows and two streams of the search alone end far apart: from the first edit on the bench's own 20x15
+#: scenarios (ta11-ta14, 24 cases, 0.3 nominal s each; scripts/search_streams.py), one stream 1.0069 of a 10 s
+#: global re-solve's makespan (worst 1.0418), the better of two 1.0044 (worst 1.0268). Whole repairs gain much
+#: less (about 0.1 %, for about twice the CPU: bench/README.md, "Search streams"), so one stream stays the
+#: default.
+STREAM_SEED_STEP = 104_729
 #: The trade stage, run only when the caller allows a makespan tolerance: a count solve (chunked as the
 #: stabilization's) for the fewest moved operations at a makespan up to ``tolerance`` above the repair's, for
 #: TRADE_PER_OP nominal seconds per free operation times ``effort`` (and its floor), within the budget.
@@ -379,8 +388,13 @@ def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: i
     past ``limit`` on ``clock``: its plan when shorter and valid, else None."""
     began = clock.now()
     ceiling = max(0.0, limit - began)
-    found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
-                        max_moves=max(1, round(effort * REOPT_MOVES * len(state.free))), ceiling=ceiling)
+    moves = max(1, round(effort * REOPT_MOVES * len(state.free)))
+    if clock.streams <= 1:
+        found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock, max_moves=moves,
+                            ceiling=ceiling)
+    else:
+        found = _side_by_side(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
+                              max_moves=moves, ceiling=ceiling)
     # A search still gaining far above the bound runs on (reoptimizing.STRETCHES): say how long it ran.
     notes.append(f"re-optimizing search{' ' + label if label else ''} ({min(seconds, ceiling):.2f} s, "
                  f"{clock.now() - began:.2f} s used): "
@@ -389,6 +403,27 @@ def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: i
         notes.append("re-optimizing search: candidate rejected by the validator")
         return None
     return found
+
+
+def _side_by_side(state: ExecutionState, incumbent: Schedule, *, seconds: float, bound: int, seed: int,
+                  clock: SearchClock, max_moves: int, ceiling: float) -> Schedule | None:
+    """The re-optimizing search as ``clock.streams`` independent streams side by side (one thread each, seeds
+    :data:`STREAM_SEED_STEP` apart, stream 0 the one a single stream runs), each with the whole time: the
+    shortest plan, the lowest stream on ties.
+
+    Each stream is reproducible on its own and the pick is a fixed rule, so the repair is too. The clock is
+    charged the longest stream's time: the streams run at the same time, each on its own core (CP-SAT releases
+    the GIL while it solves; the Python work between the solves takes turns).
+    """
+    forks = [clock.fork() for _ in range(clock.streams)]
+    with ThreadPoolExecutor(max_workers=len(forks), thread_name_prefix="alas-search") as pool:
+        futures = [pool.submit(reoptimized, state, incumbent, seconds=seconds, bound=bound,
+                               seed=seed + k * STREAM_SEED_STEP, clock=fork, max_moves=max_moves, ceiling=ceiling)
+                   for k, fork in enumerate(forks)]
+        found = [f.result() for f in futures]
+    clock.join(forks)
+    shorter = [(plan.makespan, k, plan) for k, plan in enumerate(found) if plan is not None]
+    return min(shorter, key=lambda t: t[:2])[2] if shorter else None
 
 
 def _windows(state: ExecutionState, incumbent: Schedule, affected: set[Key], deadline: float, *, seed: int,

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
+
 import pytest
 
+from alas_argo import interrupts
+from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import MAX_STREAMS, lower_bound, reoptimizing, repair
 from alas_argo.jssp.repair import lcrp as lcrp_module
-from alas_argo.jssp.repair import lower_bound, reoptimizing, repair
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import STRETCH_MIN_GAP, STRETCH_SHARE, STRETCHES, FreeSequences, reoptimized
 from alas_argo.jssp.repair.shifting import aor
@@ -273,3 +279,77 @@ def test_a_search_from_the_first_edit_left_far_above_the_bound_searches_again_in
     assert any("cascade" in n and "to the re-optimizing search" in n for n in again.notes)
     assert any("search from the first edit" in n for n in again.notes)
     assert again.valid and again.makespan < first_edit and again.global_reason is not None
+
+
+def test_side_by_side_streams_keep_the_shortest_plan_and_take_the_longest_streams_time() -> None:
+    """ft10, a weak plan, shock seed 1: the search on two streams side by side returns what the better of the
+    two streams, each run on its own (seeds STREAM_SEED_STEP apart), returns, and its clock is charged the
+    longer stream's time and both streams' work."""
+    st, cheap, d = _ft10_shock()
+    bound = lower_bound(st)
+    alone = []
+    for k in range(2):
+        clock = SearchClock()
+        found = reoptimized(st, cheap, seconds=0.1, bound=bound, seed=3 + k * lcrp_module.STREAM_SEED_STEP,
+                            clock=clock, max_moves=100)
+        assert found is not None
+        alone.append((found, clock))
+    assert alone[0][0].makespan != alone[1][0].makespan or alone[0][0] != alone[1][0]  # two streams, not one
+    both = SearchClock(streams=2)
+    found = lcrp_module._side_by_side(st, cheap, seconds=0.1, bound=bound, seed=3, clock=both, max_moves=100,
+                                      ceiling=5.0)
+    best = min(alone, key=lambda pair: pair[0].makespan)[0]
+    assert found is not None and found.makespan == best.makespan
+    assert found == (alone[0][0] if alone[0][0].makespan <= alone[1][0].makespan else alone[1][0])
+    assert both.now() == pytest.approx(max(c.now() for _, c in alone))
+    assert both.dtime == pytest.approx(sum(c.dtime for _, c in alone))
+    assert both.solves == sum(c.solves for _, c in alone)
+    assert validate(st.instance, found, disruption=d, baseline=st.baseline).valid
+
+
+def test_a_repair_on_two_streams_is_reproducible_and_says_how_many_it_ran() -> None:
+    ft10 = get_instance("ft10")
+    plan = dispatch(ft10, "mwkr")
+    d = generate_disruption(ft10, plan, "shock", seed=1)
+    a, b = (repair(ft10, plan, d, "lcrp", budget=5.0, seed=2, streams=2) for _ in range(2))
+    assert a.schedule == b.schedule and a.limits == b.limits
+    assert a.limits["search_streams"] == 2 and a.limits["search_workers"] == 1
+    assert repair(ft10, plan, d, "lcrp", budget=5.0, seed=2).limits["search_streams"] == 1  # the default
+    for wrong in (0, MAX_STREAMS + 1):
+        with pytest.raises(InputError, match=r"streams must be in \[1, 16\]"):
+            repair(ft10, plan, d, "lcrp", budget=5.0, streams=wrong)
+
+
+def test_a_stop_ends_both_streams_of_a_side_by_side_search() -> None:
+    """ta21 after a shock, an unreachable bound and 10,000 nominal s: the two streams run until a SIGTERM-like
+    stop request, then both end and the search raises Interrupted in its caller's thread."""
+    inst = get_instance("ta21")
+    plan = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, plan, "shock", seed=1)
+    st = ExecutionState.at(inst, plan, d)
+    outcome: dict[str, BaseException] = {}
+
+    def search() -> None:
+        try:
+            lcrp_module._side_by_side(st, aor(st), seconds=10_000, bound=0, seed=0, clock=SearchClock(streams=2),
+                                      max_moves=10**9, ceiling=10_000)
+        except BaseException as e:
+            outcome["error"] = e
+
+    interrupts.reset()
+    worker = threading.Thread(target=search)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 600
+        while sum(t.name.startswith("alas-search") for t in threading.enumerate()) < 2:
+            assert worker.is_alive() and time.monotonic() < deadline, f"no two streams: {outcome.get('error')!r}"
+            time.sleep(0.01)
+        time.sleep(0.5)
+        assert worker.is_alive(), f"the search ended before the stop: {outcome.get('error')!r}"
+        interrupts.request_stop(signal.SIGTERM)
+        worker.join(600)
+        assert not worker.is_alive()
+        assert isinstance(outcome.get("error"), interrupts.Interrupted)
+        assert not any(t.name.startswith("alas-search") for t in threading.enumerate())
+    finally:
+        interrupts.reset()
