@@ -120,27 +120,17 @@ def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.Capture
                  "--out", d]) == 2
 
 
-@pytest.mark.parametrize("value", ["-0.01", "0.5"])
-def test_tolerance_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: pytest.CaptureFixture[str],
-                                                          value: str) -> None:
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--tolerance", "-0.01", "tolerance must be in [0, 0.1]"), ("--tolerance", "0.5", "tolerance must be in [0, 0.1]"),
+    ("--streams", "0", "streams must be in [1, 16]"), ("--streams", "17", "streams must be in [1, 16]")])
+def test_an_lcrp_option_out_of_range_exits_2_and_writes_nothing(files: Path, capsys: pytest.CaptureFixture[str],
+                                                                flag: str, value: str, message: str) -> None:
     assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
                  "--seed", "1", "--out", str(files / "d.json")]) == 0
     capsys.readouterr()
     assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
-                 str(files / "d.json"), "--tolerance", value, "--out", str(files / "r.json")]) == 2
-    assert "tolerance must be in [0, 0.1]" in capsys.readouterr().err
-    assert not (files / "r.json").exists()
-
-
-@pytest.mark.parametrize("value", ["0", "17"])
-def test_streams_out_of_range_exit_2_and_write_nothing(files: Path, capsys: pytest.CaptureFixture[str],
-                                                       value: str) -> None:
-    assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "breakdown",
-                 "--seed", "1", "--out", str(files / "d.json")]) == 0
-    capsys.readouterr()
-    assert main(["repair", "--instance", "ft06", "--schedule", str(files / "s.json"), "--disruption",
-                 str(files / "d.json"), "--streams", value, "--out", str(files / "r.json")]) == 2
-    assert "streams must be in [1, 16]" in capsys.readouterr().err
+                 str(files / "d.json"), flag, value, "--out", str(files / "r.json")]) == 2
+    assert message in capsys.readouterr().err
     assert not (files / "r.json").exists()
 
 
