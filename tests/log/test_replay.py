@@ -149,14 +149,11 @@ def test_a_repair_on_two_search_streams_replays_on_two(store: Store) -> None:
 def test_a_repair_recorded_before_search_streams_replays_on_one(store: Store) -> None:
     """Logs written before the streams hold no ``search_streams``: their repairs ran one stream, whatever
     ``workers`` said, and replay runs one. (The same record on two streams gives another plan here.)"""
-    def without_streams(_event: Any, payload: dict[str, Any]) -> None:
-        del payload["metrics"]["limits"]["search_streams"]
-
     old = _lcrp_record(store, "one", streams=1)
     again = ExecutionLog(store, "old")
     for event in old.events():
         payload = dict(event.payload)
-        without_streams(event, payload)
+        del payload["metrics"]["limits"]["search_streams"]
         again.append(event.type, payload=payload, node_id=event.node_id)
     (step,) = replay_log(again).steps
     assert step.parity, step.detail
