@@ -13,15 +13,19 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow, is_lcrp
 from alas_argo.benchmarks.tables import rows_to_csv
+from alas_argo.deferred import deferred
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_INT_DIGITS
+
+if TYPE_CHECKING:
+    from matplotlib import figure
+    from matplotlib.backends import backend_agg
+else:  # imported when the first chart is drawn (alas_argo.deferred)
+    backend_agg, figure = deferred("matplotlib.backends.backend_agg"), deferred("matplotlib.figure")
 
 __all__ = ["LcrpRatio", "MethodSummary", "SizeRatio", "from_csv", "lcrp_ratios", "size_ratios", "summarize", "to_csv",
            "to_markdown", "write_outputs"]
@@ -178,8 +182,8 @@ def to_markdown(rows: Sequence[RepairRow], *, title: str, rerun: str | None = No
 
 
 def _pareto(rows: Sequence[RepairRow], scenario: str, path: Path) -> None:
-    fig = Figure(figsize=(7, 5), dpi=100)
-    FigureCanvasAgg(fig)
+    fig = figure.Figure(figsize=(7, 5), dpi=100)
+    backend_agg.FigureCanvasAgg(fig)
     ax = fig.subplots()
     for i, method in enumerate(dict.fromkeys(r.method for r in rows)):
         sel = [r for r in rows if r.scenario == scenario and r.method == method and r.valid]

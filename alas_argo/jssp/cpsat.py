@@ -16,15 +16,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ortools.sat.python import cp_model
-
+from alas_argo.deferred import deferred
 from alas_argo.errors import ContractError, InfeasibleError, InputError, NoSolutionError
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.modeling import Key, OperationModel, ProgressEvent, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+else:
+    cp_model = deferred("ortools.sat.python.cp_model")
 
 __all__ = ["ProgressEvent", "SolveRequest", "SolveResult", "SolveStatus", "StabilityObjective", "optimize"]
 
@@ -132,18 +136,18 @@ class SolveResult:
     limits: Mapping[str, Any] = field(default_factory=dict)
 
 
-class _Reporter(cp_model.CpSolverSolutionCallback):
-    """Forwards each improving solution to the caller's progress callback."""
+def _reporter(model: OperationModel, phase: str, started: float,
+              progress: Callable[[ProgressEvent], None]) -> cp_model.CpSolverSolutionCallback:
+    """A solution callback forwarding each improving solution to the caller's progress callback."""
 
-    def __init__(self, model: OperationModel, phase: str, started: float,
-                 progress: Callable[[ProgressEvent], None]) -> None:
-        super().__init__()
-        self._model, self._phase, self._started, self._progress = model, phase, started, progress
+    # Defined per call, not at import: OR-Tools is imported when a solve first needs it (alas_argo.deferred).
+    class _Reporter(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            progress(ProgressEvent(phase=phase, makespan=int(self.value(model.makespan)),
+                                   bound=int(self.best_objective_bound) if phase == "cpsat" else 0,
+                                   seconds=time.monotonic() - started))
 
-    def on_solution_callback(self) -> None:
-        self._progress(ProgressEvent(phase=self._phase, makespan=int(self.value(self._model.makespan)),
-                                     bound=int(self.best_objective_bound) if self._phase == "cpsat" else 0,
-                                     seconds=time.monotonic() - self._started))
+    return _Reporter()
 
 
 def _parameters(request: SolveRequest, seconds: float) -> cp_model.CpSolver:
@@ -206,7 +210,7 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         m.model.minimize(m.makespan)
     first_share = 1.0 - request.stability_time_fraction if two_phase else 1.0
     solver = _parameters(request, request.time_limit * first_share)
-    callback = _Reporter(m, "cpsat", started, progress) if progress else None
+    callback = _reporter(m, "cpsat", started, progress) if progress else None
     code = run_solver(solver, m.model, clock, callback, where="the CP-SAT solve")
     if code == cp_model.MODEL_INVALID:
         raise ContractError(f"CP-SAT rejected the model: {m.model.validate()}")
@@ -233,7 +237,7 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
         m.model.add(m.makespan <= schedule.makespan)
         m.model.minimize(sum(shifts))
         solver2 = _parameters(request, max(0.05, request.time_limit - (clock.now() - began)))
-        callback2 = _Reporter(m, "stability", started, progress) if progress else None
+        callback2 = _reporter(m, "stability", started, progress) if progress else None
         if run_solver(solver2, m.model, clock, callback2, where="the stability solve") in (
                 cp_model.OPTIMAL, cp_model.FEASIBLE):
             candidate = _schedule(request, m, solver2)

@@ -14,13 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch, Rectangle
-
+from alas_argo.deferred import deferred
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.gantt_style import (
     DOWNTIME_COLOR,
@@ -36,6 +32,14 @@ from alas_argo.jssp.gantt_style import (
 )
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
+
+if TYPE_CHECKING:
+    from matplotlib import figure, lines, patches
+    from matplotlib.axes import Axes
+    from matplotlib.backends import backend_agg
+else:  # imported when the first chart is drawn (alas_argo.deferred)
+    backend_agg, figure = deferred("matplotlib.backends.backend_agg"), deferred("matplotlib.figure")
+    lines, patches = deferred("matplotlib.lines"), deferred("matplotlib.patches")
 
 __all__ = ["MOVED_COLOR", "gantt_figure", "save_gantt"]
 
@@ -58,7 +62,7 @@ def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *, disr
         moved = marks is not None and o.key in marks.moved
         longer = marks is not None and o.key in marks.lengthened
         gid = "moved" if moved else "lengthened" if longer else "op"
-        ax.add_patch(Rectangle(
+        ax.add_patch(patches.Rectangle(
             (o.start, o.machine - 0.4), o.end - o.start, 0.8, facecolor=job_color(o.job),
             edgecolor=MOVED_COLOR if moved else LENGTHENED_COLOR if longer else "black",
             linewidth=(1.8 if moved else 1.2 if longer else edge) * (0.55 if large else 1.0),
@@ -68,8 +72,8 @@ def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *, disr
             ax.text((o.start + o.end) / 2, o.machine, label, ha="center", va="center",
                     fontsize=6 if not large else 5, color=text_color(o.job))
     for b in downtimes(disruptions):
-        ax.add_patch(Rectangle((b.start, b.machine - 0.5), b.duration, 1.0, facecolor=DOWNTIME_COLOR, alpha=0.35,
-                               hatch="xx", edgecolor=DOWNTIME_COLOR, gid="downtime"))
+        ax.add_patch(patches.Rectangle((b.start, b.machine - 0.5), b.duration, 1.0, facecolor=DOWNTIME_COLOR,
+                                       alpha=0.35, hatch="xx", edgecolor=DOWNTIME_COLOR, gid="downtime"))
     for d in disruptions:
         ax.axvline(d.time, color=REVEAL_COLOR, linestyle="--", linewidth=1.0, gid="reveal")
     ax.axvline(schedule.makespan, color=MAKESPAN_COLOR, linewidth=1.2, gid="makespan")
@@ -81,34 +85,35 @@ def _panel(ax: Axes, instance: Instance, schedule: Schedule, title: str, *, disr
     ax.set_title(f"{title}: makespan {schedule.makespan}", fontsize=9, loc="left")
 
 
-def _legend(fig: Figure, instance: Instance, *, disruptions: Sequence[Disruption], marks: Changes | None,
+def _legend(fig: figure.Figure, instance: Instance, *, disruptions: Sequence[Disruption], marks: Changes | None,
             makespans: Sequence[int]) -> None:
-    handles: list[Patch | Line2D] = []
+    handles: list[patches.Patch | lines.Line2D] = []
     if marks is not None and marks.moved:
-        handles.append(Patch(facecolor="white", edgecolor=MOVED_COLOR, linewidth=1.8,
-                             label=f"moved ({len(marks.moved)})"))
+        handles.append(patches.Patch(facecolor="white", edgecolor=MOVED_COLOR, linewidth=1.8,
+                                     label=f"moved ({len(marks.moved)})"))
     if marks is not None and marks.lengthened:
-        handles.append(Patch(facecolor="white", edgecolor=LENGTHENED_COLOR, hatch="////", linewidth=1.2,
-                             label=f"takes longer ({len(marks.lengthened)})"))
+        handles.append(patches.Patch(facecolor="white", edgecolor=LENGTHENED_COLOR, hatch="////", linewidth=1.2,
+                                     label=f"takes longer ({len(marks.lengthened)})"))
     if downtimes(disruptions):
-        handles.append(Patch(facecolor=DOWNTIME_COLOR, alpha=0.35, hatch="xx", label="machine downtime"))
+        handles.append(patches.Patch(facecolor=DOWNTIME_COLOR, alpha=0.35, hatch="xx", label="machine downtime"))
     if disruptions:
         times = ", ".join(str(d.time) for d in disruptions)
-        handles.append(Line2D([], [], color=REVEAL_COLOR, linestyle="--", label=f"reveal time ({times})"))
-    handles.append(Line2D([], [], color=MAKESPAN_COLOR, label="makespan (" + ", ".join(map(str, makespans)) + ")"))
+        handles.append(lines.Line2D([], [], color=REVEAL_COLOR, linestyle="--", label=f"reveal time ({times})"))
+    handles.append(lines.Line2D([], [], color=MAKESPAN_COLOR,
+                                label="makespan (" + ", ".join(map(str, makespans)) + ")"))
     if instance.num_jobs <= LEGEND_JOBS:
-        handles += [Patch(facecolor=job_color(j), edgecolor="black", linewidth=0.4, label=f"job {j}")
+        handles += [patches.Patch(facecolor=job_color(j), edgecolor="black", linewidth=0.4, label=f"job {j}")
                     for j in range(instance.num_jobs)]
     else:
-        handles.append(Patch(facecolor="white", edgecolor="white",
-                             label=f"{instance.num_jobs} jobs: numbers on the bars"))
+        handles.append(patches.Patch(facecolor="white", edgecolor="white",
+                                     label=f"{instance.num_jobs} jobs: numbers on the bars"))
     columns = 1 + (len(handles) - 1) // 40
     fig.legend(handles=handles, loc="upper right", fontsize=7, ncols=columns, frameon=False)
 
 
 def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | None = None,
                  disruption: Disruption | None = None, title: str | None = None,
-                 disruptions: Sequence[Disruption] = ()) -> Figure:
+                 disruptions: Sequence[Disruption] = ()) -> figure.Figure:
     """A Gantt figure of ``schedule``; with ``before``, two panels and the changes marked.
 
     Args:
@@ -124,8 +129,8 @@ def gantt_figure(instance: Instance, schedule: Schedule, *, before: Schedule | N
     height = min(14.0, max(2.5, 0.28 * instance.num_machines + 1.2))
     width = _width_inches(instance)
     legend_share = 0.16 if instance.num_jobs <= 40 else 0.22 if instance.num_jobs <= LEGEND_JOBS else 0.12
-    fig = Figure(figsize=(width, height * panels), dpi=_DPI)
-    FigureCanvasAgg(fig)
+    fig = figure.Figure(figsize=(width, height * panels), dpi=_DPI)
+    backend_agg.FigureCanvasAgg(fig)
     axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
     plans = [before, schedule] if before is not None else [schedule]
     x_max = max(1, *(p.makespan for p in plans if p is not None), *(b.end for b in downtimes(shown))) * 1.02

@@ -22,15 +22,20 @@ is raised here, after ``solve`` has returned, never inside a callback.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
-
-from ortools.sat.python import cp_model
-from ortools.sat.python import cp_model_helper as cmh
+from typing import TYPE_CHECKING, Any
 
 from alas_argo import interrupts
+from alas_argo.deferred import deferred
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model_helper as cmh
+else:
+    cp_model = deferred("ortools.sat.python.cp_model")
 
 __all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "add_hints", "new_model", "new_solver", "run_solver",
            "search_workers"]
@@ -115,18 +120,23 @@ class SearchClock:
         return record
 
 
-class _Model(cp_model.CpModel):
-    """A CpModel without the pre-PEP 8 aliases CP-SAT attaches to every new model (about 70 bound methods,
-    0.15 ms a model: LCRP builds one per search step, dozens per repair); the project uses the snake_case API
-    only."""
+@functools.cache
+def _model_class() -> type[cp_model.CpModel]:
+    # Built on first use, not at import: OR-Tools is imported when a model is first needed (alas_argo.deferred).
+    class _Model(cp_model.CpModel):
+        """A CpModel without the pre-PEP 8 aliases CP-SAT attaches to every new model (about 70 bound methods,
+        0.15 ms a model: LCRP builds one per search step, dozens per repair); the project uses the snake_case
+        API only."""
 
-    def _add_pre_pep8_methods(self) -> None:
-        pass
+        def _add_pre_pep8_methods(self) -> None:
+            pass
+
+    return _Model
 
 
 def new_model() -> cp_model.CpModel:
     """An empty CP-SAT model (the snake_case API only)."""
-    return _Model()
+    return _model_class()()
 
 
 def add_hints(model: cp_model.CpModel, hints: Iterable[tuple[cmh.Literal, int]]) -> None:

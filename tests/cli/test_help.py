@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -80,3 +82,12 @@ def test_an_unknown_option_prints_the_commands_usage(path: tuple[str, ...], caps
     err = capsys.readouterr().err
     assert err.startswith(f"usage: alas {' '.join(path)} "), err
     assert "--no-such-option" in err or "required" in err
+
+
+def test_building_the_parser_imports_no_solver_or_plotting_library() -> None:
+    """`alas --help` (and every command that neither solves nor draws) starts without OR-Tools, pandas or
+    matplotlib: they are imported when first used (alas_argo.deferred), most of the start-up time before."""
+    code = ("import sys; from alas_argo.cli import build_parser; build_parser(); "
+            "print([m for m in ('ortools', 'pandas', 'matplotlib') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
