@@ -146,16 +146,16 @@ def _bench_runtime(args: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     """Add this module's commands."""
-    commands.group("ir", help="the workflow IR: JSON Schema and validation")
-    commands.add("schema", _schema, group="ir", help="print the JSON Schema of a workflow document")
+    commands.group("ir", help="The workflow IR: its JSON Schema, validation and the shipped workflows as IR documents.")
+    commands.add("schema", _schema, group="ir", help="Print the JSON Schema of a workflow document.")
     v = commands.add("validate", _validate, group="ir",
-                     help="validate a workflow (JSON or YAML): exit 0 valid, 1 invalid, 2 unreadable")
+                     help="Validate a workflow (JSON or YAML): exit 0 valid, 1 invalid, 2 unreadable.")
     v.add_argument("file", help="workflow document (.json, .yaml, .yml)")
     v.add_argument("--require-output-contracts", action="store_true",
                    help="also require an output contract on every task and map node")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     e = commands.add("export", _export, group="ir",
-                     help="print a shipped workflow (alas-plan, alas-repair, alas-bench) as an IR document",
+                     help="Print a shipped workflow (alas-plan, alas-repair, alas-bench) as an IR document.",
                      description="Export a shipped workflow definition as the IR document `alas ir validate` reads: "
                      "the canonical form the Argo and ASL compilers start from, to inspect, diff or edit.")
     e.add_argument("name", metavar="NAME", help="workflow name, e.g. alas-plan")
@@ -163,7 +163,7 @@ def register(commands: Commands) -> None:
     e.add_argument("--out", metavar="FILE", help="write the document here instead of printing it")
     e.add_argument("--workflows", metavar="DIR", help="directory of other IR definitions (default: the shipped ones)")
     b = commands.add("runtime", _bench_runtime, group="bench",
-                     help="local runtime overhead per node and parallel speed-up on a process pool")
+                     help="Local runtime overhead per node and parallel speed-up on a process pool.")
     b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")
     b.add_argument("--repeats", type=int, default=3, help="runs per configuration; the best is reported (default 3)")
     b.add_argument("--tasks", type=int, default=4, help="CPU-bound nodes in the speed-up run (default 4)")

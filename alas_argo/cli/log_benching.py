@@ -69,14 +69,14 @@ def _open(args: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     """Add `alas bench log` and `alas bench open`."""
-    p = commands.add("log", _log, help="execution log: append latency, bytes per plan version, replay time",
+    p = commands.add("log", _log, help="Execution log: append latency, bytes per plan version, replay time.",
                      group="bench")
     add_store_arguments(p)
     p.add_argument("--appends", type=int, default=200, help="appends to time (default 200)")
     p.add_argument("--versions", type=int, default=100, help="plan versions in the replayed run (default 100)")
     p.add_argument("--no-replay", action="store_true", help="skip the replay figure")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
-    p = commands.add("open", _open, help="execution log: store requests per pod against the run's length",
+    p = commands.add("open", _open, help="Execution log: store requests per pod against the run's length.",
                      group="bench")
     add_store_arguments(p)
     p.add_argument("--events", default="10,100,1000", help="run lengths, comma-separated (default 10,100,1000)")

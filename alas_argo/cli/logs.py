@@ -188,22 +188,22 @@ def _common(parser: argparse.ArgumentParser, run: bool = True) -> None:
 
 def register(commands: Commands) -> None:
     """Add `alas log ...`, `alas replay` and `alas bench log`."""
-    commands.group("log", help="inspect and verify execution logs")
-    _common(commands.add("ls", cmd_ls, help="list the runs in the store", group="log"), run=False)
-    p = commands.add("show", cmd_show, help="show a run's events, or one plan version", group="log")
+    commands.group("log", help="Inspect, compare and verify execution logs.")
+    _common(commands.add("ls", cmd_ls, help="List the runs in the store.", group="log"), run=False)
+    p = commands.add("show", cmd_show, help="Show a run's events, or one plan version.", group="log")
     _common(p)
     p.add_argument("--version", type=int, default=None, help="show plan version N (with --json: the plan)")
-    p = commands.add("diff", cmd_diff, help="operations moved and makespan change between two versions",
+    p = commands.add("diff", cmd_diff, help="Operations moved and makespan change between two versions.",
                      group="log")
     _common(p)
     p.add_argument("a", type=int, help="first version")
     p.add_argument("b", type=int, help="second version")
     p.add_argument("--limit", type=int, default=20, help="moved operations to list (default 20)")
-    _common(commands.add("verify", cmd_verify, help="check the hash chain, gaps and plan objects (exit 1 if "
-                         "broken)", group="log"))
+    _common(commands.add("verify", cmd_verify, help="Check the hash chain, gaps and plan objects (exit 1 if "
+                         "broken).", group="log"))
     p = commands.add("replay", cmd_replay, stoppable=True,
-                     help="re-run a run's validations and repairs from its log and "
-                     "report parity (exit 1 on drift)")
+                     help="Re-run a run's validations and repairs from its log and "
+                     "report parity (exit 1 on drift).")
     _common(p)
     p.add_argument("--skip-repairs", action="store_true", help="re-run validations only (repairs are slow)")
     from alas_argo.cli.log_benching import register as register_log_benches

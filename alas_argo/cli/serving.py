@@ -131,7 +131,7 @@ def register(commands: Commands) -> None:
     """Add this module's commands."""
     p = commands.add(
         "controller", _controller,
-        help="run the repair service: POST /runs/<run>/disruptions, /healthz, /readyz, /metrics",
+        help="Run the repair service: POST /runs/<run>/disruptions, /healthz, /readyz, /metrics.",
         description="Serve the repair controller. A disruption POSTed for a run is repaired (LCRP by default) "
         "against the run's current plan in the log and committed as a new version; requests need a bearer "
         "token (ALAS_CONTROLLER__TOKEN) and an Idempotency-Key header. The store comes from ALAS_STORE__* "
@@ -146,14 +146,15 @@ def register(commands: Commands) -> None:
                    help="create the S3 bucket if it is missing (in the background, retrying until the store "
                    "answers); /readyz turns ready once it exists")
 
+    commands.group("metrics", "Prometheus metrics of a long-running process, served on their own port.")
     p = commands.add("serve", _metrics_serve, group="metrics",
-                     help="serve the Prometheus metrics of this process on /metrics until stopped")
+                     help="Serve the Prometheus metrics of this process on /metrics until stopped.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=9464, help="port to bind, 0 for any free one (default 9464)")
 
     p = commands.add(
         "operator", _operator,
-        help="run the Kubernetes operator: PlanRun and Disruption resources -> Argo workflows and repairs",
+        help="Run the Kubernetes operator: PlanRun and Disruption resources -> Argo workflows and repairs.",
         description="Reconcile PlanRun and Disruption custom resources in one namespace: submit Argo "
         "Workflows from WorkflowTemplates and mirror their phase; post disruptions to the repair controller "
         "and record the new plan version. Uses the in-cluster config, else ~/.kube/config. The controller "

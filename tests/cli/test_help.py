@@ -91,3 +91,13 @@ def test_building_the_parser_imports_no_solver_or_plotting_library() -> None:
             "print([m for m in ('ortools', 'pandas', 'matplotlib') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS if p], ids=" ".join)
+def test_every_command_is_listed_with_a_sentence(path: tuple[str, ...]) -> None:
+    """The one-line help beside each command in its group's listing reads the same way everywhere: a sentence,
+    not a lower-case fragment or the placeholder a group gets when no module gave it a help text."""
+    listing = next(a for p, parser in COMMANDS if p == path[:-1] for a in parser._actions
+                   if isinstance(a, argparse._SubParsersAction))
+    text = next(c.help for c in listing._choices_actions if c.dest == path[-1]) or ""
+    assert text[:1].isupper() and text.endswith("."), text
