@@ -73,5 +73,5 @@ def register(commands: Commands) -> None:
     p.add_argument("--feedback-rounds", type=int, default=5, help="K rounds of validator feedback (default 5)")
     p.add_argument("--time-limit", type=finite_float, default=1.0, help="optimizer and repair seconds (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first trial's seed (default 0)")
-    p.add_argument("--out", default=None, help="directory for ablation.csv and ablation.md")
+    p.add_argument("-o", "--out", default=None, help="directory for ablation.csv and ablation.md")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -111,7 +111,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,
                    help="planner method (default auto)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default bench/results/static-<suite>-<time>)")
+    p.add_argument("-o", "--out", metavar="DIR", help="output directory (default bench/results/static-<suite>-<time>)")
     p.add_argument("--deterministic", action="store_true",
                    help="limit each plan by CP-SAT deterministic time on one worker, as alas run and alas solve do "
                    "by default (default here: wall time on --workers workers)")

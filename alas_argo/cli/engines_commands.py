@@ -155,7 +155,7 @@ def register(commands: Commands) -> None:
                      description="Compile the shipped IR workflows (alas_argo.workflows) to Argo WorkflowTemplates "
                      "(argo/*.yaml) and ASL state machines (asl/*.asl.json) under --out, and copy the templates into "
                      "the Helm chart when its directory exists.")
-    p.add_argument("--out", help="output directory (default: workflows/ of the checkout, else ./workflows)")
+    p.add_argument("-o", "--out", help="output directory (default: workflows/ of the checkout, else ./workflows)")
     p.add_argument("--image", default="alas:0.1.0", help="image every template runs (default: alas:0.1.0)")
     p.add_argument("--workflows", help="directory of other IR definitions, a package with WORKFLOWS in its "
                    "__init__.py (default: the shipped ones)")

@@ -160,7 +160,7 @@ def register(commands: Commands) -> None:
                      "the canonical form the Argo and ASL compilers start from, to inspect, diff or edit.")
     e.add_argument("name", metavar="NAME", help="workflow name, e.g. alas-plan")
     e.add_argument("--format", choices=["json", "yaml"], default="json", help="document format (default json)")
-    e.add_argument("--out", metavar="FILE", help="write the document here instead of printing it")
+    e.add_argument("-o", "--out", metavar="FILE", help="write the document here instead of printing it")
     e.add_argument("--workflows", metavar="DIR", help="directory of other IR definitions (default: the shipped ones)")
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="Local runtime overhead per node and parallel speed-up on a process pool.")

@@ -140,7 +140,7 @@ def register(commands: Commands) -> None:
                    help="write every case's exchanges to DIR/<instance>__<variant>__<seed>.jsonl")
     p.add_argument("--replay", type=Path, default=None, metavar="DIR",
                    help="answer from the exchanges recorded in DIR (no endpoint is contacted)")
-    p.add_argument("--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md "
+    p.add_argument("-o", "--out", type=Path, default=None, help="directory for llm_bench.csv and llm_bench.md "
                    "(with --disruptions: llm_disruption.csv and llm_disruption.md)")
     p.add_argument("--disruptions", default=None, metavar="SCENARIOS",
                    help="comma-separated disruption scenarios: breakdown, shock, mixed and the families of `alas "

@@ -238,7 +238,7 @@ def register(commands: Commands) -> None:
                    "distinct random ones with --machine random). Default 1.")
     p.add_argument("--increase-max", type=finite_float, default=None,
                    help="Shock: draw each operation's increase from [--increase, --increase-max].")
-    p.add_argument("--out", required=True, help="Where to write the disruption JSON.")
+    p.add_argument("-o", "--out", required=True, help="Where to write the disruption JSON.")
     p.add_argument("--json", action="store_true", help="Print the disruption as JSON.")
 
     p = commands.add("repair", _repair, stoppable=True,
@@ -273,7 +273,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--wall-clock", action="store_true",
                    help="Count the budget in wall time on --workers workers instead of CP-SAT deterministic time on "
                    "one (the default, so the same inputs give the same repair).")
-    p.add_argument("--out", required=True, help="Where to write R.json.")
+    p.add_argument("-o", "--out", required=True, help="Where to write R.json.")
     p.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
 
     p = commands.add("gantt", _gantt, help="Draw a schedule as a Gantt PNG (before/after with --before).")
@@ -282,7 +282,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
     p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")
     p.add_argument("--title", default=None, help="Chart title (default: the instance name).")
-    p.add_argument("--out", required=True, help="File to write: .png for reports, .html for the interactive chart.")
+    p.add_argument("-o", "--out", required=True,
+                   help="File to write: .png for reports, .html for the interactive chart.")
 
     commands.group("bench", "Benchmarks.")
     p = commands.add("repair", _bench_repair, group="bench", stoppable=True,
@@ -310,7 +311,7 @@ def register(commands: Commands) -> None:
                    help="LCRP's makespan tolerance (see alas repair --tolerance) for every LCRP row; rows named "
                    "lcrp+tolT and lcrp@4+tolT (default 0).")
     p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
-    p.add_argument("--out", default="bench/results/repair", help="Output directory.")
+    p.add_argument("-o", "--out", default="bench/results/repair", help="Output directory.")
     p.add_argument("--deterministic", action="store_true",
                    help="repair under CP-SAT deterministic limits on one worker, as alas run and alas repair do by "
                    "default (default here: wall time on --workers workers; baselines are wall-clock plans either way)")

@@ -288,7 +288,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--variant", choices=[v.value for v in Variant], default="full",
                    help="ablation variant (default full)")
     p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+    p.add_argument("-o", "--out", type=Path, default=None, metavar="DIR",
                    help="write plans (final.json), disruptions, report, gantt.png and gantt.html (interactive) here")
     p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")
     add_store_arguments(p)

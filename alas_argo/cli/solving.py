@@ -111,5 +111,5 @@ def register(commands: Commands) -> None:
                    help="warm-start dispatching rule (default: the best of all deterministic rules)")
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,
                    help="auto (CP-SAT, then LNS on large instances), cpsat, lns or dispatch")
-    p.add_argument("--out", metavar="FILE", help="write the schedule JSON here")
+    p.add_argument("-o", "--out", metavar="FILE", help="write the schedule JSON here")
     p.add_argument("--json", action="store_true", help="print a JSON summary for scripts")

@@ -101,3 +101,10 @@ def test_every_command_is_listed_with_a_sentence(path: tuple[str, ...]) -> None:
                    if isinstance(a, argparse._SubParsersAction))
     text = next(c.help for c in listing._choices_actions if c.dest == path[-1]) or ""
     assert text[:1].isupper() and text.endswith("."), text
+
+
+def test_every_out_flag_has_its_short_form() -> None:
+    outs = [(" ".join(path), a.option_strings) for path, parser in LEAVES for a in parser._actions
+            if "--out" in a.option_strings]
+    assert len(outs) >= 10
+    assert [(cmd, flags) for cmd, flags in outs if "-o" not in flags] == []
