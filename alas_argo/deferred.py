@@ -3,9 +3,11 @@ build its parser) and commands that never solve or draw start without OR-Tools, 
 
 A module that uses one writes ``cp_model = deferred("ortools.sat.python.cp_model")`` where it would have
 imported it, keeps the real import under ``TYPE_CHECKING`` for the type checker, and must not touch it at
-import time (no module-level subclass of one of its classes: build those in a function). The proxy imports the
-real module through :func:`importlib.import_module`, whose per-module import lock makes the first use safe
-from the threads LCRP's search streams run in (``importlib.util.LazyLoader`` is not, on Python 3.11).
+import time (no module-level subclass of one of its classes: build those in a function). The domain's solver
+modules take CP-SAT's from :mod:`alas_argo.jssp.searching` (``from alas_argo.jssp.searching import cp_model``).
+The proxy imports the real module through :func:`importlib.import_module`, whose per-module import lock makes
+the first use safe from the threads LCRP's search streams run in (``importlib.util.LazyLoader`` is not, on
+Python 3.11).
 """
 
 from __future__ import annotations

@@ -16,19 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from alas_argo.deferred import deferred
 from alas_argo.errors import ContractError, InfeasibleError, InputError, NoSolutionError
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.modeling import Key, OperationModel, ProgressEvent, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
-else:
-    cp_model = deferred("ortools.sat.python.cp_model")
+from alas_argo.jssp.searching import SearchClock, cp_model, new_solver, run_solver
 
 __all__ = ["ProgressEvent", "SolveRequest", "SolveResult", "SolveStatus", "StabilityObjective", "optimize"]
 

@@ -23,20 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-from alas_argo.deferred import deferred
 from alas_argo.errors import InputError
 from alas_argo.jssp.cpsat import SolveRequest, SolveResult, SolveStatus
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.schedule import Schedule
-from alas_argo.jssp.searching import SearchClock, new_solver, run_solver
+from alas_argo.jssp.searching import SearchClock, cp_model, new_solver, run_solver
 from alas_argo.jssp.sequencing import Sequences
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
-else:
-    cp_model = deferred("ortools.sat.python.cp_model")
 
 __all__ = ["LnsConfig", "Neighbourhood", "improve"]
 

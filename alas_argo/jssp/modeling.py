@@ -10,18 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from alas_argo.deferred import deferred
 from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
-from alas_argo.jssp.searching import add_hints, new_model
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
-else:
-    cp_model = deferred("ortools.sat.python.cp_model")
+from alas_argo.jssp.searching import add_hints, cp_model, new_model
 
 __all__ = ["Key", "OperationModel", "ProgressEvent", "build_model", "hint_makespan"]
 

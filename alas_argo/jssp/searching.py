@@ -34,11 +34,11 @@ from alas_argo.deferred import deferred
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
     from ortools.sat.python import cp_model_helper as cmh
-else:
+else:  # the one deferred CP-SAT module every solver module imports from here (alas_argo.deferred)
     cp_model = deferred("ortools.sat.python.cp_model")
 
-__all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "add_hints", "new_model", "new_solver", "run_solver",
-           "search_workers"]
+__all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "add_hints", "cp_model", "new_model", "new_solver",
+           "run_solver", "search_workers"]
 
 #: Deterministic time units per nominal second. Measured on the 2-core development machine (load 7-10), CPU
 #: seconds per unit around every single-worker solve of ``plan`` (2 s) and of lcrp and full repairs on ft10,

@@ -20,17 +20,10 @@ import random
 from collections import deque
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
-from alas_argo.deferred import deferred
 from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.searching import SearchClock, add_hints, new_model, new_solver, run_solver
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
-else:
-    cp_model = deferred("ortools.sat.python.cp_model")
+from alas_argo.jssp.searching import SearchClock, add_hints, cp_model, new_model, new_solver, run_solver
 
 __all__ = ["MOVE_SECONDS", "STRETCHES", "STRETCH_MIN_GAP", "STRETCH_SHARE", "WINDOW", "FreeSequences",
            "reoptimized"]

@@ -10,19 +10,12 @@ parameters. Pinned operations are constants, so the model only holds the neighbo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-from alas_argo.deferred import deferred
 from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.execution import Key
 from alas_argo.jssp.modeling import OperationModel, build_model
 from alas_argo.jssp.schedule import Operation, Schedule
-from alas_argo.jssp.searching import new_solver, run_solver
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
-else:
-    cp_model = deferred("ortools.sat.python.cp_model")
+from alas_argo.jssp.searching import cp_model, new_solver, run_solver
 
 __all__ = ["fewest_moves", "solve_neighbourhood"]
 
