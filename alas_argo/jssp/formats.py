@@ -97,16 +97,21 @@ def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
 
 
 def parse_orlib(text: str, *, name: str, where: str = "<text>") -> Instance:
-    """OR-Library format: ``n m``, then one line per job of ``machine duration`` pairs (machines from 0)."""
+    """OR-Library format: ``n m``, then one line per job of ``m`` ``machine duration`` pairs (machines from 0).
+
+    Rows after the n-th job are not read (a file may hold more than one instance, as the OR-Library's do)."""
     n, m, rows = _header(_numeric_lines(text, where), where)
     if len(rows) < n:
         last = rows[-1][0] if rows else "end"
         raise InputError(f"truncated: expected {n} job lines, found {len(rows)}", where=f"{where} line {last}")
     jobs = []
-    for lineno, row in rows[:n]:
-        if len(row) % 2 or not row:
-            raise InputError(f"expected machine/duration pairs, found {len(row)} numbers",
-                             where=f"{where} line {lineno}")
+    for j, (lineno, row) in enumerate(rows[:n]):
+        if len(row) != 2 * m:
+            # The format has one row of m pairs per job: a short or long row is a truncated, wrapped or merged
+            # line, and read as it stands it would shift every later job without a word.
+            raise InputError(f"job {j}: expected {m} machine/duration pairs ({2 * m} numbers, the header's "
+                             f"{m} machines), found {len(row)} numbers; jobs of other lengths need the JSON "
+                             f"format", where=f"{where} line {lineno}")
         ops = []
         for mach, d in zip(row[::2], row[1::2], strict=True):
             if not 0 <= mach < m:

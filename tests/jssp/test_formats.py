@@ -57,6 +57,10 @@ def test_json_roundtrip(tmp_path: Path) -> None:
     [
         ("6 6\n2 1 0 3\n", InstanceFormat.ORLIB, "line 2"),  # truncated: one short job line
         ("2 2\n0 1 1 2\n0 3 1 2.5\n", InstanceFormat.ORLIB, "'2.5' is not an integer"),
+        ("2 2\n0 5 1 3\n1 2\n", InstanceFormat.ORLIB, "line 3"),  # a short job row: job 1 has one pair
+        ("2 2\n0 5 1 3\n1 2\n", InstanceFormat.ORLIB, "job 1: expected 2 machine/duration pairs"),
+        ("2 2\n0 5\n1 3\n0 2 1 4\n", InstanceFormat.ORLIB, "found 2 numbers"),  # a wrapped job row
+        ("2 2\n0 5 1 3 0 2 1 4\n1 2 0 1\n", InstanceFormat.ORLIB, "line 2"),  # two jobs merged on one row
         ("2 2\n1 2\n3 4\n1 2\n", InstanceFormat.TAILLARD, "truncated"),
         ("2 2\n0 1 7 2\n0 3 1 2\n", InstanceFormat.ORLIB, "machine 7 outside"),
         ("[1, 2]", InstanceFormat.JSON, "expected a JSON object"),
