@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +74,9 @@ class Walker:
         self.run_container = run
         self.walk = Walk(status="Running")
         self.scratch = Path(tempfile.mkdtemp(prefix="argo-walk-"))
+        # The pods' output files live here only until their values are read: removed after run(), or when a
+        # walker driven template by template is collected (31 directories a suite run were left in /tmp).
+        self.close = weakref.finalize(self, shutil.rmtree, self.scratch, ignore_errors=True)
 
     @staticmethod
     def merged_parameters(*sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -304,10 +309,13 @@ class Walker:
         Raises:
             ValueError: The submission is refused (no pod runs).
         """
-        self.validate()
-        status, _ = self.template(self.spec["entrypoint"], {})
-        self.walk.status = status
-        self.globals["workflow.status"] = status
-        if "onExit" in self.spec:
-            self.template(self.spec["onExit"], {})
-        return self.walk
+        try:
+            self.validate()
+            status, _ = self.template(self.spec["entrypoint"], {})
+            self.walk.status = status
+            self.globals["workflow.status"] = status
+            if "onExit" in self.spec:
+                self.template(self.spec["onExit"], {})
+            return self.walk
+        finally:
+            self.close()
