@@ -120,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     variant = Variant(args.variant)
     check_disrupt_flags(args)
+    load_instance(args.instance)  # an unknown name or a bad file fails here, before a run id or a progress line
     try:
         config = RunConfig(instance=args.instance, planner=args.planner, disrupt=args.disrupt,
                            disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,

@@ -51,6 +51,8 @@ def test_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], ar
     assert main([*argv, "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
+    # Refused before the run starts: no progress line for a run that never was, nothing in the store.
+    assert "started" not in err and not any(tmp_path.rglob("*"))
 
 
 def test_out_of_range_flags_name_the_flag_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
