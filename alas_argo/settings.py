@@ -84,6 +84,8 @@ class ArgoSettings(BaseModel):
     namespace: str = Field("argo", description="Namespace to submit into (else ARGO_NAMESPACE).")
     image: str = Field("ghcr.io/alas-argo/alas:0.1.0", description="Image every template runs.")
     verify_ssl: bool = Field(True, description="Verify the Argo server's TLS certificate.")
+    secure: bool = Field(True, description="For a host given as host:port, the form `argo` takes in ARGO_SERVER: "
+                         "https when true, http when false (else ARGO_SECURE).")
 
 
 class ControllerSettings(BaseModel):
@@ -118,6 +120,7 @@ def _conventional_env() -> dict[str, dict[str, Any]]:
         ("argo", "host"): "ARGO_SERVER",
         ("argo", "token"): "ARGO_TOKEN",
         ("argo", "namespace"): "ARGO_NAMESPACE",
+        ("argo", "secure"): "ARGO_SECURE",
     }
     found: dict[str, dict[str, Any]] = {}
     for (group, field), var in pairs.items():

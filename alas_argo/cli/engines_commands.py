@@ -175,7 +175,8 @@ def register(commands: Commands) -> None:
     p.add_argument("-k", "--insecure-skip-verify", dest="insecure", action="store_true",
                    help="do not verify the Argo server's TLS certificate (as argo's own flag; e.g. a kind cluster's "
                    "self-signed server; else ALAS_ARGO__VERIFY_SSL=false)")
-    p.add_argument("--host", help="Argo server URL")
+    p.add_argument("--host", help="Argo server: https://host:port, or host:port as the `argo` CLI takes ARGO_SERVER "
+                   "(https unless ARGO_SECURE=false)")
     p.add_argument("--token", help="bearer token")
     p.add_argument("--namespace", help="namespace")
     p.add_argument("--image", help="image (for a workflow compiled from its definition)")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import warnings
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from alas_argo.errors import InputError, TransientError
 from alas_argo.settings import ArgoSettings
 
-__all__ = ["ArgoUnavailable", "as_submission", "submit"]
+__all__ = ["ArgoUnavailable", "as_submission", "server_url", "submit"]
 
 
 class ArgoUnavailable(TransientError):
@@ -55,6 +56,30 @@ def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace:
     return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": meta, "spec": body}
 
 
+def server_url(host: str, *, secure: bool = True) -> str:
+    """The Argo server's URL from ``host``: a URL as it is, or ``host:port`` the way the `argo` CLI reads
+    ARGO_SERVER (https unless ``secure`` is false, as with ARGO_SECURE=false).
+
+    Raises:
+        InputError: ``host`` is neither (another scheme, no host name, a port that is not a number).
+    """
+    text = host.strip()
+    url = text if "://" in text else f"{'https' if secure else 'http'}://{text}"
+    if not _is_server(url):
+        raise InputError("not an Argo server address: expected https://host:port, http://host:port or host:port "
+                         "(the `argo` CLI's ARGO_SERVER form; ARGO_SECURE=false for http)", where=host)
+    return url.rstrip("/")
+
+
+def _is_server(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (read for the ValueError of a port that is not a number)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query and not parts.fragment
+
+
 def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     """Create ``workflow`` on the Argo server; return the created workflow's name.
 
@@ -70,7 +95,8 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     from hera.workflows.service import WorkflowsService
 
     token = settings.token.get_secret_value() if settings.token else None
-    service = WorkflowsService(host=settings.host, token=token, namespace=settings.namespace,
+    host = server_url(settings.host, secure=settings.secure)
+    service = WorkflowsService(host=host, token=token, namespace=settings.namespace,
                                verify_ssl=settings.verify_ssl)
     request = m.WorkflowCreateRequest(workflow=m.Workflow.model_validate(workflow), namespace=settings.namespace)
     try:
@@ -85,15 +111,15 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     except requests.exceptions.SSLError as e:
         # Not transient: retrying cannot make the certificate trusted (a kind cluster's server is self-signed).
         raise InputError("Argo server's TLS certificate is not trusted; for a self-signed server pass -k "
-                         "(--insecure-skip-verify) or set ALAS_ARGO__VERIFY_SSL=false", where=settings.host) from e
+                         "(--insecure-skip-verify) or set ALAS_ARGO__VERIFY_SSL=false", where=host) from e
     except requests.exceptions.ConnectionError as e:
-        raise ArgoUnavailable(f"Argo server not reachable: {type(e).__name__}", where=settings.host) from e
+        raise ArgoUnavailable(f"Argo server not reachable: {type(e).__name__}", where=host) from e
     except requests.exceptions.Timeout as e:
-        raise ArgoUnavailable("Argo server timed out", where=settings.host) from e
+        raise ArgoUnavailable("Argo server timed out", where=host) from e
     except Exception as e:
         # Hera raises plain exceptions carrying the server's status and body; keep one line of it.
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         if any(code in text for code in ("500", "502", "503", "504")):
-            raise ArgoUnavailable(f"Argo server error: {text[:200]}", where=settings.host) from e
-        raise InputError(f"Argo server refused the workflow: {text[:200]}", where=settings.host) from e
+            raise ArgoUnavailable(f"Argo server error: {text[:200]}", where=host) from e
+        raise InputError(f"Argo server refused the workflow: {text[:200]}", where=host) from e
     return str(created.metadata.name)

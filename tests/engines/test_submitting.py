@@ -15,6 +15,8 @@ import pytest
 
 from alas_argo.cli import main
 from alas_argo.engines.rendering import repo_root
+from alas_argo.engines.submitting import server_url
+from alas_argo.errors import InputError
 from tests.s3server import free_port
 
 
@@ -140,6 +142,39 @@ def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch:
     monkeypatch.delenv("ALAS_ARGO__HOST", raising=False)
     assert main(["submit", "alas-repair"]) == 2
     assert "no Argo server configured" in capsys.readouterr().err
+
+
+def test_argo_server_as_the_argo_cli_takes_it(argo_server: str, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """ARGO_SERVER=host:port with ARGO_SECURE=false, as a user of `argo` has them set, submits over http."""
+    monkeypatch.delenv("ALAS_ARGO__HOST", raising=False)
+    monkeypatch.setenv("ARGO_SERVER", argo_server.removeprefix("http://"))
+    monkeypatch.setenv("ARGO_SECURE", "false")
+    assert main(["submit", "alas-repair", "--namespace", "alas"]) == 0
+    assert capsys.readouterr().out.strip() == "submitted alas-repair-x7k2p in namespace alas"
+    assert [r["path"] for r in _FakeArgo.requests] == ["/api/v1/workflows/alas"]
+
+
+@pytest.mark.parametrize(("host", "secure", "url"), [
+    ("localhost:2746", True, "https://localhost:2746"),
+    ("localhost:2746", False, "http://localhost:2746"),
+    (" https://argo.example:443/ ", True, "https://argo.example:443"),
+    ("http://10.0.0.7:2746", True, "http://10.0.0.7:2746"),  # a scheme given wins over ARGO_SECURE
+    ("argo.example/argo", True, "https://argo.example/argo"),  # a server behind a base path
+])
+def test_server_url(host: str, secure: bool, url: str) -> None:
+    assert server_url(host, secure=secure) == url
+
+
+@pytest.mark.parametrize("host", ["ftp://argo:21", "https://", "localhost:port", "http://argo:2746?x=1", ":2746"])
+def test_a_host_that_is_no_server_address_is_refused_before_any_request(
+        host: str, argo_server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(InputError, match="not an Argo server address"):
+        server_url(host)
+    assert main(["submit", "alas-repair", "--host", host]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"alas: error: {host}") and "host:port" in err and "\n" not in err
+    assert _FakeArgo.requests == []
 
 
 def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
