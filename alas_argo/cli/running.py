@@ -26,6 +26,7 @@ from alas_argo.interrupts import Interrupted
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.jssp.disruption_rules import check_events
+from alas_argo.jssp.instance import Instance
 from alas_argo.log import ExecutionLog, open_store
 from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.runtime import StateChange
@@ -78,9 +79,10 @@ class _LiveView:
             self.live.update(self.render())
 
 
-def check_disrupt_flags(args: argparse.Namespace) -> None:
+def check_disrupt_flags(args: argparse.Namespace, instance: Instance | None = None) -> None:
     """``--disrupt`` and ``--disruptions`` before anything runs: a disruption file is read and checked against
-    the instance here (exit 2 naming the file and the event), not after minutes of planning.
+    the instance here (exit 2 naming the file and the event), not after minutes of planning. ``instance``: the
+    one ``args.instance`` names, when the caller has read it already.
 
     Raises:
         InputError: ``--disruptions`` without a generated ``--disrupt`` kind, or a disruption file that breaks
@@ -100,7 +102,7 @@ def check_disrupt_flags(args: argparse.Namespace) -> None:
     if not path.exists() and path.suffix != ".json":
         raise InputError(f"--disrupt must be one of {', '.join(kinds)} or a disruption JSON file",
                          where=args.disrupt)
-    instance = load_instance(args.instance)
+    instance = instance if instance is not None else load_instance(args.instance)
     found = load_disruptions(path)
     for k, disruption in enumerate(found):
         check_events(instance, disruption, source=str(path), index=k if len(found) > 1 else None)
@@ -119,8 +121,8 @@ def interrupted_line(log: ExecutionLog, stop: Interrupted) -> str:
 def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     variant = Variant(args.variant)
-    check_disrupt_flags(args)
-    load_instance(args.instance)  # an unknown name or a bad file fails here, before a run id or a progress line
+    # An unknown name or a bad file fails here, before a run id or a progress line; read once for the flags too.
+    check_disrupt_flags(args, load_instance(args.instance))
     try:
         config = RunConfig(instance=args.instance, planner=args.planner, disrupt=args.disrupt,
                            disruptions=args.disruptions or 1, seed=args.seed, time_limit=args.time_limit,

@@ -90,12 +90,12 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     """
     if not settings.host:
         raise InputError("no Argo server configured (set ARGO_SERVER or --host)", where="settings.argo.host")
+    host = server_url(settings.host, secure=settings.secure)  # a bad address costs no import and no request
     import hera.workflows.models as m
     import requests
     from hera.workflows.service import WorkflowsService
 
     token = settings.token.get_secret_value() if settings.token else None
-    host = server_url(settings.host, secure=settings.secure)
     service = WorkflowsService(host=host, token=token, namespace=settings.namespace,
                                verify_ssl=settings.verify_ssl)
     request = m.WorkflowCreateRequest(workflow=m.Workflow.model_validate(workflow), namespace=settings.namespace)
