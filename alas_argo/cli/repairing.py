@@ -6,18 +6,16 @@ import argparse
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
-from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
 from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.outputs import check_output_dir, check_output_file
-from alas_argo.cli.validating import load_disruption_file, load_schedule_file
-from alas_argo.errors import InputError, first_error
+from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
+from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family
@@ -27,22 +25,10 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import MAX_STREAMS, RepairMethod, repair
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["load_document", "register"]
-
-M = TypeVar("M", bound=BaseModel)
+__all__ = ["register"]
 
 #: File types `alas gantt --out` writes.
 GANTT_SUFFIXES = (".png", ".html")
-
-
-def load_document(path: str, model: type[M], what: str) -> M:
-    """Read a JSON file into ``model``; any problem is an InputError naming the file and the field."""
-    doc = read_json_file(path, what)
-    try:
-        return model.model_validate(doc)
-    except ValidationError as e:
-        loc, msg = first_error(e, "document")
-        raise InputError(f"invalid {what}: {loc}: {msg}", where=path) from None
 
 
 def _positive(value: float, flag: str) -> None:
@@ -52,10 +38,10 @@ def _positive(value: float, flag: str) -> None:
 
 def _disrupt(args: argparse.Namespace) -> int:
     check_output_file(args.out)
-    instance = load_instance(args.instance)
-    schedule = load_document(args.schedule, Schedule, "schedule")
     if (args.kind is None) == (args.family is None):
         raise InputError("give exactly one of --kind and --family")
+    instance = load_instance(args.instance)
+    schedule = load_plan_of(args.schedule, instance)
     if args.family is not None:
         # A family draws every parameter from its seed: the flags that set them would not be honoured.
         d = generate_family(instance, schedule, args.family, seed=args.seed)

@@ -25,9 +25,9 @@ from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import MAX_TIME, validate
-from alas_argo.jssp.verdict import ValidationReport, Violation
+from alas_argo.jssp.verdict import ValidationReport, Violation, ViolationCode
 
-__all__ = ["load_disruption_file", "load_schedule_file", "register"]
+__all__ = ["load_disruption_file", "load_plan_of", "load_schedule_file", "register"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -78,6 +78,31 @@ def load_schedule_file(path: str, instance: Instance, what: str = "schedule") ->
         for field in ("machine", "start", "end"):
             if abs(getattr(o, field)) > MAX_TIME:
                 raise InputError(f"{field} {getattr(o, field)} is out of range (+-{MAX_TIME})", where=where)
+    return schedule
+
+
+#: What makes a schedule another instance's plan rather than a bad plan of this one: an operation missing or
+#: twice, or on a machine this instance does not run it on. Durations may differ (a shock changed them).
+_NOT_ITS_PLAN = (ViolationCode.MISSING_OPERATION, ViolationCode.DUPLICATE_OPERATION, ViolationCode.WRONG_MACHINE)
+
+
+def load_plan_of(path: str, instance: Instance) -> Schedule:
+    """Read a schedule file that must be a plan of ``instance`` (the plan a disruption is drawn from): every
+    operation once, each on its machine.
+
+    Raises:
+        InputError: as :func:`load_schedule_file`, or the schedule is not a plan of ``instance``; the message
+            counts the violations by code and gives the first.
+    """
+    schedule = load_schedule_file(path, instance)
+    wrong = [v for v in validate(instance, schedule).violations if v.code in _NOT_ITS_PLAN]
+    if wrong:
+        codes: dict[str, int] = {}
+        for v in wrong:
+            codes[v.code.value] = codes.get(v.code.value, 0) + 1
+        raise InputError(f"the schedule (for {schedule.instance}) is not a plan of {instance.name}: "
+                         f"{', '.join(f'{c} x{n}' for c, n in codes.items())}; first: {wrong[0].message}",
+                         where=path)
     return schedule
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.errors import InputError
-from alas_argo.jssp.limits import Count, TimeValue
+from alas_argo.jssp.limits import MAX_TIME, Count, TimeValue
 
 if TYPE_CHECKING:
     from alas_argo.jssp.instance import Instance
@@ -209,6 +209,14 @@ def generate_disruption(
         raise InputError(f"machines must be in [1, {instance.num_machines}], got {machines}")
     if increase_max is not None and increase_max < increase:
         raise InputError(f"increase_max ({increase_max}) must not be below increase ({increase})")
+    if kind is not DisruptionKind.BREAKDOWN:
+        # A grown duration is a time of the contract: beyond MAX_TIME it would fail the model's check (or, far
+        # beyond, overflow the float it is computed in) after the draw, with no word of which argument did it.
+        name, top = ("increase", increase) if increase_max is None else ("increase_max", increase_max)
+        longest = max(d for ops in instance.jobs for _, d in ops)
+        if longest * (1 + top) > MAX_TIME:
+            raise InputError(f"{name} {top:g} would make an operation of {longest} take longer than {MAX_TIME} "
+                             "time units")
     time = min(round(at * schedule.makespan), max(0, schedule.makespan - 1))
     events: list[MachineBreakdown | DurationChange] = []
     if kind in (DisruptionKind.BREAKDOWN, DisruptionKind.MIXED):

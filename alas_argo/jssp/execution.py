@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from alas_argo.errors import InfeasibleError
+from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.limits import MAX_TIME
 from alas_argo.jssp.schedule import Schedule
 
 __all__ = ["ExecutionState", "Key", "OpStatus"]
@@ -73,6 +74,7 @@ class ExecutionState:
         Raises:
             InfeasibleError: an interrupted operation already has a started job successor, so no plan can
                 honour both (only possible when a breakdown began before its reveal time).
+            InputError: the work left after the reveal (and the last downtime) could end past ``MAX_TIME``.
         """
         if disruption is None:
             disruption = Disruption(time=0 if time is None else time)
@@ -102,6 +104,14 @@ class ExecutionState:
                     release[key] = max(t, *hit)
                 else:
                     status[key] = OpStatus.DONE if o.start + d <= t else OpStatus.RUNNING
+        # Each time of a disruption lies within the contract's range, but together they can leave more work
+        # than a plan can hold: a repair would end past MAX_TIME, and its plan could be neither written nor
+        # validated. Work left from the last downtime's end (or the reveal) on bounds a serial plan's end.
+        start = max([t, *(hi for _, _, hi in downtimes)])
+        work = sum(d for k, d in durations.items() if status[k] is not OpStatus.DONE)
+        if start + work > MAX_TIME:
+            raise InputError(f"revealed at {t}, it leaves {work} time units of work from {start} on: a repaired "
+                             f"plan could end past the largest time a plan holds ({MAX_TIME})", where="disruption")
         state = cls(instance, baseline, t, status, durations, release, downtimes)
         state._check_restarts()
         return state

@@ -120,6 +120,47 @@ def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.Capture
                  "--out", d]) == 2
 
 
+@pytest.mark.parametrize(("other", "needle"), [
+    # ft10's plan on ft06: jobs ft06 does not have (it raised IndexError from inside the shock's draw).
+    ("ft10", "does not exist (instance ft06 has jobs 0..5)"),
+    # ft06's shape on other machines (as a plan of ta02 is for ta01): a disruption was drawn without a word.
+    ("shuffled", "is not a plan of ft06: wrong_machine"),
+    # Fewer operations than ft06 has.
+    ("partial", "is not a plan of ft06: missing_operation"),
+])
+def test_disrupt_refuses_a_plan_of_another_instance_and_writes_nothing(
+        files: Path, capsys: pytest.CaptureFixture[str], other: str, needle: str) -> None:
+    plan = dispatch(get_instance("ft06"), "mwkr").to_json()
+    if other == "shuffled":
+        for o in plan["operations"]:
+            o["machine"] = (o["machine"] + 1) % 6
+    elif other == "partial":
+        plan["operations"] = plan["operations"][1:]
+    else:
+        plan = dispatch(get_instance(other), "mwkr").to_json()
+    (files / "o.json").write_text(json.dumps(plan))
+    for kind in ("--kind", "shock"), ("--family", "mixture"):
+        assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "o.json"), *kind,
+                     "--out", str(files / "d.json")]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and "o.json" in err and "Traceback" not in err
+        assert not (files / "d.json").exists()
+
+
+def test_disrupt_takes_a_repaired_plan_whose_durations_a_shock_changed(
+        files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s, d, r = (str(files / n) for n in ("s.json", "d.json", "r.json"))
+    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "shock", "--share", "1",
+                 "--out", d]) == 0
+    assert main(["repair", "--instance", "ft06", "--schedule", s, "--disruption", d, "--method", "aor",
+                 "--out", r]) == 0
+    capsys.readouterr()
+    # The plan in force after a shock runs operations longer than the instance says: still ft06's plan.
+    assert main(["disrupt", "--instance", "ft06", "--schedule", r, "--kind", "breakdown",
+                 "--out", str(files / "d2.json")]) == 0
+    assert "revealed at" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("flag", "value", "message"), [
     ("--tolerance", "-0.01", "tolerance must be in [0, 0.1]"), ("--tolerance", "0.5", "tolerance must be in [0, 0.1]"),
     ("--streams", "0", "streams must be in [1, 16]"), ("--streams", "17", "streams must be in [1, 16]")])

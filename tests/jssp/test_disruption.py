@@ -207,6 +207,10 @@ def test_the_latest_reveal_time_leaves_the_last_unit_of_the_plan(ft06: Instance,
     ({"kind": "shock", "share": 2}, r"share must be a fraction in \[0, 1\], got 2"),
     ({"kind": "shock", "increase": -1}, "increase must not be negative, got -1"),
     ({"kind": "breakdown", "machine": 6}, r"machine 6 does not exist \(machines 0..5\)"),
+    # A grown duration must stay a time the contract holds (it overflowed a float, or failed the model's check).
+    ({"kind": "shock", "increase": 1e308}, r"increase 1e\+308 would make an operation of 10 take longer than "
+                                           r"1099511627776 time units"),
+    ({"kind": "mixed", "increase_max": 2e11}, r"increase_max 2e\+11 would make an operation of 10 take longer"),
 ])
 def test_a_refused_argument_is_named_in_the_message(ft06: Instance, plan: Schedule, kwargs: dict,
                                                    message: str) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from alas_argo.errors import InfeasibleError
+from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.limits import MAX_TIME
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.validate import validate
 
@@ -72,6 +73,25 @@ def test_breakdown_before_reveal_with_started_successor_is_infeasible(tiny: Inst
     d = Disruption(time=5, events=[MachineBreakdown(machine=1, start=2, duration=1)])
     with pytest.raises(InfeasibleError, match="job successor"):
         ExecutionState.at(tiny, plan, d)
+
+
+@pytest.mark.parametrize("events", [
+    [DurationChange(job=0, step=1, duration=MAX_TIME - 2)],
+    [MachineBreakdown(machine=2, start=5, duration=MAX_TIME - 3), DurationChange(job=2, step=2, duration=9)],
+])
+def test_a_disruption_whose_repair_could_end_past_the_largest_time_is_refused_naming_it(
+        tiny: Instance, plan: Schedule, events: list) -> None:
+    # Each value is a time the contract holds; together they push the work left past MAX_TIME, so a repaired
+    # plan could not be written or validated ("schedule values must lie within", with no word of why).
+    with pytest.raises(InputError, match=r"revealed at 5, it leaves \d+ time units of work from \d+ on: .* "
+                                         rf"past the largest time a plan holds \({MAX_TIME}\)") as info:
+        ExecutionState.at(tiny, plan, Disruption(time=5, events=events))
+    assert info.value.where == "disruption"
+
+
+def test_a_disruption_up_to_the_largest_time_is_taken(tiny: Instance, plan: Schedule) -> None:
+    d = Disruption(time=5, events=[DurationChange(job=0, step=2, duration=10**9)])
+    assert ExecutionState.at(tiny, plan, d).durations[(0, 2)] == 10**9
 
 
 def test_without_a_disruption_or_time_nothing_has_started(tiny: Instance, plan: Schedule) -> None:
