@@ -91,8 +91,16 @@ def suite(name: str) -> list[str]:
     if key == "all":
         return bundled_names()
     names = [n.strip() for n in name.split(",") if n.strip()]
+    known = ", ".join([*SUITES, *FAMILIES, "all"])
+    if not names:
+        raise InputError(f"unknown suite {name!r}; known: {known}")
+    if len(names) == 1 and "," not in name:
+        # One word may have been meant as either: say both.
+        try:
+            get_instance(names[0])
+        except InputError:
+            raise InputError(f"unknown suite or instance {names[0]!r} (suites: {known}; `alas instance list` "
+                             "shows the instances)") from None
     for n in names:
         get_instance(n)  # raises a clear error for an unknown name
-    if not names:
-        raise InputError(f"unknown suite {name!r}; known: {', '.join([*SUITES, *FAMILIES, 'all'])}")
     return names

@@ -59,6 +59,15 @@ def test_lookup_forms_and_errors() -> None:
         load_instance("missing/ta01.txt")
 
 
+def test_an_unknown_suite_is_named_as_a_suite_with_the_known_ones() -> None:
+    # One word that is neither a suite nor an instance: `--suite nope` said "unknown instance 'nope'".
+    with pytest.raises(InputError, match=r"unknown suite or instance 'nope' \(suites: alas45, smoke, .*, all; "):
+        suite("nope")
+    # In a list, each entry is an instance: the message names the one that is unknown.
+    with pytest.raises(InputError, match="unknown instance 'ta99'"):
+        suite("ft06,ta99")
+
+
 def test_a_directory_named_like_an_instance_does_not_hide_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "ta01").mkdir()
     monkeypatch.chdir(tmp_path)
