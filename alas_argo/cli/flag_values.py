@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from alas_argo.errors import InputError
 
-__all__ = ["finite_float", "flag_error"]
+__all__ = ["finite_float", "flag_error", "plan_version"]
 
 
 def finite_float(text: str) -> float:
@@ -27,6 +27,18 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
     return value
+
+
+def plan_version(text: str) -> int:
+    """``type=`` of a plan version argument: ``2`` or ``v2``, as the log prints versions ("current: v2").
+
+    Raises:
+        argparse.ArgumentTypeError: neither form.
+    """
+    digits = text[1:] if text[:1] in ("v", "V") else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"not a plan version (a number, or v and a number, as in v2): {text!r}")
+    return int(digits)
 
 
 def flag_error(e: ValidationError) -> InputError:

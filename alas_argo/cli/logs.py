@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import plan_version
 from alas_argo.cli.run_report import cell
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
@@ -34,8 +35,8 @@ def store_from_args(args: argparse.Namespace) -> Store:
     """
     store = open_store(load_settings(store={"kind": args.store, "root": args.root}))
     if isinstance(store, FsStore) and not store.root.is_dir():
-        raise InputError("no execution log store here: the directory does not exist (see --root)",
-                         where=str(store.root))
+        what = "a file, not a directory" if store.root.exists() else "the directory does not exist"
+        raise InputError(f"no execution log store here: {what} (see --root)", where=str(store.root))
     return store
 
 
@@ -192,12 +193,13 @@ def register(commands: Commands) -> None:
     _common(commands.add("ls", cmd_ls, help="List the runs in the store.", group="log"), run=False)
     p = commands.add("show", cmd_show, help="Show a run's events, or one plan version.", group="log")
     _common(p)
-    p.add_argument("--version", type=int, default=None, help="show plan version N (with --json: the plan)")
+    p.add_argument("--version", type=plan_version, default=None,
+                   help="show plan version N, as N or vN (with --json: the plan)")
     p = commands.add("diff", cmd_diff, help="Operations moved and makespan change between two versions.",
                      group="log")
     _common(p)
-    p.add_argument("a", type=int, help="first version")
-    p.add_argument("b", type=int, help="second version")
+    p.add_argument("a", type=plan_version, help="first version (2 or v2)")
+    p.add_argument("b", type=plan_version, help="second version")
     p.add_argument("--limit", type=int, default=20, help="moved operations to list (default 20)")
     _common(commands.add("verify", cmd_verify, help="Check the hash chain, gaps and plan objects (exit 1 if "
                          "broken).", group="log"))

@@ -77,6 +77,19 @@ def test_diff(fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert "makespan 2 -> 5 (+3), 2 operations moved" in out and "job 1 step 0: start 0 -> 3 (+3)" in out
 
 
+def test_a_version_is_taken_as_the_log_prints_it(fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # `log show` prints "current: v2" and `log diff` "v1 -> v2": both forms name a version.
+    assert main(["log", "show", "alpha", *fs_args, "--version", "v2"]) == 0
+    assert "plan v2: makespan 5, 3 operations" in capsys.readouterr().out
+    assert main(["log", "diff", "alpha", "V1", "v2", *fs_args]) == 0
+    assert "makespan 2 -> 5 (+3)" in capsys.readouterr().out
+    for bad in ("two", "v", "v-1", "1.5"):
+        with pytest.raises(SystemExit) as info:
+            main(["log", "show", "alpha", *fs_args, "--version", bad])
+        assert info.value.code == 2
+        assert f"not a plan version (a number, or v and a number, as in v2): {bad!r}" in capsys.readouterr().err
+
+
 def test_verify_exit_codes(tmp_path: Path, fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["log", "verify", "alpha", *fs_args]) == 0
     assert "intact" in capsys.readouterr().out

@@ -48,3 +48,12 @@ def test_a_store_that_does_not_exist_is_an_error(tmp_path: Path, capsys: pytest.
         err = capsys.readouterr().err
         assert f"{missing}: no execution log store here" in err and err.count("\n") == 1
     assert not missing.exists()
+
+
+def test_a_store_root_that_is_a_file_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # It said "the directory does not exist" of a path that exists.
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a store\n")
+    assert main(["log", "ls", "--root", str(a_file)]) == 2
+    assert f"{a_file}: no execution log store here: a file, not a directory (see --root)" in capsys.readouterr().err
+    assert a_file.read_text() == "not a store\n"
