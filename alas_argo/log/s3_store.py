@@ -136,10 +136,12 @@ class S3Store(Store):
         """Run one S3 request, retrying transient failures with backoff, translating the rest."""
         e_mod = self._errors
         last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
+        attempt, reconnected = 0, False
+        while attempt <= self.max_retries:
             if attempt:
                 delay = min(5.0, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
                 self._sleep(delay)
+            attempt += 1
             try:
                 return fn()
             except (e_mod.HTTPClientError, e_mod.ConnectionError) as e:
@@ -147,6 +149,17 @@ class S3Store(Store):
             except e_mod.ClientError as e:
                 code = str(e.response.get("Error", {}).get("Code", ""))
                 status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+                if what != "head" and code in ("", str(status)):
+                    # An error with no S3 error document came from something that is not S3 (a HEAD never has
+                    # one): on a kept-alive connection, that peer answers every later request too. Seen on the
+                    # project's cluster: a connection opened to a Service before kube-proxy routed it reached a
+                    # transparent proxy whose empty 404s kept the controller unready for good. Drop the pooled
+                    # connections; a new one is routed afresh, and this request gets one more try on it.
+                    self._drop_connections()
+                    if not reconnected:
+                        reconnected = True
+                        attempt -= 1
+                        continue
                 if code in _TRANSIENT_CODES or status == 429 or (status >= 500 and status != 501):
                     last = e
                     continue
@@ -159,6 +172,13 @@ class S3Store(Store):
         raise StoreUnavailable(
             f"S3 {what} failed after {self.max_retries + 1} attempts: {last}",
             where=self.endpoint or "s3") from last
+
+    def _drop_connections(self) -> None:
+        """Close every pooled connection of this store's client; the next request connects anew (botocore has
+        no public call for it: its endpoint's HTTP session clears its pools on close and builds new ones)."""
+        session = getattr(getattr(self._client, "_endpoint", None), "http_session", None)
+        if session is not None:
+            session.close()
 
     def _permanent(self, what: str, key: str, code: str, status: int, e: Exception) -> StoreError:
         if code == "NoSuchBucket":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import socket
 import threading
 
 import pytest
@@ -164,3 +166,79 @@ def test_a_404_that_is_not_s3s_no_such_key_is_an_error_not_an_empty_run() -> Non
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _FirstConnectionElsewhere:
+    """A TCP front for the loopback S3 whose first connection reaches something that is not S3 and stays open:
+    what a client meets when it connects to a Kubernetes Service before kube-proxy routes it (seen on the
+    project's cluster: a transparent proxy, ``Server: keryx``, answered every request on that kept-alive
+    connection with an empty 404, and the controller stayed unready for good while a fresh process in the
+    same pod listed the bucket). Every later connection is relayed to S3."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            handler = self._not_s3 if self.connections == 1 else self._relay
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _not_s3(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            while True:
+                length = 0
+                line = reader.readline()
+                if not line:
+                    return
+                while (header := reader.readline()) not in (b"\r\n", b""):
+                    if header.lower().startswith(b"content-length:"):
+                        length = int(header.split(b":")[1])
+                reader.read(length)
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\nServer: keryx\r\nContent-Length: 0\r\n\r\n")
+
+    def _relay(self, conn: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.target_port))
+
+        def pipe(a: socket.socket, b: socket.socket) -> None:
+            with contextlib.suppress(OSError):
+                while data := a.recv(65536):
+                    b.sendall(data)
+            for end in (a, b):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+        back = threading.Thread(target=pipe, args=(upstream, conn), daemon=True)
+        back.start()
+        pipe(conn, upstream)
+        back.join(timeout=5)
+        conn.close()
+        upstream.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_kept_alive_connection_to_something_that_is_not_s3_is_dropped_and_the_next_reaches_s3(
+        s3_server: LoopbackS3, s3_bucket: str) -> None:
+    front = _FirstConnectionElsewhere(s3_server.port)
+    try:
+        kwargs = {**s3_server.store_kwargs(s3_bucket), "endpoint": f"http://127.0.0.1:{front.port}"}
+        store = S3Store(**kwargs, max_retries=0)
+        S3Store(**s3_server.store_kwargs(s3_bucket)).put(key="runs/r/events/00000000.json", data=b"{}")
+        # The first answer is not S3's: the pooled connection goes, the same call reconnects and lists.
+        for _ in range(3):
+            assert store.list(prefix="runs/") == ["runs/r/events/00000000.json"]
+        assert store.get(key="runs/r/events/00000000.json") == b"{}"
+        assert front.connections >= 2  # the first, kept alive by the peer that is not S3, was given up
+    finally:
+        front.close()
