@@ -9,8 +9,9 @@ a repair that takes as long as a global re-solve has lost its point.
    shorter, the free operations re-dispatched in their planned order (:mod:`.redispatching`, an active
    schedule that closes the gaps AOR leaves). Its plan is feasible and is the incumbent: LCRP is never worse
    than AOR (nor than right-shift, which AOR dominates). The operations it moved are the cascade.
-2. The first neighbourhood is the cascade itself: when the makespan is above a cheap lower bound (job
-   chains, machine loads after the reveal), CP-SAT re-sequences the cascade's operations for the least
+2. The first neighbourhood is the cascade itself: when the makespan is above the lower bound (the larger of
+   job chains and machine loads after the reveal, and the one-machine relaxation with heads and tails:
+   :mod:`.bounds`), CP-SAT re-sequences the cascade's operations for the least
    makespan, hinted with the first edit, with every other operation pinned at its planned start, so it keeps
    it (:data:`CASCADE_PER_OP` seconds per free operation, times ``effort``; it stops early when it proves
    optimality). Measured on 20x15 disruptions, the operations a 10 s least-shift global re-solve moves are
@@ -69,7 +70,7 @@ from concurrent.futures import ThreadPoolExecutor
 from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.cpsat import SolveStatus, optimize
 from alas_argo.jssp.execution import ExecutionState, Key
-from alas_argo.jssp.repair.bounds import lower_bound
+from alas_argo.jssp.repair.bounds import cheap_bound, lower_bound
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_start_shift
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import reoptimized
@@ -251,6 +252,10 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     inst, base = state.instance, state.baseline
     free = state.free
     incumbent, bound = aor(state), lower_bound(state)
+    # The search's time and its thresholds (GAP_UNIT, RESTART_MIN_GAP, reoptimizing.STRETCH_MIN_GAP) were tuned
+    # on the gap to the cheap bound and scale with it; the tighter bound only says where the makespan is
+    # optimal, so nothing searches on past it.
+    gap_bound = min(bound, cheap_bound(state))
     notes = [f"aor: makespan {incumbent.makespan}; time box {total:.2f} s"]
     # Re-dispatching can only help above the bound; each plan is validated once.
     active = redispatch(state) if incumbent.makespan > bound else None
@@ -311,13 +316,13 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # (everything outside it was pinned): local search over every free operation from the local plan, on
         # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
         began = clock.now()
-        cap = _search_cap(state, incumbent.makespan, bound, effort)
-        found = _search(state, incumbent, cap + carried, bound, effort, seed, is_valid, notes, clock,
-                        limit=limit)
+        cap = _search_cap(state, incumbent.makespan, gap_bound, effort)
+        found = _search(state, incumbent, cap + carried, (bound, gap_bound), effort, seed, is_valid, notes,
+                        clock, limit=limit)
         reached = incumbent if found is None else found
-        if reached.makespan > bound * (1 + RESTART_MIN_GAP):
-            again = _search(state, first, cap, bound, effort, seed + RESTART_STREAM, is_valid, notes, clock,
-                            label="from the first edit", limit=limit)
+        if reached.makespan > max(bound, gap_bound * (1 + RESTART_MIN_GAP)):
+            again = _search(state, first, cap, (bound, gap_bound), effort, seed + RESTART_STREAM, is_valid, notes,
+                            clock, label="from the first edit", limit=limit)
             if again is not None and again.makespan < reached.makespan:
                 found = again
         if found is not None:
@@ -338,8 +343,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             left = deadline - clock.now()
             if settled_globally or incumbent.makespan <= bound or left < 2 * PROBE_FLOOR:
                 break
-            probe = _search(state, incumbent, left * (1 - STABILITY_RESERVE), bound, effort, seed, is_valid, notes,
-                            clock, limit=limit)
+            probe = _search(state, incumbent, left * (1 - STABILITY_RESERVE), (bound, gap_bound), effort, seed,
+                            is_valid, notes, clock, limit=limit)
             if probe is None:
                 break
             global_reason = global_reason or (
@@ -381,20 +386,22 @@ def _search_cap(state: ExecutionState, makespan: int, bound: int, effort: float)
     return effort * max(REOPT_FLOOR, REOPT_PER_OP * len(state.free)) * scale
 
 
-def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: int, effort: float, seed: int,
-            is_valid: Validator, notes: list[str], clock: SearchClock, *, limit: float,
+def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bounds: tuple[int, int], effort: float,
+            seed: int, is_valid: Validator, notes: list[str], clock: SearchClock, *, limit: float,
             label: str = "") -> Schedule | None:
     """The re-optimizing local search from ``incumbent`` (:mod:`.reoptimizing`), its stretches included never
-    past ``limit`` on ``clock``: its plan when shorter and valid, else None."""
+    past ``limit`` on ``clock``: its plan when shorter and valid, else None. ``bounds``: where it stops (the
+    lower bound) and what its stretches measure the gap against (the cheap bound)."""
+    bound, gap_bound = bounds
     began = clock.now()
     ceiling = max(0.0, limit - began)
     moves = max(1, round(effort * REOPT_MOVES * len(state.free)))
     if clock.streams <= 1:
         found = reoptimized(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock, max_moves=moves,
-                            ceiling=ceiling)
+                            ceiling=ceiling, gap_bound=gap_bound)
     else:
         found = _side_by_side(state, incumbent, seconds=seconds, bound=bound, seed=seed, clock=clock,
-                              max_moves=moves, ceiling=ceiling)
+                              max_moves=moves, ceiling=ceiling, gap_bound=gap_bound)
     # A search still gaining far above the bound runs on (reoptimizing.STRETCHES): say how long it ran.
     notes.append(f"re-optimizing search{' ' + label if label else ''} ({min(seconds, ceiling):.2f} s, "
                  f"{clock.now() - began:.2f} s used): "
@@ -406,7 +413,7 @@ def _search(state: ExecutionState, incumbent: Schedule, seconds: float, bound: i
 
 
 def _side_by_side(state: ExecutionState, incumbent: Schedule, *, seconds: float, bound: int, seed: int,
-                  clock: SearchClock, max_moves: int, ceiling: float) -> Schedule | None:
+                  clock: SearchClock, max_moves: int, ceiling: float, gap_bound: int | None = None) -> Schedule | None:
     """The re-optimizing search as ``clock.streams`` independent streams side by side (one thread each, seeds
     :data:`STREAM_SEED_STEP` apart, stream 0 the one a single stream runs), each with the whole time: the
     shortest plan, the lowest stream on ties.
@@ -418,7 +425,8 @@ def _side_by_side(state: ExecutionState, incumbent: Schedule, *, seconds: float,
     forks = [clock.fork() for _ in range(clock.streams)]
     with ThreadPoolExecutor(max_workers=len(forks), thread_name_prefix="alas-search") as pool:
         futures = [pool.submit(reoptimized, state, incumbent, seconds=seconds, bound=bound,
-                               seed=seed + k * STREAM_SEED_STEP, clock=fork, max_moves=max_moves, ceiling=ceiling)
+                               seed=seed + k * STREAM_SEED_STEP, clock=fork, max_moves=max_moves, ceiling=ceiling,
+                               gap_bound=gap_bound)
                    for k, fork in enumerate(forks)]
         found = [f.result() for f in futures]
     clock.join(forks)

@@ -283,12 +283,13 @@ def _resized(size: int, n: int, *, optimal: bool) -> int:
 
 def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound: int, seed: int,
                 clock: SearchClock, max_moves: int, stretches: int = STRETCHES,
-                ceiling: float | None = None) -> Schedule | None:
+                ceiling: float | None = None, gap_bound: int | None = None) -> Schedule | None:
     """Local search from ``plan`` for ``seconds`` nominal seconds of ``clock`` and ``max_moves`` moves
     (Python work between the solves is not on a deterministic clock: the move cap bounds it), then up to
     ``stretches`` more stretches of :data:`STRETCH_SHARE` of both while the last stretch shortened the plan
-    and it is still more than :data:`STRETCH_MIN_GAP` above ``bound``; never more than ``ceiling`` nominal
-    seconds in all (the caller's budget), when given.
+    and it is still more than :data:`STRETCH_MIN_GAP` above ``gap_bound`` (``bound`` when not given: the bound the
+    gap was tuned on); never more than ``ceiling`` nominal seconds in all (the caller's budget), when given. It
+    stops at ``bound``.
 
     Returns:
         A shorter semi-active plan, or None when the search found none (or ``plan`` has no free operation).
@@ -312,6 +313,7 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
     # not solved again. Measured on the issue-17 tuning set at effort 1: 211 of 905 moves were such windows, and
     # every one of them returned the sequence unchanged and proven optimal (bench/README.md, "Repair time").
     settled: list[frozenset[int]] = []
+    gap_bound = bound if gap_bound is None else gap_bound
     while best.makespan > bound and moves < max_moves:
         left = seconds - (clock.now() - began)
         if left < 0.01:
@@ -319,7 +321,7 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
             still_gaining = gained_at > clock.now() - stretch
             grown = seconds + stretch if ceiling is None else min(seconds + stretch, ceiling)
             if not (stretches > 0 and grown > seconds and still_gaining
-                    and best.makespan - bound > STRETCH_MIN_GAP * bound):
+                    and best.makespan - gap_bound > STRETCH_MIN_GAP * gap_bound):
                 break
             stretches -= 1
             seconds, max_moves = grown, max_moves + stretch_moves

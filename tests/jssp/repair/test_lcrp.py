@@ -17,6 +17,7 @@ from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair import lower_bound, repair
+from alas_argo.jssp.repair.bounds import cheap_bound
 from alas_argo.jssp.repair.lcrp import lcrp
 from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.redispatching import redispatch
@@ -101,10 +102,27 @@ def test_failing_subproblems_fall_back_to_a_global_resolve(la01: tuple[Instance,
 
     monkeypatch.setattr(lcrp_module, "solve_neighbourhood", infeasible)  # every window
     monkeypatch.setattr(lcrp_module, "optimize", infeasible)  # the cascade's makespan solve
+    # The one-machine bound proves the first edit optimal here (748): keep the makespan open.
+    monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
     r = repair(inst, plan, d, "lcrp", budget=0.5)
     assert r.fallback and r.valid
     assert r.neighbourhood_growths >= 1
     assert r.makespan <= repair(inst, plan, d, "aor").makespan
+
+
+def test_a_first_edit_the_one_machine_bound_proves_optimal_stays_local(la01: tuple[Instance, Schedule]) -> None:
+    # la01 mixed seed 2: AOR's 748 is 28 above the cheap bound (job chains, loads) and exactly at the
+    # one-machine bound, so it is optimal: no cascade solve, no search over every free operation, no going
+    # global; the count solve only takes moves back.
+    inst, plan = la01
+    d = generate_disruption(inst, plan, "mixed", seed=2)
+    st = ExecutionState.at(inst, plan, d)
+    first = aor(st)
+    assert cheap_bound(st) < lower_bound(st) == first.makespan
+    out = lcrp(st, budget=1.0, is_valid=_validator(inst, plan, d))
+    assert out.schedule.makespan == first.makespan and out.global_reason is None and not out.fallback
+    assert not [n for n in out.notes if n.startswith(("cascade", "re-optimizing", "window"))], out.notes
+    assert moved_keys(plan, out.schedule) <= moved_keys(plan, first) <= out.neighbourhood
 
 
 def test_nothing_to_repair(ft06: Instance) -> None:
