@@ -22,7 +22,7 @@ from alas_argo.jssp.repair import RepairMethod, check_effort, check_tolerance, r
 from alas_argo.jssp.schedule import Schedule
 
 __all__ = ["COLUMNS", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption", "case_path",
-           "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
+           "check_bench_arguments", "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
 
 #: The columns before the locality ones: a table with this header still reads back (:func:`.repair_report.from_csv`).
 LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
@@ -98,6 +98,24 @@ def rerun_command(directory: str, row: RepairRow, *, time_limit: float, determin
             f"--time-limit {time_limit:g} --seed {row.seed}{flags} --out r.json")
 
 
+def check_bench_arguments(scenarios: Sequence[DisruptionKind | str], methods: Sequence[RepairMethod | str],
+                          lcrp_efforts: Sequence[float], lcrp_tolerance: float) -> list[RepairMethod]:
+    """Refuse an unknown scenario or method, or an unusable LCRP effort or tolerance, before anything is planned
+    (a bad effort should not cost minutes of baselines). Returns the methods parsed.
+
+    Raises:
+        InputError: the first argument refused, named.
+    """
+    for s in map(str, scenarios):
+        if not is_family(s):
+            _kind(s)
+    chosen = [RepairMethod.parse(m) for m in methods]
+    for effort in lcrp_efforts:
+        check_effort(effort)
+    check_tolerance(lcrp_tolerance)
+    return chosen
+
+
 def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind | str], seeds: int,
                      methods: Sequence[RepairMethod | str] = tuple(RepairMethod), time_limit: float = 10.0,
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
@@ -121,13 +139,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
         InputError: an unknown instance, scenario or method, or an unusable LCRP effort or tolerance.
     """
     names_of = [str(s) for s in scenarios]
-    for s in names_of:
-        if not is_family(s):
-            _kind(s)
-    chosen = [RepairMethod.parse(m) for m in methods]
-    for effort in lcrp_efforts:
-        check_effort(effort)  # before the baselines: a bad effort should not cost minutes of planning
-    check_tolerance(lcrp_tolerance)
+    chosen = check_bench_arguments(names_of, methods, lcrp_efforts, lcrp_tolerance)
     runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.benchmarks.partial_table import PartialTable
-from alas_argo.benchmarks.repair import COLUMNS, RepairRow, rerun_command, run_repair_bench
+from alas_argo.benchmarks.repair import COLUMNS, RepairRow, check_bench_arguments, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
 from alas_argo.cli.flag_values import finite_float
@@ -125,8 +125,8 @@ def _effort(text: str) -> float:
 
 
 def _bench_repair(args: argparse.Namespace) -> int:
-    directory = check_output_dir(args.out)
     if args.from_csv:
+        directory = check_output_dir(args.out)
         # Several files merge: the rows of one method measured once can be set against another run's.
         sources = [Path(p.strip()) for p in args.from_csv.split(",") if p.strip()]
         rows = []
@@ -147,7 +147,10 @@ def _bench_repair(args: argparse.Namespace) -> int:
         get_instance(n)
     efforts = [_effort(e) for e in args.lcrp_effort.split(",") if e.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
-    methods = [RepairMethod.parse(m.strip()) for m in args.methods.split(",") if m.strip()]
+    # Every argument is checked before the output directory is made and the progress line starts.
+    methods = check_bench_arguments(scenarios, [m.strip() for m in args.methods.split(",") if m.strip()], efforts,
+                                    args.lcrp_tolerance)
+    directory = check_output_dir(args.out)
     total = len(names) * len(scenarios) * args.seeds * (len(methods) + (len(efforts) - 1) * (
         RepairMethod.LCRP in methods))
     kwargs: dict[str, Any] = {"scenarios": scenarios, "seeds": args.seeds, "methods": methods,

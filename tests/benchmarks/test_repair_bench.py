@@ -57,6 +57,22 @@ def test_cli_bench_repair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["bench", "repair", "--suite", "ft06", "--seeds", "0", "--out", str(out)]) == 2
 
 
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--scenarios", "flood"], "unknown scenario 'flood'"),
+    (["--methods", "aor,teleport"], "unknown repair method 'teleport'"),
+    (["--lcrp-effort", "0"], "effort must be in (0, 100], got 0"),
+    (["--lcrp-tolerance", "0.5"], "tolerance must be in [0, 0.1]"),
+])
+def test_a_refused_bench_argument_comes_before_any_progress_or_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    # An unknown scenario or a zero effort printed "stopped after 0/15 items" and left an empty repair.csv.
+    out = tmp_path / "bench"
+    assert main(["bench", "repair", "--suite", "ft06", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "stopped after" not in err and "items" not in err
+    assert not out.exists()
+
+
 def test_several_lcrp_efforts_share_the_baselines(tmp_path: Path) -> None:
     rows = run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, methods=["aor", "lcrp"], time_limit=0.3,
                             baseline_time_limit=0.5, workers=1, cache=tmp_path, lcrp_efforts=(1.0, 3.0))
