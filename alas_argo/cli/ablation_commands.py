@@ -11,7 +11,7 @@ from rich.table import Table
 
 from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
 from alas_argo.cli.app import Commands, print_json, run_with_progress
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import finite_float, members
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
@@ -23,7 +23,7 @@ def _ablation(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.faults < 0:
         raise InputError("--trials must be at least 1 and --faults at least 0")
     names = suite(args.suite)
-    variants = [Variant(v) for v in args.variants.split(",")] if args.variants else list(Variant)
+    variants = members(args.variants, Variant, "--variants") if args.variants else list(Variant)
     out = Path(args.out) if args.out else Path("bench/results") / (
         f"ablation-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}")
     total = len(names) * len(variants) * args.trials

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import argparse
 import math
+from enum import Enum
+from typing import TypeVar
 
 from pydantic import ValidationError
 
 from alas_argo.errors import InputError
 
-__all__ = ["finite_float", "flag_error", "plan_version"]
+E = TypeVar("E", bound=Enum)
+
+__all__ = ["counts", "finite_float", "flag_error", "members", "plan_version"]
 
 
 def finite_float(text: str) -> float:
@@ -39,6 +43,39 @@ def plan_version(text: str) -> int:
     if not digits.isdigit():
         raise argparse.ArgumentTypeError(f"not a plan version (a number, or v and a number, as in v2): {text!r}")
     return int(digits)
+
+
+def members(text: str, enum: type[E], flag: str) -> list[E]:
+    """A comma-separated list of ``enum``'s values (``--variants alas,no_repair``), each one known.
+
+    Raises:
+        InputError: an unknown or empty entry, named with the flag and the known values.
+    """
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(enum(part.strip()))
+        except ValueError:
+            known = ", ".join(str(m.value) for m in enum)
+            raise InputError(f"{flag}: unknown value {part.strip()!r}; known: {known}") from None
+    return out
+
+
+def counts(text: str, flag: str, *, minimum: int = 1) -> list[int]:
+    """A comma-separated list of whole numbers of at least ``minimum`` (``--events 10,100``).
+
+    Raises:
+        InputError: an entry that is not a whole number, or is below ``minimum``, named with the flag.
+    """
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.lstrip("-").isdigit():
+            raise InputError(f"{flag}: takes whole numbers such as 10,100, got {part!r}")
+        if int(part) < minimum:
+            raise InputError(f"{flag}: must be at least {minimum}, got {part}")
+        out.append(int(part))
+    return out
 
 
 def flag_error(e: ValidationError) -> InputError:

@@ -20,6 +20,7 @@ from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
 from alas_argo.benchmarks.llm_bench import LlmCaseRow, LlmVariant, Prices, run_llm_bench
 from alas_argo.benchmarks.llm_tables import llm_markdown, summarize_llm, write_llm_bench
 from alas_argo.cli.app import print_json, run_with_progress
+from alas_argo.cli.flag_values import members
 from alas_argo.errors import InputError
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
@@ -110,7 +111,7 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     if args.seeds < 1 or args.rounds < 0:
         raise InputError("--seeds must be at least 1 and --rounds at least 0")
     settings = llm_settings_from_args(args)
-    variants = [LlmVariant(v) for v in args.variants.split(",")] if args.variants else list(LlmVariant)
+    variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
     model = ErrorModel(**{k: v for k, v in (("entry_error_rate", args.error_rate),
                                             ("correction_rate", args.correction_rate)) if v is not None})
     if args.replay is not None:

@@ -21,6 +21,7 @@ from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.benchmarks.llm_disruption import LlmDisruptionRow, PlanInForce, TransportsFor, run_llm_disruption_bench
 from alas_argo.benchmarks.llm_disruption_tables import disruption_markdown, summarize_disruption, write_disruption_bench
 from alas_argo.cli.app import run_with_progress
+from alas_argo.cli.flag_values import members
 from alas_argo.cli.llm_bench_command import file_recorder, load_prices, report_bench, report_skipped
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, suite
@@ -113,7 +114,7 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     if len(scopes) > 1:
         raise InputError("--disruptions runs one context scope at a time", where="--context-scopes")
     settings = llm_settings_from_args(args)
-    variants = [LlmVariant(v) for v in args.variants.split(",")] if args.variants else list(LlmVariant)
+    variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
     transports, source = _transports(args, settings)
     if transports is None:
         return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use "

@@ -14,6 +14,7 @@ import tempfile
 from alas_argo.benchmarks.log import run_log_bench
 from alas_argo.benchmarks.open_cost import KINDS, run_open_bench
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import counts
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
 from alas_argo.settings import Settings, StoreKind, load_settings
@@ -54,7 +55,7 @@ def _log(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> int:
-    sizes = [int(s) for s in str(args.events).split(",") if s.strip()]
+    sizes = counts(str(args.events), "--events")
     with contextlib.ExitStack() as stack:
         result = run_open_bench(_settings(args, stack), sizes)
     if args.json:

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.cli import main
+from alas_argo.cli.flag_values import counts, members
 from alas_argo.controller import RepairService
+from alas_argo.errors import InputError
 from alas_argo.log import FsStore
 
 
@@ -61,3 +64,34 @@ def test_a_setting_given_as_a_flag_is_named_as_such(tmp_path: Path, capsys: pyte
     assert main(["controller", "--port", "99999", "--no-auth", "--root", str(tmp_path)]) == 2
     assert capsys.readouterr().err == ("alas: error: command line: invalid setting controller.port: Input should "
                                        "be less than or equal to 65535\n")
+
+
+def test_members_and_counts_parse_what_they_name() -> None:
+    assert members("alas, single_agent", LlmVariant, "--variants") == [LlmVariant.ALAS, LlmVariant.SINGLE_AGENT]
+    assert counts("10, 100", "--events") == [10, 100]
+    with pytest.raises(InputError, match=r"--variants: unknown value 'nope'; known: alas, alas_no_repair"):
+        members("alas,nope", LlmVariant, "--variants")
+    with pytest.raises(InputError, match=r"--events: must be at least 1, got -3"):
+        counts("10,-3", "--events")
+    for bad in ("abc", "1.5", "", "10,,20"):
+        with pytest.raises(InputError, match="--events: takes whole numbers"):
+            counts(bad, "--events")
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    # Each was a ValueError traceback (exit 1) from an Enum or int() call on the raw entry.
+    (["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--variants", "nope"],
+     "--variants: unknown value 'nope'"),
+    (["bench", "llm", "--disruptions", "breakdown", "--planner", "simulated", "--suite", "ft06", "--variants",
+      "alas,zz"], "--variants: unknown value 'zz'"),
+    (["bench", "ablation", "--suite", "ft06", "--variants", "q"], "--variants: unknown value 'q'; known: full"),
+    (["bench", "open", "--events", "10,abc"], "--events: takes whole numbers such as 10,100, got 'abc'"),
+    # 0 events ran a run of 4 (the least a run holds) and reported it as asked.
+    (["bench", "open", "--events", "0"], "--events: must be at least 1, got 0"),
+])
+def test_a_bad_list_entry_exits_2_naming_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  argv: list[str], needle: str) -> None:
+    out = ["--root", str(tmp_path / "s")] if argv[1] == "open" else ["--out", str(tmp_path / "o")]
+    assert main([*argv, *out]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and err.count("\n") == 1
