@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -112,6 +113,11 @@ def _gantt(args: argparse.Namespace) -> int:
     schedule = load_schedule_file(args.schedule, instance)
     before = load_schedule_file(args.before, instance, "baseline") if args.before else None
     disruption = load_disruption_file(args.disruption, instance) if args.disruption else None
+    for plan in (schedule, before):
+        # Drawn all the same (a chart of a wrong plan is how one looks at it), with the validator's word for it.
+        if plan is not None and plan.instance != instance.name:
+            print(f"warning: instance_mismatch: schedule is for instance {plan.instance!r}, drawn as "
+                  f"{instance.name!r}", file=sys.stderr)
     path = save_gantt(args.out, instance, schedule, before=before, disruption=disruption, title=args.title)
     print(f"gantt -> {path}")
     return 0

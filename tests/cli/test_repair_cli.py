@@ -120,6 +120,23 @@ def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.Capture
                  "--out", d]) == 2
 
 
+def test_gantt_warns_when_the_schedule_names_another_instance(files: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # A schedule that says it is la01's, drawn against ft06: drawn, with the validator's word for it on stderr
+    # (it was drawn without one).
+    doc = json.loads((files / "s.json").read_text())
+    doc["instance"] = "la01"
+    (files / "o.json").write_text(json.dumps(doc))
+    assert main(["gantt", "--instance", "ft06", "--schedule", str(files / "o.json"), "--out",
+                 str(files / "g.png")]) == 0
+    captured = capsys.readouterr()
+    assert "warning: instance_mismatch: schedule is for instance 'la01', drawn as 'ft06'" in captured.err
+    assert (files / "g.png").stat().st_size > 0
+    assert main(["gantt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--out",
+                 str(files / "g.png")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("other", "needle"), [
     # ft10's plan on ft06: jobs ft06 does not have (it raised IndexError from inside the shock's draw).
     ("ft10", "does not exist (instance ft06 has jobs 0..5)"),
