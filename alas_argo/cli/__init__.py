@@ -28,7 +28,7 @@ __all__ = ["build_parser", "main"]
 #: Command modules, in the order their commands appear in `alas --help`.
 COMMAND_MODULES = (
     "instances", "solving", "validating", "repairing", "running", "ir_commands", "logs", "engines_commands",
-    "stepping", "serving", "llm_commands", "benching", "ablation_commands",
+    "stepping", "serving", "smoke_command", "llm_commands", "benching", "ablation_commands",
 )
 
 

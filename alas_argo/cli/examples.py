@@ -52,6 +52,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "step": ("alas step blueprint --run-id demo --root /tmp/alas --outputs /tmp/out   # as an Argo pod runs it",),
     "controller": ("ALAS_CONTROLLER__TOKEN=s3cret-token alas controller --port 8080",
                    "alas controller --no-auth --root /tmp/alas --port 0      # local tests only"),
+    "smoke": ("alas smoke                                 # the store only: plan, commit, verify",
+              "ALAS_CONTROLLER__TOKEN=s3cret-token alas smoke --controller http://127.0.0.1:8080 --json"),
     "operator": ("alas operator --namespace alas --once", "alas operator --namespace alas --metrics-port 9464"),
     "metrics": ("alas metrics serve --port 9464",),
     "metrics serve": ("alas metrics serve", "alas metrics serve --host 0.0.0.0 --port 9464"),

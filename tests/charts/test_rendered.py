@@ -215,11 +215,13 @@ def test_two_releases_share_a_namespace(tmp_path: Path) -> None:
 @pytest.mark.parametrize("variant", ["defaults", "kind", "external-s3"])
 def test_install_never_waits_on_a_hook(variant: str, tmp_path: Path) -> None:
     """Helm runs post-install hooks after --wait: a hook that readiness needs deadlocks the install. There
-    is no hook at all; the controller creates the bucket itself when the chart creates the store."""
+    is no hook but `helm test`'s (which install and upgrade never run); the controller creates the bucket
+    itself when the chart creates the store."""
     values, kw = VARIANTS[variant]
     docs = render(tmp_path, values, **kw)
-    hooks = [d["metadata"]["name"] for d in docs if "helm.sh/hook" in (d["metadata"].get("annotations") or {})]
-    assert hooks == []
+    hooks = {d["metadata"]["name"]: d["metadata"]["annotations"]["helm.sh/hook"] for d in docs
+             if "helm.sh/hook" in (d["metadata"].get("annotations") or {})}
+    assert hooks == {"alas-smoke": "test"}
     controller = container(one(docs, "Deployment", "-controller"))
     assert ("--create-bucket" in controller["args"]) is (variant != "external-s3")
     assert controller["readinessProbe"]["httpGet"]["path"] == "/readyz"
@@ -328,6 +330,8 @@ def test_every_pod_passes_pod_security_restricted(tmp_path: Path) -> None:
     for d in docs:
         if d["kind"] in ("Deployment", "StatefulSet", "Job"):
             problems += _restricted_problems(d["spec"]["template"]["spec"], d["metadata"]["name"])
+        if d["kind"] == "Pod":
+            problems += _restricted_problems(d["spec"], d["metadata"]["name"])
         if d["kind"] == "WorkflowTemplate":
             for t in d["spec"]["templates"]:
                 if "container" in t:
@@ -360,3 +364,41 @@ def test_numbers_reach_the_pods_as_integers(variant: str, tmp_path: Path) -> Non
     assert not floats, floats
     body = next(v for _, name, v in envs if name.endswith("MAX_BODY_BYTES"))
     assert body.isdigit()
+
+
+# ---- `helm test` -----------------------------------------------------------------------------------------
+
+def test_helm_test_runs_alas_smoke_against_this_release(tmp_path: Path) -> None:
+    values, kw = VARIANTS["custom"]
+    docs = render(tmp_path, values, **kw)
+    pod = one(docs, "Pod", "-smoke")
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    smoke = pod["spec"]["containers"][0]
+    assert smoke["image"] == "registry.example.com/team/alas:1.2.3"
+    assert smoke["args"] == ["smoke", "--timeout=60", "--controller=http://prod-alas-controller:8080"]
+    assert one(docs, "Service", "-controller")["metadata"]["name"] == "prod-alas-controller"
+    env = {e["name"]: e for e in smoke["env"]}
+    controller_env = {e["name"]: e for e in container(one(docs, "Deployment", "-controller"))["env"]}
+    # The controller's token and every store setting the controller has, from the same places.
+    assert env.pop("ALAS_CONTROLLER__TOKEN") == controller_env.pop("ALAS_CONTROLLER__TOKEN")
+    controller_env.pop("ALAS_CONTROLLER__MAX_BODY_BYTES")
+    assert env == controller_env
+    assert env["AWS_ACCESS_KEY_ID"]["valueFrom"]["secretKeyRef"]["name"] == "my-s3"
+    # The network policies let it reach the controller and MinIO, as the workflow pods do.
+    smoke_labels = {"app.kubernetes.io/name": "alas", "app.kubernetes.io/instance": "prod",
+                    "app.kubernetes.io/component": "smoke"}
+    smoke_peer = {"podSelector": {"matchLabels": smoke_labels}}
+    for suffix in ("-controller", "-minio"):
+        assert smoke_peer in one(docs, "NetworkPolicy", suffix)["spec"]["ingress"][0]["from"], suffix
+    assert {k: v for k, v in pod["metadata"]["labels"].items() if k in smoke_labels} == smoke_labels
+
+
+def test_helm_test_without_a_controller_checks_the_store_and_can_be_turned_off(tmp_path: Path) -> None:
+    values, kw = VARIANTS["no-controller-no-operator"]
+    smoke = one(render(tmp_path, values, **kw), "Pod", "-smoke")["spec"]["containers"][0]
+    assert smoke["args"] == ["smoke", "--timeout=60"]
+    assert "ALAS_CONTROLLER__TOKEN" not in {e["name"] for e in smoke["env"]}
+    docs = render(tmp_path, {"tests": {"enabled": False}})
+    assert objects(docs, "Pod") == []
+    for policy in objects(docs, "NetworkPolicy"):
+        assert "smoke" not in json.dumps(policy), policy["metadata"]["name"]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
+import time
+
 import pytest
 
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, Store, record_figure, run, tool
 
 # Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
@@ -54,3 +58,19 @@ def test_the_controller_answers_through_its_node_port(kube: Kube) -> None:
             assert response.status == 200, path
     with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
         assert b"# TYPE" in response.read()
+
+
+def test_helm_test_passes_every_smoke_check(kube: Kube, store: Store) -> None:
+    """`helm test` as a user runs it after an install: the chart's test pod runs `alas smoke` against the
+    release (a run planned into MinIO, a disruption repaired through the controller's Service with the
+    release's token, the log verified) and succeeds; its run is in the store."""
+    began = time.monotonic()
+    out = run([tool("helm"), "test", "alas", "-n", kube.namespace, "--logs", "--timeout", "5m"], timeout=420).stdout
+    seconds = round(time.monotonic() - began, 1)
+    assert re.search(r"Phase:\s+Succeeded", out), out
+    assert "all 5 checks passed" in out, out
+    run_id = re.search(r"alas smoke: run (smoke-\S+)", out)
+    assert run_id is not None, out
+    shown = json.loads(store.alas("log", "show", run_id.group(1), "--store", "s3", "--json").stdout)
+    assert shown["current_version"] == 2
+    record_figure("helm_test", {"seconds": seconds, "run": run_id.group(1)})
