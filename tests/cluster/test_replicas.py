@@ -25,6 +25,7 @@ import pytest
 
 from alas_argo.jssp.catalog import get_instance
 from tests.cluster.conftest import ROOT, Kube, Store, node_ip, node_port, record_figure, run, tool
+from tests.controller.test_replica_set import set_request
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1200)]
 
@@ -75,21 +76,6 @@ def two_replicas(kube: Kube) -> Iterator[str]:
     assert _token(kube) == token, "helm rollback changed the controller's token"
 
 
-def _disruption(i: int) -> dict[str, Any]:
-    """Request ``i`` on ft06 (6 jobs x 6 machines): a real duration change, a no-op one (its own duration), or a
-    breakdown after the plan's end; the last two leave the plan unchanged. Operations are distinct per request."""
-    job, step = i % FT06.num_jobs, i // FT06.num_jobs
-    duration = FT06.jobs[job][step][1]
-    if i % 3 == 0:
-        event = {"kind": "duration_change", "job": job, "step": step, "duration": duration + 1 + i % 4}
-    elif i % 3 == 1:
-        event = {"kind": "duration_change", "job": job, "step": step, "duration": duration}
-    else:
-        event = {"kind": "machine_breakdown", "machine": i % FT06.num_machines, "start": 10_000 + 100 * i,
-                 "duration": 10}
-    return {"time": 0, "events": [event], "method": "right-shift", "budget": 1}
-
-
 def _post(host: str, port: int, token: str, run_id: str, body: dict[str, Any],
           key: str) -> tuple[int, dict[str, Any]]:
     conn = http.client.HTTPConnection(host, port, timeout=30)
@@ -127,7 +113,7 @@ def test_every_acknowledged_disruption_survives_a_replica_and_minio_deleted(kube
         start.wait()
         for n in range(PER_CLIENT):
             i = c * PER_CLIENT + n
-            key, body = f"{run_id}-c{c}-r{n}", _disruption(i)
+            key, body = f"{run_id}-c{c}-r{n}", set_request(FT06, i)
             deadline = time.monotonic() + DEADLINE
             while True:
                 status, doc = _post(host, port, token, run_id, body, key)
@@ -179,7 +165,7 @@ def test_every_acknowledged_disruption_survives_a_replica_and_minio_deleted(kube
     current = int(shown["current_version"])
     in_force = Counter(json.dumps(ev, sort_keys=True)
                        for ev in commits[current]["payload"]["meta"]["disruption"]["events"])
-    acked = Counter(json.dumps(ev, sort_keys=True) for i, _ in acks.values() for ev in _disruption(i)["events"])
+    acked = Counter(json.dumps(ev, sort_keys=True) for i, _ in acks.values() for ev in set_request(FT06, i)["events"])
     lost = sorted(set(acked) - set(in_force))
     twice = sorted(e for e, n in in_force.items() if n > 1)
     keys = Counter((e["payload"].get("meta") or {}).get("idempotency_key") for e in commits.values())

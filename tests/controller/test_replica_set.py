@@ -43,9 +43,10 @@ def _store_factory(kind: str, tmp_path: Path, request: pytest.FixtureRequest) ->
     return lambda: S3Store(**kwargs, backoff=0.01, max_retries=3)
 
 
-def _disruption(inst: Instance, i: int) -> dict[str, Any]:
-    """Request ``i``: a real duration change, a no-op duration change, or a breakdown after the plan's end
-    (the last two leave the plan unchanged). Operations are distinct per request."""
+def set_request(inst: Instance, i: int) -> dict[str, Any]:
+    """Request ``i`` of the set test (tests/cluster/test_replicas.py sends them too): a real duration change, a
+    no-op duration change, or a breakdown after the plan's end (the last two leave the plan unchanged).
+    Operations are distinct per request."""
     job, step = i % inst.num_jobs, i // inst.num_jobs
     duration = inst.jobs[job][step][1]
     if i % 3 == 0:
@@ -97,7 +98,7 @@ def test_every_acknowledged_disruption_is_in_force_exactly_once(kind: str, tmp_p
         start.wait()
         for n in range(PER_CLIENT):
             i = c * PER_CLIENT + n
-            key, body = f"client{c}-req{n}", _disruption(inst, i)
+            key, body = f"client{c}-req{n}", set_request(inst, i)
             for attempt in range(MAX_TRIES):
                 status, doc = _post(servers[(c + attempt) % REPLICAS].server_port, body, key)
                 if status in (200, 201):
@@ -132,7 +133,7 @@ def test_every_acknowledged_disruption_is_in_force_exactly_once(kind: str, tmp_p
     assert current is not None
     commits = {int(e.payload["version"]): e for e in log.events() if e.type is EventType.PLAN_COMMITTED}
     in_force = Counter(_event_id(ev) for ev in commits[current[0]].payload["meta"]["disruption"]["events"])
-    acked = Counter(_event_id(ev) for i, _ in acks.values() for ev in _disruption(inst, i)["events"])
+    acked = Counter(_event_id(ev) for i, _ in acks.values() for ev in set_request(inst, i)["events"])
     lost = sorted(set(acked) - set(in_force))
     twice = sorted(e for e, n in in_force.items() if n > 1)
     keys = Counter((e.payload.get("meta") or {}).get("idempotency_key") for e in commits.values())
