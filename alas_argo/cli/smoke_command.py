@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import time
+import urllib.parse
 
 from rich.console import Console
 
@@ -27,6 +28,8 @@ def _smoke(args: argparse.Namespace) -> int:
     get_instance(args.instance)  # an unknown name is bad input, before anything is written
     if args.timeout <= 0:
         raise InputError(f"must be positive, got {args.timeout:g}", where="--timeout")
+    if args.controller is not None:
+        _check_url(args.controller)
     settings = load_settings(store={"kind": args.store, "root": args.root})
     token = settings.controller.token.get_secret_value() if settings.controller.token else None
     run_id = args.run_id or f"smoke-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
@@ -44,6 +47,18 @@ def _smoke(args: argparse.Namespace) -> int:
         console.print(f"[red]{len(failed)} of {len(checks)} checks failed[/red]" if failed else
                       f"all {sum(c.ok is True for c in checks)} checks passed")
     return 1 if failed else 0
+
+
+def _check_url(url: str) -> None:
+    """Refuse a controller address that is not http(s)://host[:port][/path] before anything is written."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or parts.query:
+        raise InputError("not a controller address: expected http://host:port or https://host:port "
+                         "(e.g. http://alas-controller:8080)", where=url)
 
 
 def register(commands: Commands) -> None:
