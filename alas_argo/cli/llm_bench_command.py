@@ -114,6 +114,12 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
     model = ErrorModel(**{k: v for k, v in (("entry_error_rate", args.error_rate),
                                             ("correction_rate", args.correction_rate)) if v is not None})
+    # Every flag is checked before the endpoint: a bad suite is bad input even where the run would be skipped.
+    instances = [get_instance(name) for name in suite(args.suite)]
+    try:
+        scopes = [ContextScope(s.strip()) for s in args.context_scopes.split(",")]
+    except ValueError:
+        raise InputError("--context-scopes takes minimal, normal and full", where=args.context_scopes) from None
     if args.replay is not None:
         transport_for = _replay(args.replay)
         source = f"replay of {args.replay}"
@@ -130,11 +136,6 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
         def transport_for(instance: Instance, variant: LlmVariant, seed: int) -> ChatTransport:
             return client  # a fresh planner per case: contexts never carry over, the connection may
         source = f"{settings.llm.model} at {client.endpoint}, temperature {settings.llm.temperature:g}"
-    instances = [get_instance(name) for name in suite(args.suite)]
-    try:
-        scopes = [ContextScope(s.strip()) for s in args.context_scopes.split(",")]
-    except ValueError:
-        raise InputError("--context-scopes takes minimal, normal and full", where=args.context_scopes) from None
     agents = sum(v in (LlmVariant.ALAS, LlmVariant.NO_REPAIR, LlmVariant.NO_VALIDATOR) for v in variants)
     total = len(instances) * args.seeds * (len(variants) + agents * (len(scopes) - 1))
     recorder_for = _recorder(args.record) if args.record is not None else None

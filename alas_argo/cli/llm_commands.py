@@ -70,12 +70,12 @@ def _bench(args: argparse.Namespace) -> int:
 
         return run_llm_experiment(args)
     settings = llm_settings_from_args(args)
+    instances = [get_instance(name) for name in suite(args.suite)]  # bad input even where the run is skipped
     if not settings.llm.base_url:
         from alas_argo.cli.llm_bench_command import report_skipped
 
         return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL): "
                                     "the llm planner comparison is skipped")
-    instances = [get_instance(name) for name in suite(args.suite)]
     backend = make_llm_backend(settings)
     progress = None if args.json else (lambda r: print(
         f"  {r.instance:8s} {r.planner:9s} makespan {r.makespan:6d}  {r.seconds:.2f} s", file=sys.stderr))

@@ -115,12 +115,12 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
         raise InputError("--disruptions runs one context scope at a time", where="--context-scopes")
     settings = llm_settings_from_args(args)
     variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
+    instances = [get_instance(name) for name in suite(args.suite)]  # bad input even where the run is skipped
     transports, source = _transports(args, settings)
     if transports is None:
         return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use "
                                     "--replay DIR, or --planner simulated): the LLM experiment under disruptions "
                                     "is skipped")
-    instances = [get_instance(name) for name in suite(args.suite)]
     recorder_for = _recorder(args.record) if args.record is not None else None
     rows: list[LlmDisruptionRow] = run_with_progress(
         lambda on_row: run_llm_disruption_bench(

@@ -47,6 +47,17 @@ def test_bench_without_endpoint_skips(capsys: pytest.CaptureFixture[str]) -> Non
     assert doc["skipped"] is True and doc["rows"] == []
 
 
+@pytest.mark.parametrize("mode", [[], ["--disruptions", "breakdown"], ["--compare"]])
+def test_bench_without_endpoint_still_refuses_bad_flags(mode: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A skipped experiment is no excuse for a typo: `--suite nope` was skipped with exit 0, as if it were fine."""
+    assert main(["bench", "llm", *mode, "--suite", "nope"]) == 2
+    captured = capsys.readouterr()
+    assert "unknown suite or instance 'nope'" in captured.err and "skipped" not in captured.out
+    if not mode:
+        assert main(["bench", "llm", "--context-scopes", "wide"]) == 2
+        assert "--context-scopes takes minimal, normal and full" in capsys.readouterr().err
+
+
 def test_bench_compares_three_planners(llm_server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]) -> None:
     llm_server.route = careful_model
     code = main(["bench", "llm", "--compare", "--llm-base-url", llm_server.url, "--suite", "ft06", "--time-limit",
