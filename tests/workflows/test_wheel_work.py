@@ -168,6 +168,17 @@ def test_the_controller_repairs_a_run(installed: Path, run: tuple[Path, dict[str
     assert alas_json(installed, "log", "verify", rid, "--root", "store", cwd=cwd)["ok"] is True
 
 
+@covers("smoke")
+def test_smoke_checks_a_served_controller(installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALAS_CONTROLLER__TOKEN", "wheel-smoke-token")  # the controller's and the check's
+    for host in _serve(installed, tmp_path, "controller", "--port", "0", "--root", "store",
+                       banner="alas controller listening"):
+        doc = alas_json(installed, "smoke", "--root", "store", "--controller", f"http://{host}", "--run-id", "w1",
+                        cwd=tmp_path)
+    assert doc["ok"] is True and [c["ok"] for c in doc["checks"]] == [True] * 5, doc
+    assert alas_json(installed, "log", "show", "w1", "--root", "store", cwd=tmp_path)["current_version"] == 2
+
+
 @covers("metrics serve")
 def test_the_metrics_exporter(installed: Path, tmp_path: Path) -> None:
     for host in _serve(installed, tmp_path, "metrics", "serve", "--port", "0", banner="serving metrics"):
