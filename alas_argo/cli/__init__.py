@@ -23,7 +23,7 @@ from alas_argo.cli.examples import epilog
 from alas_argo.errors import AlasError
 from alas_argo.scrubbing import ScrubbingStream
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "COMMAND_WORDS", "build_parser", "main"]
 
 #: Command modules, in the order their commands appear in `alas --help`.
 COMMAND_MODULES = (
@@ -32,12 +32,26 @@ COMMAND_MODULES = (
 )
 
 
+#: Each top-level command word and the modules that register it, in COMMAND_MODULES order: a command line that
+#: names a command builds only its modules' parsers, so it does not import every other command's libraries
+#: (tests/cli/test_help.py derives this table from the modules and holds it equal).
+COMMAND_WORDS: dict[str, tuple[str, ...]] = {
+    "instance": ("instances",), "solve": ("solving",), "validate": ("validating",),
+    "bench": ("validating", "repairing", "ir_commands", "logs", "llm_commands", "benching", "ablation_commands"),
+    "disrupt": ("repairing",), "repair": ("repairing",), "gantt": ("repairing",), "run": ("running",),
+    "ir": ("ir_commands",), "log": ("logs",), "replay": ("logs",), "engines": ("engines_commands",),
+    "render": ("engines_commands",), "submit": ("engines_commands",), "step": ("stepping",),
+    "controller": ("serving",), "metrics": ("serving",), "operator": ("serving",), "smoke": ("smoke_command",),
+    "llm": ("llm_commands",),
+}
+
 #: Top-level modules of the `cluster` extra (see pyproject.toml).
 _CLUSTER_MODULES = {"hera", "boto3", "botocore", "kubernetes"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full `alas` argument parser."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `alas` argument parser: the full one, or, for a command line ``argv`` whose first word is a known
+    command, one with only the modules that register that command (what it parses is the same)."""
     parser = argparse.ArgumentParser(
         prog="alas",
         description="ALAS: a transactional, disruption-aware multi-agent planner for job-shop schedules. "
@@ -50,15 +64,21 @@ def build_parser() -> argparse.ArgumentParser:
     # Groups that several modules add to get their help text here, before any module creates them.
     commands.group("bench", "Benchmarks: static planning, repair, ablation, validator, runtime, log, LLM. Each "
                    "writes its tables and prints the figures with the command that produced them.")
-    for name in COMMAND_MODULES:
+    for name in _modules_for(argv):
         module = importlib.import_module(f"alas_argo.cli.{name}")
         module.register(commands)
     return parser
 
 
+def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The command modules a parser for ``argv`` needs: those of its command word when it comes first, else all
+    of them (`alas --help`, `alas -h run`, no command, an unknown word: the top level lists every command)."""
+    return COMMAND_WORDS.get(argv[0], COMMAND_MODULES) if argv else COMMAND_MODULES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `alas` console script; returns the exit code."""
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args, extras = parser.parse_known_args(argv)
     if extras:  # argparse would blame the top level; the command that got them prints its own usage
         getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")

@@ -4,6 +4,8 @@ is reported with the usage of the command it was given to."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import re
 import shlex
 import subprocess
@@ -11,7 +13,7 @@ import sys
 
 import pytest
 
-from alas_argo.cli import build_parser, main
+from alas_argo.cli import COMMAND_MODULES, COMMAND_WORDS, build_parser, main
 from alas_argo.cli.examples import EXAMPLES
 
 
@@ -82,6 +84,51 @@ def test_an_unknown_option_prints_the_commands_usage(path: tuple[str, ...], caps
     err = capsys.readouterr().err
     assert err.startswith(f"usage: alas {' '.join(path)} "), err
     assert "--no-such-option" in err or "required" in err
+
+
+def _registered_words(module: str) -> list[str]:
+    """The top-level command words ``alas_argo.cli.<module>`` registers (a command, or a group it adds to)."""
+    words: list[str] = []
+
+    class Recorder:
+        def add(self, name: str, _handler: object, *, group: str | None = None, **_: object) -> argparse.ArgumentParser:
+            words.append(group or name)
+            return argparse.ArgumentParser()
+
+        def group(self, name: str, help: str | None = None) -> None:
+            words.append(name)
+
+    importlib.import_module(f"alas_argo.cli.{module}").register(Recorder())
+    return list(dict.fromkeys(words))
+
+
+def test_the_command_word_table_is_what_the_modules_register() -> None:
+    derived: dict[str, list[str]] = {}
+    for module in COMMAND_MODULES:
+        for word in _registered_words(module):
+            derived.setdefault(word, []).append(module)
+    assert {w: tuple(m) for w, m in derived.items()} == COMMAND_WORDS
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS if p], ids=" ".join)
+def test_a_command_lines_own_parser_is_the_full_parsers_command(path: tuple[str, ...]) -> None:
+    """`alas CMD ...` builds only CMD's modules: every command and group reads and helps exactly as in the full
+    parser (the top level is built whole for `alas --help` and for an unknown word)."""
+    full = dict(COMMANDS)[path]
+    own = build_parser(list(path))
+    for word in path:
+        own = next(a for a in own._actions if isinstance(a, argparse._SubParsersAction)).choices[word]
+    assert own.format_help() == full.format_help()
+    assert [a.option_strings or a.dest for a in own._actions] == [a.option_strings or a.dest for a in full._actions]
+
+
+def test_a_command_line_imports_only_its_commands_modules() -> None:
+    code = ("import sys; from alas_argo.cli import build_parser; build_parser(['validate']); "
+            "print(sorted(m for m in sys.modules if m.startswith('alas_argo.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(json.loads(out.stdout.replace("'", '"')))
+    assert "alas_argo.cli.validating" in loaded
+    assert not {"alas_argo.cli.running", "alas_argo.cli.llm_commands", "alas_argo.cli.logs"} & loaded
 
 
 def test_building_the_parser_imports_no_solver_or_plotting_library() -> None:
