@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from alas_argo.errors import StoreError, StoreUnavailable
+from alas_argo.log.s3_store import transient
 from alas_argo.settings import StoreSettings
 
 __all__ = ["create_bucket", "create_bucket_when_reachable"]
@@ -45,7 +46,7 @@ def _translate(e: Exception, what: str, where: str) -> StoreError | StoreUnavail
         return StoreUnavailable(f"{what}: the store did not answer ({type(e).__name__})", where=where)
     code = str(response.get("Error", {}).get("Code", ""))
     status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-    if status == 429 or status >= 500 or code in ("SlowDown", "ServiceUnavailable", "RequestTimeout"):
+    if transient(code, status) or status == 501:  # bucket creation has always retried every 5xx
         return StoreUnavailable(f"{what}: the store answered {code or status}", where=where)
     return StoreError(f"{what} refused ({code or status}): {e}", where=where)
 

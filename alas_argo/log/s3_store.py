@@ -31,12 +31,23 @@ from alas_argo.log.backend import RecordNotFound, Store, check_key
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
-__all__ = ["S3Store"]
+__all__ = ["S3Store", "transient"]
 
 T = TypeVar("T")
 
 _TRANSIENT_CODES = {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling",
-                    "ConditionalRequestConflict", "RequestTimeTooSkewed"}
+                    "ConditionalRequestConflict", "RequestTimeTooSkewed", "ClientDisconnected"}
+
+
+def transient(code: str, status: int) -> bool:
+    """Whether an S3 error answer (its error code and HTTP status) is worth trying again.
+
+    Throttling, timeouts and 5xx (but 501, a request the service does not implement), and MinIO's
+    ``ClientDisconnected`` (HTTP 499): MinIO answers it for the requests it abandons while it shuts down.
+    Seen on the project's cluster when the MinIO pod was deleted under the controller (tests/cluster/
+    test_replicas.py): the controller answered 500 for a disruption that a retry would have committed.
+    """
+    return code in _TRANSIENT_CODES or status in (429, 499) or (status >= 500 and status != 501)
 
 
 _SESSION_LOCK = threading.Lock()
@@ -160,7 +171,7 @@ class S3Store(Store):
                         reconnected = True
                         attempt -= 1
                         continue
-                if code in _TRANSIENT_CODES or status == 429 or (status >= 500 and status != 501):
+                if transient(code, status):
                     last = e
                     continue
                 raise self._permanent(what, key, code, status, e) from e

@@ -12,7 +12,7 @@ import pytest
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log.event import Event
 from alas_argo.log.execution_log import ExecutionLog, event_key
-from alas_argo.log.s3_store import S3Store
+from alas_argo.log.s3_store import S3Store, transient
 from alas_argo.log.store import RecordNotFound
 from tests.s3server import LoopbackS3, free_port
 
@@ -127,6 +127,32 @@ def test_error_translation_of_responses_moto_never_sends() -> None:
     with pytest.raises(StoreError, match="conditional writes") as info:
         store._call("put", "k", lambda: fail(501, "NotImplemented"))
     assert calls == [501] and not isinstance(info.value, StoreUnavailable)
+
+
+def test_minio_abandoning_a_request_as_it_shuts_down_is_retried_not_refused() -> None:
+    """MinIO answers ClientDisconnected (HTTP 499) for the requests it abandons while it shuts down. Seen on the
+    cluster with the MinIO pod deleted under the controller: read as a refusal, the controller answered 500 for
+    a disruption that the next try committed. It is retried, then StoreUnavailable (the controller's 503)."""
+    from botocore.exceptions import ClientError
+
+    store = S3Store(bucket="b", endpoint="http://127.0.0.1:1", access_key="a", secret_key="b", max_retries=2,
+                    sleep=lambda _d: None)
+    answers = [499, 499]
+
+    def shutting_down() -> str:
+        if answers:
+            status = answers.pop()
+            raise ClientError({"Error": {"Code": "ClientDisconnected", "Message": "Client disconnected before "
+                                         "response was ready"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+                              "PutObject")
+        return "stored"
+
+    assert store._call("put", "k", shutting_down) == "stored"
+    answers.extend([499] * 3)
+    with pytest.raises(StoreUnavailable, match="after 3 attempts"):
+        store._call("put", "k", shutting_down)
+    assert transient("ClientDisconnected", 499) and transient("", 499)
+    assert not transient("AccessDenied", 403) and not transient("NotImplemented", 501)
 
 
 class _NotS3(http.server.BaseHTTPRequestHandler):
