@@ -48,9 +48,12 @@ def test_the_rules_load_and_evaluate() -> None:
 def test_step_pods_counts_reach_prometheus(prometheus: Query) -> None:
     """What only workflow step pods count (baseline commits, validator verdicts, S3 log appends) is scraped from
     the controller, which folded the pods' reports."""
-    wanted = {"plan commits": 'sum(alas_plans_committed_total{source="plan"})',
-              "verdicts": "sum(alas_validations_total)",
-              "s3 appends": 'sum(alas_log_append_duration_seconds_count{backend="s3"})'}
+    # The largest value each series reached (one series per controller pod): a controller replaced since (the
+    # replicas test upgrades, deletes and rolls back the controller) starts its counters again, and the reports
+    # it folded before are not folded twice.
+    wanted = {"plan commits": 'sum(max_over_time(alas_plans_committed_total{source="plan"}[3h]))',
+              "verdicts": "sum(max_over_time(alas_validations_total[3h]))",
+              "s3 appends": 'sum(max_over_time(alas_log_append_duration_seconds_count{backend="s3"}[3h]))'}
     deadline = time.monotonic() + 60
     while True:
         got = {name: float(r[0]["value"][1]) if (r := prometheus(q)) else 0.0 for name, q in wanted.items()}
