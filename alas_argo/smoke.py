@@ -17,7 +17,7 @@ from typing import Any
 
 from alas_argo.errors import AlasError
 from alas_argo.jssp.catalog import get_instance
-from alas_argo.log import ExecutionLog, Store
+from alas_argo.log import EventType, ExecutionLog, Store
 from alas_argo.operator.running import post_disruption
 from alas_argo.pipeline import RunConfig, run_pipeline
 
@@ -26,6 +26,16 @@ __all__ = ["Check", "smoke"]
 #: A duration change of the instance's first operation, revealed at time 0: always a real disruption (the
 #: operation has not finished), which every repair method must answer with a new version.
 EXTRA_DURATION = 5
+
+
+class _Failed(Exception):
+    """A check's negative verdict (its message says why). Not ``assert``: ``python -O`` would drop those and
+    report every check as passed."""
+
+
+def _require(condition: bool, why: str) -> None:
+    if not condition:
+        raise _Failed(why)
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ def smoke(store: Store, run_id: str, *, instance: str = "ft06", controller: str 
         began = time.perf_counter()
         try:
             detail, ok = body(), True
-        except (AlasError, AssertionError) as e:
+        except (AlasError, _Failed) as e:
             detail, ok = str(e) or type(e).__name__, False
         checks.append(Check(name, ok, detail, round(time.perf_counter() - began, 3)))
         return ok
@@ -67,9 +77,9 @@ def smoke(store: Store, run_id: str, *, instance: str = "ft06", controller: str 
     def plan() -> str:
         result = run_pipeline(RunConfig(instance=instance, planner="heuristic", optimizer="heuristic"), log)
         current = log.current_plan()
-        assert result.succeeded and current is not None and result.final is not None, (
-            f"the run ended {result.status.value} without a valid committed plan: "
-            f"{'; '.join(f'{k}: {v}' for k, v in result.errors.items()) or 'no error recorded'}")
+        if not result.succeeded or current is None or result.final is None:
+            raise _Failed(f"the run ended {result.status.value} without a valid committed plan: "
+                          f"{'; '.join(f'{k}: {v}' for k, v in result.errors.items()) or 'no error recorded'}")
         return f"run {run_id}: {instance} planned, v{current[0]} committed (makespan {result.final.makespan})"
 
     planned = check("store: a run is planned and committed", True, plan)
@@ -86,9 +96,8 @@ def smoke(store: Store, run_id: str, *, instance: str = "ft06", controller: str 
                     "events": [{"kind": "duration_change", "job": 0, "step": 0,
                                 "duration": job_steps[0][1] + EXTRA_DURATION}]}
             answer = post_disruption(f"{base}/runs/{run_id}/disruptions", body, key, token, timeout=timeout)
-            assert answer.status_code == 201, (
-                f"POST /runs/{run_id}/disruptions answered {answer.status_code or 'nothing'}: "
-                f"{answer.message or answer.body}")
+            _require(answer.status_code == 201, f"POST /runs/{run_id}/disruptions answered "
+                     f"{answer.status_code or 'nothing'}: {answer.message or answer.body}")
             return (f"v{answer.body.get('version')} committed by the controller (makespan "
                     f"{answer.body.get('makespan')})")
 
@@ -96,17 +105,18 @@ def smoke(store: Store, run_id: str, *, instance: str = "ft06", controller: str 
 
         def recorded() -> str:
             current = log.current_plan()
-            assert current is not None and current[0] >= 2, f"current version {current and current[0]}, not the repair"
+            if current is None or current[0] < 2:
+                raise _Failed(f"current version {current and current[0]}, not the repair")
             keys = [(e.payload.get("meta") or {}).get("idempotency_key") for e in log.events()
-                    if e.payload.get("version") == current[0] and e.type.value == "plan.committed"]
-            assert keys == [key], f"v{current[0]} was committed under {keys}, not {key!r}"
+                    if e.type is EventType.PLAN_COMMITTED and e.payload.get("version") == current[0]]
+            _require(keys == [key], f"v{current[0]} was committed under {keys}, not {key!r}")
             return f"v{current[0]} is current in the store, under this check's idempotency key"
 
         check("store: the controller's version is current", committed, recorded)
 
     def verified() -> str:
         report = log.verify()
-        assert report.ok, report.summary()
+        _require(report.ok, report.summary())
         return report.summary()
 
     check("store: the log verifies", planned, verified)
@@ -118,6 +128,6 @@ def _ready(base: str, timeout: float) -> str:
         with urllib.request.urlopen(f"{base}/readyz", timeout=timeout) as response:
             return f"{base}/readyz answered {response.status}"
     except urllib.error.HTTPError as e:
-        raise AssertionError(f"{base}/readyz answered {e.code}: {e.read()[:200].decode(errors='replace')}") from None
+        raise _Failed(f"{base}/readyz answered {e.code}: {e.read()[:200].decode(errors='replace')}") from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-        raise AssertionError(f"{base} not reachable: {getattr(e, 'reason', e)}") from None
+        raise _Failed(f"{base} not reachable: {getattr(e, 'reason', e)}") from None

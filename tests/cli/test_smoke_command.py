@@ -4,6 +4,8 @@ the check that failed, 2 for bad input with nothing written."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,3 +68,13 @@ def test_bad_input_exits_2_before_anything_is_written(args: list[str], message: 
     assert main(["smoke", "--root", str(tmp_path / "s"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_a_failed_check_still_fails_under_python_O(tmp_path: Path) -> None:
+    """The checks' verdicts are not asserts, which `python -O` would drop and report as passed."""
+    code = ("import sys; from alas_argo.cli import main; "
+            f"sys.exit(main(['smoke', '--root', {str(tmp_path / 's')!r}, '--controller', 'http://127.0.0.1:9']))")
+    done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 1, done.stderr
+    assert "FAILED  controller: ready" in done.stdout and "1 of 5 checks failed" in done.stdout
