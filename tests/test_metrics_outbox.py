@@ -29,7 +29,10 @@ def settle(store: FsStore) -> None:
     write_report(store, source="earlier tests")
 
 
-def report_of(store: FsStore, key: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+Report = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def report_of(store: FsStore, key: str) -> Report:
     return {(p.name, p.labels): p.value for p in read_report(store.get(key=key), where=key)}
 
 
@@ -48,12 +51,13 @@ def test_a_report_holds_what_grew_since_the_last_one(tmp_path: Path) -> None:
     backend = ("backend", "outbox-test")
     # A sum is a float difference of two running totals.
     assert got.pop(("alas_log_append_duration_seconds_sum", (backend,))) == pytest.approx(0.003)
-    assert got == {
+    expected: Report = {
         ("alas_log_append_duration_seconds_count", (backend,)): 1.0,
         # New series are handed on at 0 too, so the controller shows them (a ratio then reads 0, not "no data").
         **{("alas_log_append_duration_seconds_bucket", (backend, ("le", le))): 0.0 for le in ("0.0005", "0.001")},
         **{("alas_log_append_duration_seconds_bucket", (backend, ("le", le))): 1.0
            for le in ("0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "+Inf")}}
+    assert got == expected
     metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
     again = write_report(store, source="test")
     assert again is not None and report_of(store, again) == {compensated: 1.0}
@@ -80,7 +84,7 @@ def test_two_replicas_fold_each_report_exactly_once(tmp_path: Path) -> None:
     first, second = MetricsInbox(store, owner="replica-a"), MetricsInbox(store, owner="replica-b")
     first.poll()
     second.poll()
-    folded = []
+    folded: list[tuple[int, int]] = []
     for _ in range(6):
         metrics.count_policy_event(metrics.PolicyEvent.TIMEOUT)
         write_report(store, source="step")

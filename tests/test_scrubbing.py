@@ -6,6 +6,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +70,7 @@ def test_every_secret_setting_is_registered(monkeypatch: pytest.MonkeyPatch) -> 
 def test_scrub_walks_documents_and_leaves_short_values_alone() -> None:
     register_secret("nested-secret-31337")
     register_secret("short")  # too short to be a secret: ordinary words must survive
-    doc = {"a": ["ok", {"nested-secret-31337": "Bearer nested-secret-31337!"}], "n": 3, "s": "short story"}
+    doc: dict[str, Any] = {"a": ["ok", {"nested-secret-31337": "Bearer nested-secret-31337!"}], "n": 3,
+                           "s": "short story"}
     assert scrub(doc) == {"a": ["ok", {MARK: f"Bearer {MARK}!"}], "n": 3, "s": "short story"}
     assert doc["a"][1] == {"nested-secret-31337": "Bearer nested-secret-31337!"}  # the input is untouched

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 
 from alas_argo.agents.context import build_job_contexts
 from alas_argo.agents.contracts import JobProposal, ProposedOperation
@@ -13,7 +14,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 
 
-def _feasible(inst: Instance, sched: Schedule, downtimes: list[tuple[int, int, int]] = ()) -> None:
+def _feasible(inst: Instance, sched: Schedule, downtimes: Sequence[tuple[int, int, int]] = ()) -> None:
     """A local, deliberately naive feasibility check (the real validator is tested elsewhere)."""
     by_key = {o.key: o for o in sched.operations}
     assert len(by_key) == len(sched.operations) == inst.num_operations

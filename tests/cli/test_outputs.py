@@ -111,7 +111,7 @@ def test_a_killed_static_benchmark_keeps_its_finished_rows(tmp_path: Path, monke
     real_plan = static_bench.plan
     calls: list[str] = []
 
-    def plan_then_interrupt(instance, **kwargs):  # type: ignore[no-untyped-def]
+    def plan_then_interrupt(instance, **kwargs):
         calls.append(instance.name)
         if len(calls) == 2:
             raise KeyboardInterrupt  # what a Ctrl-C in the second instance's solve looks like
@@ -129,7 +129,7 @@ def test_a_killed_repair_benchmark_keeps_its_finished_rows(tmp_path: Path, monke
     real = repair_bench.repair
     calls: list[object] = []
 
-    def repair_then_interrupt(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def repair_then_interrupt(*args, **kwargs):
         calls.append(args)
         if len(calls) == 3:
             raise KeyboardInterrupt

@@ -46,7 +46,7 @@ def _trickle(port: int, stop: threading.Event, cut: list[float], started: float)
 def test_a_client_trickling_bytes_is_cut_off_at_the_total_deadline(
         make_controller: Callable[..., ControllerServer], run_id: str) -> None:
     server = make_controller(request_timeout=1.0)
-    stop, cut = threading.Event(), []
+    stop, cut = threading.Event(), list[float]()
     started = time.monotonic()
     worker = threading.Thread(target=_trickle, args=(server.server_port, stop, cut, started))
     worker.start()

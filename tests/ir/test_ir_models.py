@@ -52,7 +52,7 @@ def test_unknown_fields_and_bad_values_are_rejected() -> None:
     with pytest.raises(ValidationError):
         Policy.model_validate({"retyr": {}})
     with pytest.raises(ValidationError):
-        Backoff(kind="quadratic")  # type: ignore[arg-type]
+        Backoff(kind="quadratic")
     with pytest.raises(ValidationError):
         Retry(max_attempts=0)
     with pytest.raises(ValidationError):

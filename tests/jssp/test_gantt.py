@@ -11,7 +11,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
 
 
-def _patches(fig, gid: str) -> list:  # type: ignore[no-untyped-def]
+def _patches(fig, gid: str) -> list:
     return [p for ax in fig.axes for p in ax.patches if p.get_gid() == gid]
 
 

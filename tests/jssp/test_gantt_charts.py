@@ -35,7 +35,7 @@ def case() -> tuple[Schedule, Schedule, list[Disruption]]:
     return plan, final, [first, second]
 
 
-def _patches(fig, gid: str) -> list:  # type: ignore[no-untyped-def]
+def _patches(fig, gid: str) -> list:
     return [p for ax in fig.axes for p in ax.patches if p.get_gid() == gid]
 
 

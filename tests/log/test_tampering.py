@@ -80,7 +80,7 @@ def _reseal_from(store: Store, seq: int) -> None:
 
 def _forge_head(store: Store) -> None:
     """Write the head the tampered chain implies (a forger can fold, but cannot seal)."""
-    events = []
+    events: list[Event] = []
     while store.exists(key=event_key(RUN, len(events))):
         events.append(Event.model_validate_json(store.get(key=event_key(RUN, len(events)))))
     store.put(key=head_key(RUN), data=LogHead.fold(RUN, events).to_bytes(None))
@@ -131,18 +131,28 @@ def _copy_record(store: Store) -> None:
 
 
 Tampering = Callable[[Store], None]
+
+
+def _in_turn(*tamperings: Tampering) -> Tampering:
+    def tamper(store: Store) -> None:
+        for tampering in tamperings:
+            tampering(store)
+
+    return tamper
+
+
 # name -> (tampering, problem codes without the key, problem codes with the key)
 TAMPERINGS: dict[str, tuple[Tampering, set[str], set[str]]] = {
     "edit an event": (lambda s: _edit(s, 4, rehash=False), {"bad_hash"}, {"bad_hash"}),
     "edit and re-hash one event": (lambda s: _edit(s, 4, rehash=True), {"broken_chain"},
                                    {"bad_seal", "broken_chain"}),
     "re-seal a suffix": (lambda s: _reseal_from(s, 4), {"head_mismatch"}, {"bad_seal", "head_mismatch"}),
-    "re-seal a suffix and rewrite the head": (lambda s: (_reseal_from(s, 4), _forge_head(s)), set(),
+    "re-seal a suffix and rewrite the head": (_in_turn(lambda s: _reseal_from(s, 4), _forge_head), set(),
                                               {"bad_seal", "head_unsealed"}),
     "replace the last event": (lambda s: _reseal_from(s, LAST), {"head_mismatch"}, {"bad_seal", "head_mismatch"}),
     "delete the last event": (lambda s: _delete_tail(s, 1), {"truncated"}, {"truncated"}),
     "delete the last 3 events (a commit among them)": (lambda s: _delete_tail(s, 3), {"truncated"}, {"truncated"}),
-    "delete the tail and rewrite the head": (lambda s: (_delete_tail(s, 3), _forge_head(s)), set(),
+    "delete the tail and rewrite the head": (_in_turn(lambda s: _delete_tail(s, 3), _forge_head), set(),
                                              {"head_unsealed"}),
     "delete an event in the middle": (lambda s: _delete(s, event_key(RUN, 4)), {"gap"}, {"gap"}),
     "swap two events": (lambda s: _swap(s, 6, 7), {"seq_mismatch", "broken_chain", "head_mismatch"},

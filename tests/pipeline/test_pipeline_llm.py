@@ -52,7 +52,7 @@ def test_llm_mistakes_are_caught_repaired_logged_and_replayable(
     store = FsStore(tmp_path / "store")
     log = ExecutionLog(store, "llm-1")
     result = run_pipeline(config, log, agent_spec=_spec(log, server.url))
-    assert result.succeeded, result.run.errors
+    assert result.succeeded, result.run and result.run.errors
     assert result.final is not None and result.final.makespan == 11  # the optimizer reaches tiny's optimum
     events = log.events()
     exchanges = [e for e in events if e.type == EventType.LLM_EXCHANGE]

@@ -113,7 +113,8 @@ def test_other_inputs_are_refused_naming_what_differs(tmp_path: Path) -> None:
 
 
 def test_an_edited_disruption_file_is_refused_and_a_renamed_copy_resumes(tmp_path: Path) -> None:
-    doc = {"time": 100, "events": [{"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 60}]}
+    doc: dict[str, Any] = {"time": 100,
+                           "events": [{"kind": "machine_breakdown", "machine": 1, "start": 100, "duration": 60}]}
     first = tmp_path / "d.json"
     first.write_text(json.dumps(doc))
     config = RunConfig(instance="la01", planner="heuristic", disrupt=str(first), repair_budget=1)

@@ -16,13 +16,13 @@ from alas_argo.runtime import base_delay, delay
     ("exponential", [2.0, 6.0, 18.0, 54.0, 162.0]),
 ])
 def test_base_delays_per_kind(kind: str, expected: list[float]) -> None:
-    b = Backoff(kind=kind, initial=2.0, factor=3.0)  # type: ignore[arg-type]
+    b = Backoff(kind=kind, initial=2.0, factor=3.0)
     assert [base_delay(b, n) for n in range(1, 6)] == expected
 
 
 @pytest.mark.parametrize("kind", ["fixed", "linear", "exponential"])
 def test_cap(kind: str) -> None:
-    b = Backoff(kind=kind, initial=4.0, max=5.0)  # type: ignore[arg-type]
+    b = Backoff(kind=kind, initial=4.0, max=5.0)
     assert all(base_delay(b, n) <= 5.0 for n in range(1, 10))
     assert base_delay(Backoff(kind="exponential", initial=1, max=5), 4) == 5.0
 

@@ -27,8 +27,8 @@ def test_resolve_walks_dicts_and_lists() -> None:
     ("inputs.ghost", "eq", None, False), ("inputs.tags", "lt", 3, False),
 ])
 def test_conditions(path: str, op: str, value: Any, expected: bool) -> None:
-    assert evaluate(Condition(path=path, op=op, value=value), SCOPE) is expected  # type: ignore[arg-type]
-    assert evaluate(Condition(path=path, op=op, value=value, negate=True), SCOPE) is not expected  # type: ignore[arg-type]
+    assert evaluate(Condition(path=path, op=op, value=value), SCOPE) is expected
+    assert evaluate(Condition(path=path, op=op, value=value, negate=True), SCOPE) is not expected
 
 
 def test_render_key() -> None:

@@ -24,13 +24,13 @@ SCOPE = {"n": 3, "items": [10, 20, 30], "name": "a"}
     ("gt", 3, False), ("gt", 2, True), ("ge", 3, True), ("ge", 4, False),
     ("in", [1, 3], True), ("in", [1, 2], False), ("exists", None, True), ("truthy", None, True)])
 def test_every_comparison_at_its_boundary(op: str, value: Any, expected: bool) -> None:
-    assert evaluate(Condition(path="n", op=op, value=value), SCOPE) is expected  # type: ignore[arg-type]
-    assert evaluate(Condition(path="n", op=op, value=value, negate=True), SCOPE) is not expected  # type: ignore[arg-type]
+    assert evaluate(Condition(path="n", op=op, value=value), SCOPE) is expected
+    assert evaluate(Condition(path="n", op=op, value=value, negate=True), SCOPE) is not expected
 
 
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge", "in", "truthy"])
 def test_a_missing_path_is_false_for_every_op_but_exists(op: str) -> None:
-    assert evaluate(Condition(path="ghost", op=op, value=1), SCOPE) is False  # type: ignore[arg-type]
+    assert evaluate(Condition(path="ghost", op=op, value=1), SCOPE) is False
     assert evaluate(Condition(path="ghost", op="exists"), SCOPE) is False
 
 

@@ -24,7 +24,8 @@ def setup(on_failure: str = "rollback", undo_fails: str | None = None) -> tuple[
             raise RuntimeError("undo broke")
         undone.append(target)
         return {}
-    nodes = [{"id": n, "role": "write", "sideEffect": "write", "compensation": f"undo_{n}"} for n in "abc"]
+    nodes: list[dict[str, Any]] = [{"id": n, "role": "write", "sideEffect": "write", "compensation": f"undo_{n}"}
+                                   for n in "abc"]
     nodes.append({"id": "d", "role": "write", "params": {"fail": True}, "policyRef": "f"})
     nodes += [{"id": f"undo_{n}", "role": "undo"} for n in "abc"]
     wf = workflow(nodes, [("a", "b"), ("b", "c"), ("c", "d")], policies={"f": {"onFailure": on_failure}})

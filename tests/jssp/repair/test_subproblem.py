@@ -15,7 +15,7 @@ from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 
 
-def _case():  # type: ignore[no-untyped-def]
+def _case():
     inst = get_instance("la01")
     plan = dispatch(inst, "mwkr")
     d = Disruption(time=120, events=[MachineBreakdown(machine=1, start=120, duration=70)])

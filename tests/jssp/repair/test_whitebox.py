@@ -26,7 +26,7 @@ def case() -> tuple[object, Schedule, Disruption]:
     return inst, plan, d
 
 
-def test_baseline_19_breakdown_3_repair_22_with_one_wip_move(case: tuple) -> None:  # type: ignore[type-arg]
+def test_baseline_19_breakdown_3_repair_22_with_one_wip_move(case: tuple) -> None:
     inst, plan, d = case
     assert plan.makespan == 19 and [(b.machine, b.start, b.duration) for b in d.breakdowns] == [(1, 8, 3)]
     # Keeping every queue (right-shift, AOR): job 1's interrupted first operation restarts after the downtime
