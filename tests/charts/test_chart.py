@@ -74,6 +74,7 @@ def test_kind_node_ports_match_kind_config() -> None:
     {"controller.createTokenSecret": False, "networkPolicy.enabled": False, "dashboards.enabled": False},
     {"image.tag": "0.1.0@sha256:" + "a" * 64},
     {"monitoring.labels": {"release": "kube-prometheus-stack"}},
+    {"workflow.mapParallelism": {"alas-bench": 64, "alas-plan": 16}},
 ])
 def test_schema_accepts_sensible_overrides(changes: dict[str, Any]) -> None:
     jsonschema.validate(with_values(**changes), SCHEMA)
@@ -94,6 +95,9 @@ def test_schema_accepts_sensible_overrides(changes: dict[str, Any]) -> None:
     {"s3.secretKey": "short"},
     {"image.pullPolicy": "Sometimes"},
     {"workflow.serviceAccount": "Not A Name"},
+    {"workflow.mapParallelism": {"alas-bnech": 64}},
+    {"workflow.mapParallelism": {"alas-bench": 0}},
+    {"workflow.mapParallelism": {"alas-bench": "64"}},
     {"monitoring.interval": "soon"},
     {"surprise": True},
     {"controller.surprise": True},

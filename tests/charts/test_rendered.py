@@ -71,7 +71,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                 "imagePullSecrets": [{"name": "regcred"}], "securityContext": {"runAsUser": 2000},
                 "controller": {"token": "a-stable-token-0123456789"},
                 "workflow": {"serviceAccount": "planner", "podGC": {"strategy": "OnWorkflowSuccess"},
-                             "ttlStrategy": {"secondsAfterSuccess": 60, "secondsAfterFailure": 120}},
+                             "ttlStrategy": {"secondsAfterSuccess": 60, "secondsAfterFailure": 120},
+                             "mapParallelism": {"alas-bench": 64}},
                 "s3": {"credentialsSecret": "my-s3"}}, {"release": "prod", "namespace": "plans"}),
 }
 
@@ -169,6 +170,10 @@ def test_values_reach_every_workflow_pod(tmp_path: Path) -> None:
             assert steps and all("container" in t for t in spec["templates"] if t["name"] in steps)
             exit_handlers += 1
     assert pods >= 15 and exit_handlers == 2
+    # The fan-outs' width: the bench's cases as set, the plan's job agents as `alas render` wrote them.
+    widths = {wt["metadata"]["name"]: [t["parallelism"] for t in wt["spec"]["templates"] if "parallelism" in t]
+              for wt in templates}
+    assert widths == {"prod-alas-bench": [64], "prod-alas-plan": [8], "prod-alas-repair": []}
     text = json.dumps(templates)
     for default in ("alas:0.1.0", "alas-s3-credentials", "alas-store", "alas-workflow"):
         assert f'"{default}"' not in text, f"{default} survived into the release's WorkflowTemplates"

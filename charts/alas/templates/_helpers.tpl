@@ -136,6 +136,7 @@ workflow spec, so they reach every pod, Argo's own init and wait containers and 
 {{- $root := index . 0 -}}
 {{- $doc := index . 1 -}}
 {{- $meta := $doc.metadata -}}
+{{- $parallelism := index ($root.Values.workflow.mapParallelism | default dict) $meta.name -}}
 {{- $_ := set $meta "name" (include "alas.workflowTemplateName" (list $root $meta.name)) -}}
 {{- $_ := set $meta "labels" (merge (include "alas.labels" $root | fromYaml) ($meta.labels | default dict)) -}}
 {{- $spec := $doc.spec -}}
@@ -149,6 +150,9 @@ workflow spec, so they reach every pod, Argo's own init and wait containers and 
 {{- $secret := include "alas.s3Secret" $root -}}
 {{- $store := include "alas.storeConfigMap" $root -}}
 {{- range $t := $spec.templates -}}
+{{- if and $parallelism (hasKey $t "parallelism") -}}
+{{- $_ := set $t "parallelism" ($parallelism | int) -}}
+{{- end -}}
 {{- range $main := compact (list $t.container $t.script) -}}
 {{- $_ := set $main "image" (include "alas.image" $root) -}}
 {{- $_ := set $main "imagePullPolicy" $root.Values.image.pullPolicy -}}
