@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,19 +20,21 @@ from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import finite_float
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
+from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.planning import SolveMethod
+from alas_argo.log import ExecutionLog
 
 __all__ = ["default_directory", "register"]
 
 
-def default_directory(suite_name: str, now: datetime | None = None) -> Path:
-    """``bench/results/static-<suite>-<UTC timestamp>/``, with the suite name made path-safe."""
+def default_directory(suite_name: str, now: datetime | None = None, *, kind: str = "static") -> Path:
+    """``bench/results/<kind>-<suite or run>-<UTC timestamp>/``, with the name made path-safe."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", suite_name)[:60]
-    return Path("bench") / "results" / f"static-{safe}-{stamp}"
+    return Path("bench") / "results" / f"{kind}-{safe}-{stamp}"
 
 
 def _static(args: argparse.Namespace) -> int:
@@ -97,7 +100,7 @@ def _plan_suite(args: argparse.Namespace, names: list[str], keep: Callable[[Stat
 
 
 def register(commands: Commands) -> None:
-    """Add `alas bench static`."""
+    """Add `alas bench static` and `alas bench report`."""
     commands.group("bench", "Benchmarks.")
     p = commands.add(
         "static", _static, group="bench", stoppable=True,
@@ -116,3 +119,55 @@ def register(commands: Commands) -> None:
                    help="limit each plan by CP-SAT deterministic time on one worker, as alas run and alas solve do "
                    "by default (default here: wall time on --workers workers)")
     p.add_argument("--json", action="store_true", help="print the rows and summary as JSON")
+
+    p = commands.add(
+        "report", _report, group="bench",
+        help="Tabulate a benchmark fan-out's cases (alas-bench on Argo, a suite PlanRun) from the execution log.",
+        description="Read every case run of the fan-out RUN_ID from the store (RUN_ID.<instance>.<scenario>.<seed>, "
+        "one per case pod) and write cases.csv and cases.md: per case its status, makespan before and after the "
+        "disruption, gap to the best known, operations the repair moved and the independent validator's verdict "
+        "on the current plan, as `alas log show` reads them; per scenario a summary. Nothing is run or written "
+        "to the log. Exit 0 when every case succeeded with a valid plan, 1 otherwise, 2 on bad input (no such "
+        "cases in the store).")
+    p.add_argument("run", metavar="RUN_ID", help="the fan-out's run id (alas-bench's run-id parameter; a suite "
+                   "PlanRun's status.runId)")
+    add_store_arguments(p)
+    p.add_argument("-o", "--out", metavar="DIR", help="output directory (default bench/results/fanout-<run>-<time>)")
+    p.add_argument("--json", action="store_true", help="print the summaries and rows as JSON")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from alas_argo.benchmarks import fanout
+    from alas_argo.cli.logs import plain_columns, store_from_args
+
+    store = store_from_args(args)
+    ids = fanout.case_run_ids(store, args.run)
+    directory = check_output_dir(Path(args.out) if args.out else default_directory(args.run, kind="fanout"))
+    rows = []
+    # Each case is a few store reads and one validation: reading 8 at a time hides an S3 round trip's latency.
+    with (ProgressLines("alas bench report", total=len(ids), every=2.0) as lines,
+          ThreadPoolExecutor(max_workers=8) as pool):
+        for row in pool.map(lambda case_id: fanout.case_row(ExecutionLog(store, case_id)), ids):
+            rows.append(row)
+            lines.done(f"{row.run_id} {row.status}" + ("" if row.final_valid else " (no valid plan)"))
+    summaries = fanout.summarize(rows)
+    csv_path, md_path = fanout.write_tables(args.run, rows, summaries, directory)
+    bad = [r for r in rows if r.status != "succeeded" or not r.final_valid]
+    if args.json:
+        print_json({"run_id": args.run, "summary": [asdict(s) for s in summaries], "rows": [asdict(r) for r in rows],
+                    "csv": str(csv_path), "markdown": str(md_path)})
+        return 1 if bad else 0
+    header = ("scenario", "cases", "succeeded", "valid", "mean gap %", "median moved", "median repair s",
+              "median s")
+    print(plain_columns(header, [[_text(v) for v in asdict(s).values()] for s in summaries]), end="")
+    for r in bad[:20]:
+        print(f"{r.run_id}: {r.status}, {'valid plan' if r.final_valid else 'no valid plan'}"
+              + (f" ({r.problem})" if r.problem else ""))
+    if len(bad) > 20:
+        print(f"... and {len(bad) - 20} more (cases.csv lists them all)")
+    print(f"tables: {csv_path} {md_path}")
+    return 1 if bad else 0
+
+
+def _text(value: object) -> str:
+    return "-" if value is None else str(value)

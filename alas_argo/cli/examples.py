@@ -63,6 +63,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "bench": ("alas bench static --suite smoke --time-limit 5", "alas bench repair --suite ft06,la01 --seeds 2"),
     "bench static": ("alas bench static --suite smoke --time-limit 5",
                      "alas bench static --suite alas45 --time-limit 60 --workers 2 --out bench/results/static"),
+    "bench report": ("alas bench report fanout-1 --store s3",
+                     "alas bench report fanout-1 --store s3 --out bench/results/fanout-1 --json"),
     "bench repair": ("alas bench repair --suite ft06,la01 --seeds 2 --time-limit 5",
                      "alas bench repair --suite alas45 --seeds 3 --methods lcrp,full --lcrp-effort 1,4",
                      "alas bench repair --from-csv bench/results/repair/repair.csv --out /tmp/report"),

@@ -169,7 +169,8 @@ def test_repair_on_disruption_walk_commits_a_valid_repair_of_the_given_disruptio
     assert report.valid, report.to_json()
 
 
-def test_bench_walk_fans_out_over_cases_and_exports_the_summary(s3_env: S3Store) -> None:
+def test_bench_walk_fans_out_over_cases_and_exports_the_summary(s3_env: S3Store, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
     walk = _walk("alas-bench", "alas-bench-k2", {"run-id": "walk-bench", "suite": "ft06", "planner": "heuristic",
                                                  "scenarios": '["none", "breakdown"]', "seeds": "[0]",
                                                  "time-limit": "1"})
@@ -180,6 +181,12 @@ def test_bench_walk_fans_out_over_cases_and_exports_the_summary(s3_env: S3Store)
     runs = {f"walk-bench.ft06.{s}.0" for s in ("none", "breakdown")}
     for run in runs:  # every case ran the whole local pipeline in its own run of the same store
         assert ExecutionLog(s3_env, run).versions()
+    # The per-case table the summary leaves out, read back from those runs (`alas bench report`).
+    assert main(["bench", "report", "walk-bench", "--store", "s3", "--out", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {r["run_id"] for r in report["rows"]} == runs and all(r["final_valid"] for r in report["rows"])
+    assert report["summary"][-1]["valid"] == summary["valid"]
+    assert sum(r["makespan_after"] for r in report["rows"]) / 2 == pytest.approx(summary["mean_makespan"])
 
 
 def test_a_template_command_runs_as_a_real_process(s3_env: S3Store, tmp_path: Path) -> None:

@@ -225,6 +225,18 @@ def test_every_benchmark_at_its_smallest(installed: Path, tmp_path: Path, args: 
         assert any((tmp_path / "o").iterdir())
 
 
+@covers("bench report")
+def test_bench_report_tabulates_case_runs_from_the_log(installed: Path, tmp_path: Path) -> None:
+    # A case run as a bench-case pod names it (<fan-out>.<instance>.<scenario>.<seed>), here from `alas run`.
+    ran = alas_json(installed, "run", "ft06", "--disrupt", "breakdown", "--planner", "heuristic", "--time-limit", "1",
+                    "--run-id", "fan.ft06.breakdown.0", "--root", "store", cwd=tmp_path)
+    doc = alas_json(installed, "bench", "report", "fan", "--root", "store", "--out", "o", cwd=tmp_path)
+    [row] = doc["rows"]
+    assert (row["run_id"], row["status"], row["final_valid"]) == ("fan.ft06.breakdown.0", "succeeded", True)
+    assert (row["makespan_after"], row["moved_operations"]) == (ran["makespan_after"], ran["moved_operations"])
+    assert (tmp_path / "o" / "cases.csv").is_file()
+
+
 def test_every_command_the_readme_lists_has_real_work_here() -> None:
     listed = {" ".join(argv) for argv in readme_commands()}
     assert listed - set(COVERED) == set(), "README commands without a real-work test from the wheel"
