@@ -144,7 +144,7 @@ def _report(args: argparse.Namespace) -> int:
     ids = fanout.case_run_ids(store, args.run)
     directory = check_output_dir(Path(args.out) if args.out else default_directory(args.run, kind="fanout"))
     rows = []
-    # Each case is a few store reads and one validation: reading 8 at a time hides an S3 round trip's latency.
+    # Each case is a few store reads and one validation: 8 at a time overlap the S3 round trips (not measured).
     with (ProgressLines("alas bench report", total=len(ids), every=2.0) as lines,
           ThreadPoolExecutor(max_workers=8) as pool):
         for row in pool.map(lambda case_id: fanout.case_row(ExecutionLog(store, case_id)), ids):
