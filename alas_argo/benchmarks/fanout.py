@@ -25,7 +25,7 @@ from alas_argo.log import Event, EventType, ExecutionLog
 from alas_argo.log.runs import run_status
 from alas_argo.log.store import Store
 from alas_argo.pipeline.config import RunConfig
-from alas_argo.pipeline.inputs import input_digest, recorded_inputs
+from alas_argo.pipeline.inputs import input_digest
 from alas_argo.pipeline.outcome import read_result
 
 __all__ = ["COLUMNS", "CaseRow", "ScenarioSummary", "case_row", "case_run_ids", "summarize", "to_markdown",
@@ -94,7 +94,7 @@ def case_row(log: ExecutionLog) -> CaseRow:
                     makespan_before=None, makespan_after=None, upper_bound=None, gap_percent=None,
                     moved_operations=None, repair_method=None, repair_seconds=None, final_valid=False,
                     seconds=_seconds(events))
-    recorded = recorded_inputs(log)
+    recorded = next((e.payload for e in events if e.type is EventType.RUN_INPUTS), None)
     if recorded is None:
         return _with(empty, problem="no recorded inputs")
     fields_ = dict(recorded.get("inputs") or {})
@@ -110,7 +110,7 @@ def case_row(log: ExecutionLog) -> CaseRow:
         return _with(empty, problem=f"instance {instance.name} differs from the one the run recorded")
     config = RunConfig.model_validate({**fields_, "instance": instance.name})
     count = config.disruptions if config.disrupt in {k.value for k in DisruptionKind} else 0
-    result = read_result(log, config, instance, disruptions=count, seconds=0.0).summary()
+    result = read_result(log, config, instance, disruptions=count, seconds=0.0, events=events).summary()
     before, after, bound = result["makespan_before"], result["makespan_after"], result["upper_bound"]
     gap = round(100.0 * (after - bound) / bound, 2) if after is not None and bound else None
     return _with(empty, instance=instance.name, scenario=config.disrupt or "none", seed=config.seed,

@@ -150,7 +150,8 @@ def _disruptions(events: list[Event], count: int) -> list[Disruption]:
 
 
 def read_result(log: ExecutionLog, config: RunConfig, instance: Instance, *, disruptions: int, seconds: float,
-                run: RunResult | None = None, resumed: bool = False) -> PipelineResult:
+                run: RunResult | None = None, resumed: bool = False,
+                events: list[Event] | None = None) -> PipelineResult:
     """The result of the run in ``log`` (its latest invocation for status and errors).
 
     Args:
@@ -161,8 +162,9 @@ def read_result(log: ExecutionLog, config: RunConfig, instance: Instance, *, dis
         seconds: Wall time of this call.
         run: The runtime's result, when this call ran the workflow.
         resumed: The run id had history before this call.
+        events: The run's events when the caller has just read them (each read is a request per event on S3).
     """
-    events = log.events()
+    events = log.events() if events is None else events
     attempt = _latest_attempt(events)
     terminal = next((e for e in reversed(attempt) if e.type in (EventType.RUN_SUCCEEDED, EventType.RUN_FAILED)),
                     None)
