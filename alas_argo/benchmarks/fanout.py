@@ -77,8 +77,9 @@ def case_run_ids(store: Store, run_id: str) -> list[str]:
         InputError: The store holds none (exit 2: a wrong run id or a wrong store reads as that).
     """
     prefix = f"{run_id}."
-    ids = sorted(r for r in store.children(prefix="runs/") if r.startswith(prefix) and r.count(".") >= 3
-                 and r.rsplit(".", 1)[-1].isdigit())
+    # Exactly <instance>.<scenario>.<seed> after the prefix: the cases of a fan-out named "<run id>.x" are not ours.
+    ids = sorted(r for r in store.children(prefix="runs/") if r.startswith(prefix)
+                 and r[len(prefix):].count(".") == 2 and r.rsplit(".", 1)[-1].isdigit())
     if not ids:
         raise InputError(f"no benchmark case runs of {run_id!r} in the log (a fan-out names them {run_id}.<instance>."
                          "<scenario>.<seed>; `alas log ls` lists the runs)", where=store.location)

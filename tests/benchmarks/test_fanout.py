@@ -28,13 +28,13 @@ CASES = [("ft06", "none", 0), ("ft06", "breakdown", 0), ("la01", "shock", 1)]
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> FsStore:
     """The runs a bench-case pod leaves: one per case, named <run id>.<instance>.<scenario>.<seed>; and
-    runs that are not its cases (another fan-out whose id extends this one's, a plain run)."""
+    runs that are not its cases (other fan-outs whose ids extend this one's, a plain run)."""
     store = FsStore(tmp_path_factory.mktemp("store") / ".alas")
     for name, scenario, seed in CASES:
         config = RunConfig(instance=name, planner="heuristic", time_limit=1, repair_budget=1, seed=seed,
                            disrupt=None if scenario == "none" else scenario)
         run_pipeline(config, ExecutionLog(store, f"fan-1.{name}.{scenario}.{seed}"))
-    for other in ("fan-10.ft06.none.0", "fan-1"):
+    for other in ("fan-10.ft06.none.0", "fan-1", "fan-1.x.ft06.none.0"):
         run_pipeline(RunConfig(instance="ft06", planner="heuristic", time_limit=1), ExecutionLog(store, other))
     return store
 
