@@ -17,8 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from alas_argo.benchmarks.tables import markdown_table, rows_to_csv
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, IntegrityError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.log import Event, EventType, ExecutionLog
@@ -87,11 +89,22 @@ def case_run_ids(store: Store, run_id: str) -> list[str]:
 
 
 def case_row(log: ExecutionLog) -> CaseRow:
-    """One case's row, from its run's log (a run that cannot be read says why in ``problem``)."""
+    """One case's row, from its run's log (a run that cannot be read says why in ``problem``: a tampered or
+    damaged record is one case's problem, for `alas log verify` to name; a store that does not answer raises)."""
     *_, instance_name, scenario, seed = log.run_id.rsplit(".", 3)
+    try:
+        return _read_row(log, instance_name, scenario, int(seed))
+    except (IntegrityError, ValidationError) as e:
+        return CaseRow(run_id=log.run_id, instance=instance_name, scenario=scenario, seed=int(seed),
+                       status="unreadable", makespan_before=None, makespan_after=None, upper_bound=None,
+                       gap_percent=None, moved_operations=None, repair_method=None, repair_seconds=None,
+                       final_valid=False, seconds=None, problem=f"{type(e).__name__}: {str(e).splitlines()[0]}")
+
+
+def _read_row(log: ExecutionLog, instance_name: str, scenario: str, seed: int) -> CaseRow:
     events = log.events()
     status = run_status(events[-1] if events else None)
-    empty = CaseRow(run_id=log.run_id, instance=instance_name, scenario=scenario, seed=int(seed), status=status,
+    empty = CaseRow(run_id=log.run_id, instance=instance_name, scenario=scenario, seed=seed, status=status,
                     makespan_before=None, makespan_after=None, upper_bound=None, gap_percent=None,
                     moved_operations=None, repair_method=None, repair_seconds=None, final_valid=False,
                     seconds=_seconds(events))

@@ -117,3 +117,16 @@ def test_no_such_fanout_exits_2_and_writes_nothing(store: FsStore, tmp_path: Pat
     assert not out.exists()
     assert main(["bench", "report", "fan-1", "--root", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert not out.exists()
+
+
+def test_a_damaged_case_is_one_row_with_its_problem_not_a_failed_report(store: FsStore, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    run = "fan-4.ft06.none.0"
+    for case in (run, "fan-4.ft06.none.1"):
+        run_pipeline(RunConfig(instance="ft06", planner="heuristic", time_limit=1), ExecutionLog(store, case))
+    key = sorted(store.list(prefix=f"runs/{run}/events/"))[3]
+    store.put(key=key, data=store.get(key=key).replace(b'"seq"', b'"sequence"'))
+    assert main(["bench", "report", "fan-4", "--root", str(store.root), "--out", str(tmp_path / "r"), "--json"]) == 1
+    rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows[run]["status"] == "unreadable" and rows[run]["problem"].startswith("IntegrityError")
+    assert rows["fan-4.ft06.none.1"]["status"] == "succeeded" and rows["fan-4.ft06.none.1"]["final_valid"]
