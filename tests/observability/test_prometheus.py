@@ -5,13 +5,18 @@ Skips only when Debian's `prometheus` binary is absent (CI installs it in `.ci/r
 
 from __future__ import annotations
 
+import gc
+import http.server
 import json
 import shutil
 import socket
 import subprocess
+import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,17 @@ def free_port() -> int:
 def get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as resp:
         return json.loads(resp.read())
+
+
+def ready(url: str) -> bool:
+    """Whether ``url`` answers 200, the connection closed either way: a response left to the garbage collector
+    is an unclosed socket, and its ResourceWarning fails whichever later test is running when it is collected."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except urllib.error.HTTPError as e:  # 503 while Prometheus starts
+        e.close()
+        return False
 
 
 def wait_for(predicate: Any, seconds: float, what: str) -> Any:
@@ -82,8 +98,7 @@ def prometheus(tmp_path: Path, exporter: int) -> Iterator[str]:
         stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: urllib.request.urlopen(f"{base}/-/ready", timeout=2).status == 200, 30,
-                 "Prometheus to become ready")
+        wait_for(lambda: ready(f"{base}/-/ready"), 30, "Prometheus to become ready")
         yield base
     finally:
         proc.terminate()
@@ -122,3 +137,32 @@ def test_the_server_loads_the_project_rules(prometheus: str) -> None:
     names = {rule["name"] for group in groups for rule in group["rules"]}
     assert {"alas:repairs:rate5m", "AlasRepairLatencySLOBreach", "AlasOperatorStalled"} <= names
     assert all(rule["health"] != "err" for group in groups for rule in group["rules"])
+
+
+def test_the_readiness_probe_closes_every_connection() -> None:
+    """The probe against a server answering 503, then 200: nothing left for the collector (under the suite's
+    `filterwarnings = error` an unclosed socket would fail this test at the collect, not a later one)."""
+    answers = [503, 200]
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(answers.pop(0))
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/-/ready"
+        assert wait_for(lambda: ready(url), 10, "the fake server") is True and answers == []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            gc.collect()
+    finally:
+        server.shutdown()
+        server.server_close()
