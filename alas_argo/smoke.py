@@ -128,6 +128,8 @@ def _ready(base: str, timeout: float) -> str:
         with urllib.request.urlopen(f"{base}/readyz", timeout=timeout) as response:
             return f"{base}/readyz answered {response.status}"
     except urllib.error.HTTPError as e:
-        raise _Failed(f"{base}/readyz answered {e.code}: {e.read()[:200].decode(errors='replace')}") from None
+        with e:  # closed here, not by the collector (an unclosed socket warns wherever it is collected)
+            body = e.read()[:200].decode(errors="replace")
+        raise _Failed(f"{base}/readyz answered {e.code}: {body}") from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         raise _Failed(f"{base} not reachable: {getattr(e, 'reason', e)}") from None

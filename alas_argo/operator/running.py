@@ -64,7 +64,8 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
         with urllib.request.urlopen(request, timeout=timeout) as resp:
             status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read()
+        with e:  # closed here, not by the collector
+            status, raw = e.code, e.read()
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         return PostOutcome(0, message=f"controller unreachable: {getattr(e, 'reason', e)}")
     try:
