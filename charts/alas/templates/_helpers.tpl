@@ -131,6 +131,7 @@ include "alas.releaseWorkflowTemplate" (list . $doc). `alas render` writes the n
 alas-s3-credentials, matched below; a test pins them); every container and script template runs the alas
 image. Pod-wide settings (ServiceAccount, pull secrets, securityContext, podGC, ttlStrategy) sit on the
 workflow spec, so they reach every pod, Argo's own init and wait containers and the exit handler included.
+A fan-out's width (a map template's parallelism) is workflow.mapParallelism's, by the template's rendered name.
 */}}
 {{- define "alas.releaseWorkflowTemplate" -}}
 {{- $root := index . 0 -}}
