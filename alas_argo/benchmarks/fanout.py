@@ -15,11 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from alas_argo.benchmarks.tables import markdown_table, rows_to_csv
+from alas_argo.deferred import deferred
 from alas_argo.errors import InputError, IntegrityError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
@@ -30,7 +31,13 @@ from alas_argo.pipeline.config import RunConfig
 from alas_argo.pipeline.inputs import input_digest
 from alas_argo.pipeline.outcome import read_result
 
-__all__ = ["COLUMNS", "CaseRow", "ScenarioSummary", "case_row", "case_run_ids", "summarize", "to_markdown",
+if TYPE_CHECKING:
+    from matplotlib import figure
+    from matplotlib.backends import backend_agg
+else:  # imported when the chart is drawn (alas_argo.deferred)
+    backend_agg, figure = deferred("matplotlib.backends.backend_agg"), deferred("matplotlib.figure")
+
+__all__ = ["COLUMNS", "CaseRow", "ScenarioSummary", "case_row", "case_run_ids", "plot", "summarize", "to_markdown",
            "write_tables"]
 
 
@@ -177,10 +184,37 @@ def to_markdown(run_id: str, rows: Sequence[CaseRow], summaries: Sequence[Scenar
 
 
 def write_tables(run_id: str, rows: Sequence[CaseRow], summaries: Sequence[ScenarioSummary],
-                 directory: Path) -> tuple[Path, Path]:
-    """``cases.csv`` and ``cases.md`` in ``directory``; returns their paths."""
+                 directory: Path) -> tuple[Path, Path, Path]:
+    """``cases.csv``, ``cases.md`` and the chart ``cases.png`` in ``directory``; returns their paths."""
     directory.mkdir(parents=True, exist_ok=True)
-    csv_path, md_path = directory / "cases.csv", directory / "cases.md"
+    csv_path, md_path, png_path = directory / "cases.csv", directory / "cases.md", directory / "cases.png"
     csv_path.write_text(rows_to_csv(rows, COLUMNS), encoding="utf-8")
     md_path.write_text(to_markdown(run_id, rows, summaries), encoding="utf-8")
-    return csv_path, md_path
+    plot(run_id, rows, png_path)
+    return csv_path, md_path, png_path
+
+
+def plot(run_id: str, rows: Sequence[CaseRow], path: Path) -> None:
+    """Per scenario, each valid case's gap to the best known makespan and the operations its repair moved (box
+    plots over the dots): where a fan-out of hundreds of rows is easier to look at than to read."""
+    fig = figure.Figure(figsize=(9, 4), dpi=100)
+    backend_agg.FigureCanvasAgg(fig)
+    gap_ax, moved_ax = fig.subplots(1, 2)
+    scenarios = list(dict.fromkeys(r.scenario for r in rows))
+    for ax, field, label in ((gap_ax, "gap_percent", "gap to the best known makespan (%)"),
+                             (moved_ax, "moved_operations", "operations the repair moved")):
+        series = [[getattr(r, field) for r in rows if r.scenario == s and r.final_valid
+                   and getattr(r, field) is not None] for s in scenarios]
+        shown = [(s, values) for s, values in zip(scenarios, series, strict=True) if values]
+        if shown:
+            ax.boxplot([values for _, values in shown], showfliers=False)
+            for i, (_, values) in enumerate(shown, start=1):
+                ax.scatter([i] * len(values), values, s=8, alpha=0.35, color="C0")
+            ax.set_xticks(range(1, len(shown) + 1), [s for s, _ in shown])
+        else:
+            ax.text(0.5, 0.5, "no valid case with a value", ha="center", va="center", transform=ax.transAxes)
+        ax.set_ylabel(label, fontsize=9)
+    valid = sum(r.final_valid for r in rows)
+    fig.suptitle(f"{run_id}: {len(rows)} cases, {valid} with a valid plan (read from the execution log)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, format="png")

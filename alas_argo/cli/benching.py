@@ -126,7 +126,8 @@ def register(commands: Commands) -> None:
         description="Read every case run of the fan-out RUN_ID from the store (RUN_ID.<instance>.<scenario>.<seed>, "
         "one per case pod) and write cases.csv and cases.md: per case its status, makespan before and after the "
         "disruption, gap to the best known, operations the repair moved and the independent validator's verdict "
-        "on the current plan, as `alas log show` reads them; per scenario a summary. Nothing is run or written "
+        "on the current plan, as `alas log show` reads them; per scenario a summary and, in cases.png, the gaps "
+        "and moves as box plots. Nothing is run or written "
         "to the log. Exit 0 when every case succeeded with a valid plan, 1 otherwise, 2 on bad input (no such "
         "cases in the store).")
     p.add_argument("run", metavar="RUN_ID", help="the fan-out's run id (alas-bench's run-id parameter; a suite "
@@ -151,11 +152,11 @@ def _report(args: argparse.Namespace) -> int:
             rows.append(row)
             lines.done(f"{row.run_id} {row.status}" + ("" if row.final_valid else " (no valid plan)"))
     summaries = fanout.summarize(rows)
-    csv_path, md_path = fanout.write_tables(args.run, rows, summaries, directory)
+    csv_path, md_path, png_path = fanout.write_tables(args.run, rows, summaries, directory)
     bad = [r for r in rows if r.status != "succeeded" or not r.final_valid]
     if args.json:
         print_json({"run_id": args.run, "summary": [asdict(s) for s in summaries], "rows": [asdict(r) for r in rows],
-                    "csv": str(csv_path), "markdown": str(md_path)})
+                    "csv": str(csv_path), "markdown": str(md_path), "chart": str(png_path)})
         return 1 if bad else 0
     header = ("scenario", "cases", "succeeded", "valid", "mean gap %", "median moved", "median repair s",
               "median s")
@@ -165,7 +166,7 @@ def _report(args: argparse.Namespace) -> int:
               + (f" ({r.problem})" if r.problem else ""))
     if len(bad) > 20:
         print(f"... and {len(bad) - 20} more (cases.csv lists them all)")
-    print(f"tables: {csv_path} {md_path}")
+    print(f"tables: {csv_path} {md_path}; chart: {png_path}")
     return 1 if bad else 0
 
 

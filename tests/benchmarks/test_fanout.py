@@ -93,6 +93,7 @@ def test_the_command_writes_the_tables_and_exits_0_when_every_case_is_valid(stor
     assert list(table[0]) == list(COLUMNS) and [r["run_id"] for r in table] == [r["run_id"] for r in doc["rows"]]
     assert [r["makespan_after"] for r in table] == [str(r["makespan_after"]) for r in doc["rows"]]
     assert "| all | 3 | 3 | 3 |" in (out / "cases.md").read_text()
+    assert doc["chart"] == str(out / "cases.png") and (out / "cases.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["bench", "report", "fan-1", "--root", str(store.root), "--out", str(tmp_path / "plain")]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0].split()[:4] == ["scenario", "cases", "succeeded", "valid"]
@@ -129,4 +130,5 @@ def test_a_damaged_case_is_one_row_with_its_problem_not_a_failed_report(store: F
     assert main(["bench", "report", "fan-4", "--root", str(store.root), "--out", str(tmp_path / "r"), "--json"]) == 1
     rows = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows[run]["status"] == "unreadable" and rows[run]["problem"].startswith("IntegrityError")
+    assert (tmp_path / "r" / "cases.png").stat().st_size > 0
     assert rows["fan-4.ft06.none.1"]["status"] == "succeeded" and rows["fan-4.ft06.none.1"]["final_valid"]
