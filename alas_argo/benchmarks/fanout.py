@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -50,15 +50,16 @@ class CaseRow:
     scenario: str
     seed: int
     status: str
-    makespan_before: int | None
-    makespan_after: int | None
-    upper_bound: int | None
-    gap_percent: float | None
-    moved_operations: int | None
-    repair_method: str | None
-    repair_seconds: float | None
-    final_valid: bool
-    seconds: float | None
+    # What the log says of the run; left at these when it cannot be read (``problem`` says why).
+    makespan_before: int | None = None
+    makespan_after: int | None = None
+    upper_bound: int | None = None
+    gap_percent: float | None = None
+    moved_operations: int | None = None
+    repair_method: str | None = None
+    repair_seconds: float | None = None
+    final_valid: bool = False
+    seconds: float | None = None
     problem: str | None = None
 
 
@@ -102,46 +103,37 @@ def case_row(log: ExecutionLog) -> CaseRow:
     try:
         return _read_row(log, instance_name, scenario, int(seed))
     except (IntegrityError, ValidationError) as e:
-        return CaseRow(run_id=log.run_id, instance=instance_name, scenario=scenario, seed=int(seed),
-                       status="unreadable", makespan_before=None, makespan_after=None, upper_bound=None,
-                       gap_percent=None, moved_operations=None, repair_method=None, repair_seconds=None,
-                       final_valid=False, seconds=None, problem=f"{type(e).__name__}: {str(e).splitlines()[0]}")
+        return CaseRow(log.run_id, instance_name, scenario, int(seed), "unreadable",
+                       problem=f"{type(e).__name__}: {str(e).splitlines()[0]}")
 
 
 def _read_row(log: ExecutionLog, instance_name: str, scenario: str, seed: int) -> CaseRow:
     events = log.events()
     status = run_status(events[-1] if events else None)
-    empty = CaseRow(run_id=log.run_id, instance=instance_name, scenario=scenario, seed=seed, status=status,
-                    makespan_before=None, makespan_after=None, upper_bound=None, gap_percent=None,
-                    moved_operations=None, repair_method=None, repair_seconds=None, final_valid=False,
-                    seconds=_seconds(events))
+    empty = CaseRow(log.run_id, instance_name, scenario, seed, status, seconds=_seconds(events))
     recorded = next((e.payload for e in events if e.type is EventType.RUN_INPUTS), None)
     if recorded is None:
-        return _with(empty, problem="no recorded inputs")
+        return replace(empty, problem="no recorded inputs")
     fields_ = dict(recorded.get("inputs") or {})
     named = fields_.get("instance") or {}
     disrupt = fields_.get("disrupt")
     if isinstance(disrupt, dict):  # a disruption file: its documents were recorded, not a path to read again
-        return _with(empty, problem="disruptions from a file (alas log show reads such a run)")
+        return replace(empty, problem="disruptions from a file (alas log show reads such a run)")
     try:
         instance = load_instance(str(named.get("name")))
     except InputError as e:
-        return _with(empty, problem=f"instance {named.get('name')!r}: {e}")
+        return replace(empty, problem=f"instance {named.get('name')!r}: {e}")
     if input_digest(instance.to_json()) != named.get("digest"):
-        return _with(empty, problem=f"instance {instance.name} differs from the one the run recorded")
+        return replace(empty, problem=f"instance {instance.name} differs from the one the run recorded")
     config = RunConfig.model_validate({**fields_, "instance": instance.name})
     count = config.disruptions if config.disrupt in {k.value for k in DisruptionKind} else 0
     result = read_result(log, config, instance, disruptions=count, seconds=0.0, events=events).summary()
     before, after, bound = result["makespan_before"], result["makespan_after"], result["upper_bound"]
     gap = round(100.0 * (after - bound) / bound, 2) if after is not None and bound else None
-    return _with(empty, instance=instance.name, scenario=config.disrupt or "none", seed=config.seed,
+    return replace(empty, instance=instance.name, scenario=config.disrupt or "none", seed=config.seed,
                  makespan_before=before, makespan_after=after, upper_bound=bound, gap_percent=gap,
                  moved_operations=result["moved_operations"], repair_method=result["repair_method"],
                  repair_seconds=result["repair_seconds"], final_valid=bool(result["final_valid"]))
-
-
-def _with(row: CaseRow, **changes: Any) -> CaseRow:
-    return CaseRow(**{**asdict(row), **changes})
 
 
 def _seconds(events: Sequence[Event]) -> float | None:
