@@ -120,7 +120,10 @@ def bench_case(ctx: StepContext) -> StepOutput:
 
 def aggregate(ctx: StepContext) -> StepOutput:
     """Aggregate the benchmark cases into the summary the PlanRun status mirrors."""
-    name = next(n for n, ref in ctx.input.inputs.items() if isinstance(ref, list))
+    maps = ctx.map_deps()
+    if not maps:
+        raise InputError("aggregate needs a map dependency (the cases)", where=f"node {ctx.input.node}")
+    name = maps[0]
     rows = [r["doc"] for r in ctx.dep(name)]
     valid = [r for r in rows if r.get("final_valid")]
     summary = {"cases": len(rows), "valid": len(valid),
@@ -150,7 +153,7 @@ def choose(ctx: StepContext) -> StepOutput:
 
 def gather(ctx: StepContext) -> StepOutput:
     """A parallel node: its branches' output keys by branch id."""
-    return StepOutput({"branches": {b: ctx.input.inputs.get(b) for b in ctx.input.branches}})
+    return StepOutput({"branches": {b: ctx.ref(b) for b in ctx.input.branches}})
 
 
 HANDLERS: dict[str, Handler] = {

@@ -20,9 +20,10 @@ import jsonschema
 
 from alas_argo.errors import AlasError, ContractError, InputError, LoopGuardTripped, PermanentError
 from alas_argo.log import EventType, ExecutionLog, Store
-from alas_argo.step_context import Handler, StepContext, StepInput, StepOutput, holds, output_key
+from alas_argo.step_context import Handler, StepContext, StepInput, StepOutput, holds, item_value, output_key
 
-__all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "output_key", "run_step", "write_outputs"]
+__all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "output_key", "run_step",
+           "write_outputs"]
 
 
 def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:

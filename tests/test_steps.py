@@ -13,7 +13,7 @@ from alas_argo.errors import LoopGuardTripped
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.log import EventType, ExecutionLog, FsStore
-from alas_argo.steps import StepContext, StepInput, StepOutput, output_key, run_step
+from alas_argo.steps import StepContext, StepInput, StepOutput, item_value, output_key, run_step
 from tests.s3server import free_port
 
 
@@ -196,3 +196,78 @@ def test_a_rung_climbs_one_level_citing_the_failure_below_and_records_under_the_
     assert [(p["version"], p["reason"]) for p in proposed] == [(2, "replan")]  # as the local runtime numbers it
     with pytest.raises(InputError, match="not a level"):
         run_step(replan.model_copy(update={"node": "third", "repair": {"patch": "fix"}}), store, table)
+
+
+def test_a_maps_consumer_derives_the_item_keys_from_the_list_it_fanned_out_over(tmp_path: Path) -> None:
+    assert _step(tmp_path, "blueprint", "--run-input", "instance=ft06", "--outputs", str(tmp_path / "a")) == 0
+    key = (tmp_path / "a" / "key").read_text()
+    jobs = json.loads((tmp_path / "a" / "jobs").read_text())
+    for job in jobs:  # {{item}} as Argo substitutes a number
+        assert _step(tmp_path, "job-agent", "--node", "propose", "--item", str(job), "--input", f"blueprint={key}",
+                     "--outputs", str(tmp_path / f"j{job}")) == 0
+    keys = [(tmp_path / f"j{job}" / "key").read_text() for job in jobs]
+    # The supervisor given the map's list of keys (as workflows rendered before --mapped did), then given only
+    # where the list came from: the same plan.
+    assert _step(tmp_path, "supervisor", "--node", "s1", "--input", f"blueprint={key}", "--input",
+                 f"propose={json.dumps(keys)}", "--outputs", str(tmp_path / "s1")) == 0
+    assert _step(tmp_path, "supervisor", "--node", "s2", "--input", f"blueprint={key}", "--mapped",
+                 "propose=blueprint.jobs", "--outputs", str(tmp_path / "s2")) == 0
+    log = ExecutionLog(FsStore(tmp_path / "log"), "r1")
+    docs = [log.idempotency_get(output_key("wf-1", s)) for s in ("s1", "s2")]
+    assert docs[0] is not None and docs[1] is not None
+    assert docs[0]["doc"]["plan"] == docs[1]["doc"]["plan"]
+    assert docs[1]["doc"]["makespan"] > 0
+
+
+def test_aggregate_reads_more_cases_than_one_argument_could_name(tmp_path: Path) -> None:
+    """2,000 bench cases: their keys as one JSON argument would pass Linux's 128 KiB for one string (the pod could
+    not start); derived from the cases list, the aggregate's command line does not grow with them."""
+    store = FsStore(tmp_path / "log")
+    log = ExecutionLog(store, "r1")
+    cases = [{"instance": f"la{i % 40 + 1:02d}", "scenario": ("none", "breakdown")[i // 40 % 2], "seed": i // 80}
+             for i in range(2000)]
+    log.idempotency_put(output_key("wf-1", "cases"), {"doc": {"cases": cases},
+                                                      "params": {"cases": json.dumps(cases)}})
+    keys = []
+    for i, case in enumerate(cases):
+        # The key the case's pod records: its item as Argo substitutes {{item}} (compact JSON), parsed back.
+        keys.append(output_key("wf-1", "run-case", json.loads(json.dumps(case, separators=(",", ":")))))
+        log.idempotency_put(keys[-1], {"doc": {"run_id": f"r1.{i}", "final_valid": i != 7,
+                                               "makespan_after": 100 + i}, "params": {}})
+    assert len(set(keys)) == 2000 and len(json.dumps(keys)) > 128 * 1024
+    assert _step(tmp_path, "aggregate", "--mapped", "run-case=cases.cases", "--outputs", str(tmp_path / "o")) == 0
+    summary = json.loads((tmp_path / "o" / "summary").read_text())
+    assert summary["cases"] == 2000 and summary["valid"] == 1999 and summary["failed"] == ["r1.7"]
+    assert summary["mean_makespan"] == round((sum(range(100, 2100)) - 107) / 1999, 2)
+
+
+@pytest.mark.parametrize("items", [["la01", "true", "1"], [1, 2.5, True], [{"b": 1, "a": [1, 2]}, [3, "x"]]])
+def test_derived_item_keys_are_the_ones_the_item_pods_recorded(tmp_path: Path, items: list[object]) -> None:
+    """Whatever JSON the list holds, the key derived for an item is the one its pod, given Argo's substitution of
+    {{item}} (bare text for a string, number or bool, compact JSON otherwise), recorded."""
+    store = FsStore(tmp_path / "log")
+    log = ExecutionLog(store, "r1")
+    given = []
+    for item in items:
+        # What the pod's --item is: Argo's {{item}}, bare text or compact JSON (the derivation dumps with spaces).
+        given.append(item_value(item if isinstance(item, str) else json.dumps(item, separators=(",", ":"))))
+        run_step(StepInput(kind="echo", node="fan", run_id="r1", scope="wf", item=given[-1]), store,
+                 {"echo": lambda ctx: StepOutput({"item": ctx.input.item})})
+    # Each derived key finds a record (a miss is an InputError), and it is that item pod's, in item order.
+    recorded = [doc["doc"]["item"] for doc in StepContext(
+        StepInput(kind="x", node="x", run_id="r1", scope="wf", run_inputs={"items": json.dumps(items)},
+                  mapped={"fan": "inputs.items"}), store, log).dep("fan")]
+    assert recorded == given and len(recorded) == len(items)
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (None, "is not recorded"), ({"doc": {}, "params": {"cases": "[1,"}}, "is not JSON"),
+    ({"doc": {}, "params": {"cases": '{"a": 1}'}}, "fanned out over a dict, not a list")])
+def test_a_map_list_that_is_missing_or_not_a_list_is_a_one_line_input_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], record: dict[str, object] | None, message: str) -> None:
+    if record is not None:
+        ExecutionLog(FsStore(tmp_path / "log"), "r1").idempotency_put(output_key("wf-1", "cases"), record)
+    assert _step(tmp_path, "aggregate", "--mapped", "run-case=cases.cases", "--outputs", str(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert message in err and "map run-case, items 'cases.cases'" in err
+    assert not (tmp_path / "o").exists()

@@ -36,19 +36,12 @@ def _pairs(items: list[str], what: str) -> dict[str, str]:
     return out
 
 
-def _maybe_json(value: str) -> Any:
-    # Argo substitutes {{item}} and aggregated outputs as JSON text; a plain key stays a string.
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        return value
-
-
 def _step(args: argparse.Namespace) -> int:
     from alas_argo.log import open_store
-    from alas_argo.steps import StepInput, output_key, run_step, write_outputs
+    from alas_argo.steps import StepInput, item_value, output_key, run_step, write_outputs
 
-    inputs: dict[str, Any] = {k: (_maybe_json(v) if v.startswith("[") else v)
+    # A list of keys (JSON text) is what a workflow rendered before --mapped handed over a map's outputs.
+    inputs: dict[str, Any] = {k: (item_value(v) if v.startswith("[") else v)
                               for k, v in _pairs(args.input, "input").items()}
     scope = args.scope or args.run_id
     # A repair ladder's output is recorded under its node by whichever rung succeeded: exactly one exists.
@@ -56,8 +49,9 @@ def _step(args: argparse.Namespace) -> int:
     inp = StepInput(
         kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=scope,
         params=_json(args.params, "params", {}), run_inputs=_pairs(args.run_input, "run-input"), inputs=inputs,
+        mapped=_pairs(args.mapped, "mapped"),
         candidates=[c for c in (args.candidates or "").split(",") if c],
-        item=None if args.item is None else _maybe_json(args.item),
+        item=None if args.item is None else item_value(args.item),
         loop_until=_json(args.loop_until, "loop-until", None), max_iters=int(args.max_iters or 1),
         loop_deadline=float(args.loop_deadline.rstrip("s")) if args.loop_deadline else None,
         choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
@@ -127,5 +121,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--recorded", action="append", default=[], metavar="NODE",
                    help="a dependency whose output is read from its record in the log (a repair ladder's, written "
                    "by whichever rung succeeded)")
+    p.add_argument("--mapped", action="append", default=[], metavar="NODE=ITEMS",
+                   help="a map dependency and the path of the list it fanned out over (SOURCE.PARAM or "
+                   "inputs.NAME): its items' output keys are derived from that list, in item order")
     p.add_argument("--store", choices=["fs", "s3"], help="log backend (default: settings / ALAS_STORE__KIND)")
     p.add_argument("--root", help="directory of the fs store")

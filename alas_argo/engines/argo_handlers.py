@@ -1,5 +1,5 @@
 """The templates of a compiled Argo workflow that are no IR node: the ``onExit`` handler that compensates a
-failed workflow's commits, and the pod-less step that hands a map's item keys on as one list."""
+failed workflow's commits."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ from typing import Any
 
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.argo_options import ArgoOptions, container
+from alas_argo.engines.argo_policy import retry_strategy
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import Workflow
+from alas_argo.ir import Backoff, Policy, Retry, Workflow
 
-__all__ = ["collect_template", "exit_handler"]
+#: The compensate step's policy: transient failures only (a store outage, its pod stopped), 4 attempts.
+_COMPENSATE_RETRY = Policy(retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=2),
+                                       retry_on=["TransientError"]))
+
+__all__ = ["exit_handler"]
 
 
 def exit_handler(wf: Workflow, opts: ArgoOptions) -> list[dict[str, Any]]:
@@ -28,15 +33,6 @@ def exit_handler(wf: Workflow, opts: ArgoOptions) -> list[dict[str, Any]]:
                 "arguments": {"parameters": [{"name": "compensations", "value": dumps(comps)}]}}]}},
             {"name": nm.COMPENSATE, "inputs": {"parameters": [{"name": "compensations"}]},
              "outputs": {"parameters": [{"name": "key", "valueFrom": {"path": f"{nm.OUTPUTS}/key"}}]},
-             "retryStrategy": {"limit": "3", "retryPolicy": "Always", "backoff": {"duration": "2s", "factor": 2},
-                               "expression": "asInt(lastRetry.exitCode) == 75"},
+             "retryStrategy": retry_strategy(_COMPENSATE_RETRY),
              "container": container(opts, args)}]
 
-
-def collect_template() -> dict[str, Any]:
-    """The map's collect step: no pod (its one step never runs: a template needs a body), its output is its
-    input, the list of the items' keys."""
-    return {"name": nm.COLLECT, "inputs": {"parameters": [{"name": "keys"}]},
-            "outputs": {"parameters": [{"name": "keys", "valueFrom": {"expression": "inputs.parameters.keys"}}]},
-            "steps": [[{"name": "never", "template": nm.COLLECT, "when": "false",
-                        "arguments": {"parameters": [{"name": "keys", "value": "[]"}]}}]]}

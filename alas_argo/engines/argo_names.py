@@ -8,8 +8,8 @@ import re
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
     "ANN_RUNG", "ANN_RUNG_OF", "ANN_WF_EXTRAS",
-    "COLLECT", "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
-    "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "retry_expression",
+    "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
+    "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "placeholders", "retry_expression",
     "retry_names",
 ]
 
@@ -30,16 +30,19 @@ LABEL_VERSION = _P + "ir-version"
 MAIN = "main"
 EXIT_HANDLER = "exit-handler"
 COMPENSATE = "compensate"
-#: The pod-less step of a map that hands its items' output keys on as one list.
-COLLECT = "collect-keys"
 #: Directory the steps write Argo output parameters to (an emptyDir: the root filesystem is read-only).
 OUTPUTS = "/tmp/outputs"
 
-#: Exit codes of `alas step` (alas_argo.errors): 75 transient, 1 integrity, 2 other permanent errors. A node in
-#: Argo's Error phase (the pod deleted or evicted, its node lost: the step never reported an exit code) is
-#: transient too: the step is idempotent against the log, so running it again is safe.
+#: Exit codes of `alas step` (alas_argo.errors): 75 transient, 1 integrity, 2 other permanent errors. Transient
+#: too, because the step is idempotent against the log and running it again is safe:
+#: - 143, SIGTERM's default action: the pod was stopped (deleted, evicted, drained) while Python was starting or
+#:   exiting, outside the window in which `alas step` turns SIGTERM into exit 75. On the cluster, a step
+#:   signalled while Python started failed its whole workflow this way (Failed, exit 143) before it was retried;
+#: - a node in Argo's Error phase: the pod gone (deleted, evicted, its node lost) before it reported an exit code.
+#: 137 (SIGKILL) is not: it is also how the OOM killer ends a step, which running it again would repeat.
 _EXIT_TERMS: dict[str, tuple[str, ...]] = {
-    "TransientError": ("asInt(lastRetry.exitCode) == 75", "lastRetry.status == 'Error'"),
+    "TransientError": ("asInt(lastRetry.exitCode) == 75", "asInt(lastRetry.exitCode) == 143",
+                       "lastRetry.status == 'Error'"),
     "Timeout": ("lastRetry.message contains 'deadline'",),
     "IntegrityError": ("asInt(lastRetry.exitCode) == 1",),
     "PermanentError": ("asInt(lastRetry.exitCode) == 2",)}
@@ -88,6 +91,11 @@ def retry_names(policy: str | None, expression: str | None) -> list[str]:
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def placeholders(key: str) -> list[str]:
+    """The placeholders of an IR idempotency-key template (``{run}``, ``{node}``, ``{<dep>.<field>}``, ...)."""
+    return _PLACEHOLDER.findall(key)
 
 
 def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: bool) -> str:

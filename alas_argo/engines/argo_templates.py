@@ -11,7 +11,7 @@ from typing import Any
 
 from alas_argo.engines import argo_ladder as ladder
 from alas_argo.engines import argo_names as nm
-from alas_argo.engines.argo_handlers import collect_template, exit_handler
+from alas_argo.engines.argo_handlers import exit_handler
 from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, container, pod_security
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
@@ -92,8 +92,6 @@ def _check_names(wf: Workflow) -> None:
             error names the node that came second and what holds the name already).
     """
     taken = {nm.MAIN: "the entrypoint", nm.EXIT_HANDLER: "the exit handler", nm.COMPENSATE: "the compensation step"}
-    if any(n.kind is NodeKind.MAP for n in wf.nodes):
-        taken[nm.COLLECT] = "the maps' collect step"
     for n in wf.nodes:
         for name, what in _template_names(n):
             if not _NAME.match(name):
@@ -125,14 +123,17 @@ class Compiler:
                     self.fields[src].append(field)
         #: Nodes compiled as a ladder of tasks: their consumers read their output from the log.
         self.ladders = {n.id for n in wf.nodes if ladder.laddered(n)}
+        #: Map nodes: their consumers derive the items' output keys from the list the map fanned out over.
+        self.maps = {n.id: n.items or "" for n in wf.nodes if n.kind is NodeKind.MAP}
         #: Targets of a choice: their tasks carry a ``when`` and may end Skipped.
         self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
             n.id for n in wf.nodes if n.when is not None}
 
     def param_deps(self, n: Node) -> list[str]:
         """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
-        whose failed rungs set none (their consumers find the one rung output recorded, ``--recorded``)."""
-        return [d for d in _data_deps(self.wf, n, self.deps[n.id]) if d not in self.ladders]
+        whose failed rungs set none (their consumers find the one rung output recorded, ``--recorded``), and the
+        maps, whose items' keys would make one argument that grows with the fan-out (``--mapped``)."""
+        return [d for d in _data_deps(self.wf, n, self.deps[n.id]) if d not in self.ladders and d not in self.maps]
 
     def container(self, args: list[str]) -> dict[str, Any]:
         return container(self.o, args)
@@ -149,6 +150,8 @@ class Compiler:
         for d in _data_deps(self.wf, n, self.deps[n.id]):
             if d in self.ladders:
                 args += ["--recorded", d]
+            elif d in self.maps:
+                args += ["--mapped", f"{d}={self.maps[d]}"]
         if n.join is Join.ANY_OF:
             args += ["--candidates", ",".join(dict.fromkeys(s for s, _ in self.deps[n.id]))]
         if n.kind is NodeKind.MAP:
@@ -180,6 +183,10 @@ class Compiler:
 
     def memo_key(self, n: Node, policy: Policy) -> str:
         assert policy.idempotency is not None
+        named = {m.split(".")[0] for m in nm.placeholders(policy.idempotency.key)}
+        if mapped := sorted(named & set(self.maps) & set(_data_deps(self.wf, n, self.deps[n.id]))):
+            raise UnsupportedFeature("argo", n.id, "idempotency", f"the key names map node {mapped[0]}, whose "
+                                     "items' keys no Argo template is handed (its consumers derive them)")
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
                               deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP)
 
@@ -241,16 +248,11 @@ class Compiler:
             wrapper: dict[str, Any] = {
                 "name": name, "metadata": {"annotations": self.annotations(n, policy=False)},
                 "inputs": {"parameters": [{"name": "items"}, *self.in_params(n, data_deps)]},
-                # Argo (v3.6.5, seen on a real controller) aggregates a fanned-out task's outputs into a JSON
-                # list only where a task's arguments name them; in the DAG's own outputs they come out as "[]".
-                # So a pod-less collect step takes the list as an argument and hands it back as its output.
-                "outputs": {"parameters": [{"name": "key", "valueFrom": {
-                    "parameter": f"{{{{tasks.{nm.COLLECT}.outputs.parameters.keys}}}}"}}]},
+                # No outputs: the items' keys are not handed on (an aggregated list would be one argument growing
+                # with the fan-out, past Linux's 128 KiB for one string at about 1,400 bench cases); consumers
+                # derive them from the list fanned out over (`alas step --mapped`).
                 "dag": {"tasks": [{"name": "item", "template": item, "withParam": "{{inputs.parameters.items}}",
-                                   "arguments": {"parameters": args}},
-                                  {"name": nm.COLLECT, "template": nm.COLLECT, "depends": "item",
-                                   "arguments": {"parameters": [
-                                       {"name": "keys", "value": "{{tasks.item.outputs.parameters.key}}"}]}}]}}
+                                   "arguments": {"parameters": args}}]}}
             if n.max_concurrency is not None:
                 wrapper["parallelism"] = n.max_concurrency
             ann = {nm.ANN_ITEM_OF: n.id, **({nm.ANN_POLICY: n.policy_ref} if n.policy_ref else {})}
@@ -328,8 +330,6 @@ class Compiler:
             t for n in scheduled for t in self.tasks(n)]}}]
         for n in wf.nodes:
             templates += self.templates_of(n)
-        if any(n.kind is NodeKind.MAP for n in wf.nodes):
-            templates.append(collect_template())
         exit_templates = exit_handler(self.wf, self.o)
         templates += exit_templates
         meta: dict[str, Any] = {"labels": {nm.LABEL_WORKFLOW: wf.name, nm.LABEL_VERSION: str(wf.version)}}

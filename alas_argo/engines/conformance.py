@@ -130,9 +130,10 @@ MATRIX: tuple[Feature, ...] = (
     Feature("map", "map node (fan-out over a list)", (N, "DAG template, task `withParam`"),
             (N, "Map state, ItemsPath"), lambda wf, n: n.kind is NodeKind.MAP),
     Feature("map_outputs", "a map node's outputs handed to its dependents (one per item, in item order)",
-            (A, "a pod-less `collect-keys` step takes the items' aggregated `key` outputs as an argument and "
-                "returns them as the map DAG's output (Argo v3.6.5 gives a DAG's own outputs `[]` for a fanned-out "
-                "task); only log keys travel, never the outputs themselves"),
+            (A, "not through Argo: a consumer is given `--mapped <map>=<items path>` and derives the items' log "
+                "keys from the list the map fanned out over (an aggregated list of keys would be one argument "
+                "growing with the fan-out, past Linux's 128 KiB for one string at about 1,400 items); only log "
+                "keys, never the outputs themselves; an idempotency key cannot name a map"),
             (N, "the Map state's output array"),
             lambda wf, n: n.kind is NodeKind.MAP and any(d.source == n.id for d in wf.dependencies())),
     Feature("map_concurrency", "max_concurrency of a map node", (N, "`parallelism` of the map's DAG template"),
@@ -140,7 +141,7 @@ MATRIX: tuple[Feature, ...] = (
     Feature("retry", "retry.max_attempts", (N, "retryStrategy.limit = max_attempts - 1"),
             (N, "Retry[].MaxAttempts = max_attempts - 1"), _retry(lambda r: True)),
     Feature("retry_on", "retry.retry_on (error names)",
-            (A, "retryPolicy + expression on exit code 75 (transient) / deadline message (Timeout)"),
+            (A, "retryPolicy + expression on exit code 75 or 143 (transient) / deadline message (Timeout)"),
             (N, "Retry[].ErrorEquals"), _retry(lambda r: bool(r.retry_on))),
     Feature("backoff_fixed", "fixed backoff", (N, "backoff.factor 1"), (N, "BackoffRate 1.0"),
             _retry(lambda r: r.backoff.kind is BackoffKind.FIXED)),
@@ -190,8 +191,8 @@ MATRIX: tuple[Feature, ...] = (
             (A, "checked by the Task; schemas in Comment"), lambda wf, n: n.input is not None
             or n.output is not None),
     Feature("repair", "repair spec: escalation retry -> patch -> replan",
-            (N, "one DAG task per rung. Retry: the node's own task's retryStrategy (exit 75 or the pod's Error "
-                "phase only); then `<node>-patch` with `depends: \"<node>.Failed\"` and `<node>-replan` with "
+            (N, "one DAG task per rung. Retry: the node's own task's retryStrategy (exit 75 or 143, or the pod's "
+                "Error phase only); then `<node>-patch` with `depends: \"<node>.Failed\"` and `<node>-replan` with "
                 "`depends: \"<node>-patch.Failed\"`. No continueOn (Argo refuses it in a DAG using depends, "
                 "seen on a real controller): a failed rung is consumed by the next one, so it is no leaf, and only "
                 "leaves decide the phase (dag.go): the workflow fails (and onExit compensates) only when the last "

@@ -51,7 +51,7 @@ def _stages(ctx: StepContext, instance: Instance) -> Stages:
 
 def _node_context(ctx: StepContext) -> NodeContext:
     deps: dict[str, Any] = {}
-    for name in ctx.input.inputs:
+    for name in ctx.dep_names():
         found = ctx.dep(name)
         deps[name] = [r["doc"] for r in found] if isinstance(found, list) else found["doc"]
     inp = ctx.input

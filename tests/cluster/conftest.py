@@ -102,11 +102,40 @@ class Argo:
         created = json.loads(self(*args).stdout)
         name = created["metadata"]["name"]
         if wait:
-            self("wait", name, timeout=timeout)
+            return self.succeeded(name, timeout=timeout)
         return self.get(name)
 
     def get(self, name: str) -> dict[str, Any]:
         return json.loads(self("get", name, "-o", "json").stdout)
+
+    def succeeded(self, name: str, *, timeout: float = 900) -> dict[str, Any]:
+        """Wait for the workflow to end and return it; fail naming each node that did not succeed, with its
+        message, exit code and the end of its main container's log (`argo wait` alone says only "Failed")."""
+        self("wait", name, timeout=timeout, check=False)
+        workflow = self.get(name)
+        if workflow["status"].get("phase") != "Succeeded":
+            raise AssertionError(f"workflow {name} {workflow['status'].get('phase')}: "
+                                 f"{workflow['status'].get('message')}\n{self.failures(name, workflow)}")
+        return workflow
+
+    def failures(self, name: str, workflow: dict[str, Any]) -> str:
+        """The nodes that failed or errored, one paragraph each (a pod's log only while the pod is kept)."""
+        kube = Kube(self.namespace)
+        pods = kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={name}")["items"]
+        pod_of = {p["metadata"].get("annotations", {}).get("workflows.argoproj.io/node-name"): p["metadata"]["name"]
+                  for p in pods}
+        lines: list[str] = []
+        for node in workflow["status"].get("nodes", {}).values():
+            if node.get("phase") not in ("Failed", "Error"):
+                continue
+            exit_code = (node.get("outputs") or {}).get("exitCode")
+            lines.append(f"- {node['name']} ({node.get('type')}): {node['phase']}, exit {exit_code}: "
+                         f"{node.get('message')}")
+            pod = pod_of.get(node["name"])
+            if pod is not None and node.get("type") == "Pod":
+                log = kube("logs", pod, "-c", "main", "--tail", "15", check=False)
+                lines += [f"    {line}" for line in (log.stdout + log.stderr).splitlines()]
+        return "\n".join(lines) or "(no node failed or errored)"
 
 
 @dataclass

@@ -137,11 +137,33 @@ def test_a_node_named_like_a_ladder_rung_is_refused(other: str, taken: str) -> N
     assert err.value.node == other
 
 
-def test_a_node_named_like_the_maps_collect_step_is_refused() -> None:
+def test_a_maps_consumer_derives_the_item_keys_and_no_argument_grows_with_the_fan_out() -> None:
     wf = Workflow(name="names", nodes=[Node(id="start", role="blueprint"),
                                        Node(id="fan", kind="map", role="job_agent", items="start.jobs"),
-                                       Node(id="collect_keys", role="report")],
-                  edges=[Edge(source="start", target="fan")])
-    with pytest.raises(UnsupportedFeature, match="collect step") as err:
+                                       Node(id="report", role="report")],
+                  edges=[Edge(source="start", target="fan"), Edge(source="fan", target="report")])
+    doc = to_argo(wf, image="alas:test")
+    templates = {t["name"]: t for t in doc["spec"]["templates"]}
+    # The map's DAG fans out and hands nothing on: no aggregated list of keys anywhere.
+    assert [t["name"] for t in templates["fan"]["dag"]["tasks"]] == ["item"]
+    assert "outputs" not in templates["fan"]
+    args = templates["report"]["container"]["args"]
+    assert args[args.index("--mapped") + 1] == "fan=start.jobs"
+    assert not any("in-fan" in a for a in args)
+    main_tasks = {t["name"]: t for t in templates["main"]["dag"]["tasks"]}
+    assert all(p["name"] != "in-fan" for p in main_tasks["report"].get("arguments", {}).get("parameters", []))
+    # A node may now be called what the removed collect step was.
+    renamed = Workflow(name="names", nodes=[*wf.nodes[:2], Node(id="collect_keys", role="report")],
+                       edges=[Edge(source="start", target="fan"), Edge(source="fan", target="collect_keys")])
+    assert any(t["name"] == "collect-keys" for t in to_argo(renamed, image="alas:test")["spec"]["templates"])
+
+
+def test_an_idempotency_key_naming_a_map_is_refused() -> None:
+    wf = Workflow(name="names", nodes=[Node(id="start", role="blueprint"),
+                                       Node(id="fan", kind="map", role="job_agent", items="start.jobs"),
+                                       Node(id="report", role="report", policy_ref="once")],
+                  edges=[Edge(source="start", target="fan"), Edge(source="fan", target="report")],
+                  policies={"once": Policy(idempotency={"key": "{run}-{fan}"})})
+    with pytest.raises(UnsupportedFeature, match="names map node fan") as err:
         to_argo(wf, image="alas:test")
-    assert err.value.node == "collect_keys"
+    assert err.value.node == "report"

@@ -5,12 +5,19 @@ that Argo would ignore (e.g. ``retryPolicy`` lost: Argo's default retries on eve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.ir import Backoff, Policy, Retry
+from tests.workflows.argo_walker import Walker
 
-TRANSIENT = "asInt(lastRetry.exitCode) == 75 || lastRetry.status == 'Error' || lastRetry.message contains 'deadline'"
+GOLDENS = Path(__file__).resolve().parents[2] / "workflows" / "argo"
+
+TRANSIENT = ("asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || lastRetry.status == 'Error' || "
+             "lastRetry.message contains 'deadline'")
 
 
 @pytest.mark.parametrize(("retry", "expected"), [
@@ -37,3 +44,22 @@ def test_a_deadline_is_whole_seconds_or_a_duration() -> None:
     assert deadline(Policy(timeout=90)) == {"activeDeadlineSeconds": 90}
     assert deadline(Policy(timeout=0.5)) == {"timeout": "0.5s"}
     assert deadline(Policy()) == {}
+
+
+@pytest.mark.parametrize("name", ["alas-plan", "alas-bench", "alas-repair"])
+def test_a_step_pod_stopped_at_any_moment_is_retried(name: str) -> None:
+    """A pod deleted, evicted or drained: `alas step` exits 75 when SIGTERM comes while it works, 143 (SIGTERM's
+    default action) when it comes while Python is starting or exiting. A job-agent pod deleted as its step ended
+    failed a cluster run on 143 before. Every shipped template that retries a transient failure retries both;
+    not 137 (also the OOM killer's) nor the step's permanent codes. A pod gone before it reported an exit code
+    (Argo's Error phase) is retried too."""
+    path = GOLDENS / f"{name}.yaml"
+    templates = yaml.safe_load(path.read_text(encoding="utf-8"))["spec"]["templates"]
+    retrying = [t for t in templates if Walker.retryable((t.get("retryStrategy") or {}).get("expression"), 75)
+                and "retryStrategy" in t]
+    assert retrying, f"{path.name}: no template retries exit 75"
+    for t in retrying:
+        expression = t["retryStrategy"].get("expression")
+        assert Walker.retryable(expression, 143), t["name"]
+        assert "lastRetry.status == 'Error'" in {term.strip() for term in expression.split("||")}, t["name"]
+        assert not any(Walker.retryable(expression, code) for code in (137, 1, 2)), t["name"]

@@ -59,6 +59,8 @@ def test_lint_finds_broken_references() -> None:
     main = next(t for t in spec["templates"] if t["name"] == "main")
     merge = next(t for t in main["dag"]["tasks"] if t["name"] == "merge")
     merge["depends"] = "ghost"
+    check = next(t for t in main["dag"]["tasks"] if t["name"] == "check-plan")
+    check["depends"] = "blueprint"  # it reads merge's output key
     agents = next(t for t in main["dag"]["tasks"] if t["name"] == "propose")
     agents["arguments"]["parameters"][0]["value"] = "{{tasks.blueprint.outputs.parameters.nothing}}"
     leaf = next(t for t in spec["templates"] if t["name"] == "disrupt-1")
@@ -68,7 +70,7 @@ def test_lint_finds_broken_references() -> None:
     for expected in ("onExit 'nowhere'", "unknown task 'ghost'", "no output parameter 'nothing'",
                      "undeclared input parameter 'inputs.parameters.undeclared'",
                      "undeclared workflow parameter 'workflow.parameters.missing'",
-                     "reads outputs of task 'propose' without depending on it"):
+                     "reads outputs of task 'merge' without depending on it"):
         assert expected in problems, expected
 
 

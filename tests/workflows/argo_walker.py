@@ -170,21 +170,8 @@ class Walker:
         if "dag" in t:
             return self.dag(t, scope)
         if "steps" in t:
-            return self.steps(t, scope)
+            raise ValueError(f"template {name}: steps templates are beyond this walker (the compiler writes none)")
         return self.container(t, scope)
-
-    def steps(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
-        """A steps template whose steps never run (``when: false``); its outputs are expressions over its inputs
-        (the compiler's collect step). Anything else is beyond this walker."""
-        if any(s.get("when") != "false" for group in t["steps"] for s in group):
-            raise ValueError(f"template {t['name']}: only steps that never run are supported")
-        outputs = {}
-        for p in (t.get("outputs") or {}).get("parameters") or []:
-            expr = p["valueFrom"]["expression"]
-            if expr not in scope:
-                raise KeyError(f"template {t['name']}: unresolvable output expression {expr!r}")
-            outputs[p["name"]] = scope[expr]
-        return "Succeeded", outputs
 
     @staticmethod
     def depends_ok(expr: str, phases: dict[str, str]) -> bool:
