@@ -87,8 +87,7 @@ write_cni_config() {
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}],
               "dataDir": "$STATE/cni/ipam"}},
-    {"type": "portmap", "capabilities": {"portMappings": true}},
-    {"type": "firewall"}
+    {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
 EOF
@@ -166,10 +165,18 @@ node_up() {
   write_cni_config
   write_kubelet_config
   write_kube_proxy_config
-  # Docker's engine sets the FORWARD policy to DROP; pod traffic crosses FORWARD (bridge-nf-call-iptables).
+  # Docker's engine sets the FORWARD policy to DROP; pod traffic crosses FORWARD (bridge-nf-call-iptables), so
+  # the pod network is accepted there, at the end: after kube-proxy's jumps, which it puts first. A Service with
+  # no endpoints (MinIO restarting) must meet kube-proxy's REJECT, as on any cluster. With CNI's firewall plugin
+  # (gone: it accepted each pod's traffic in a chain placed above kube-proxy's) or these rules first, a pod's
+  # connection to such a Service left by the default route; on these machines a transparent proxy answered it
+  # with an empty 404 and the controller's store took MinIO's restart for a misrouted endpoint (500s).
+  # Left by this script's earlier clusters: the firewall plugin's jump, above kube-proxy's.
+  while iptables -D FORWARD -m comment --comment "CNI firewall plugin rules" -j CNI-FORWARD 2>/dev/null; do :; done
   local dir
   for dir in -s -d; do
-    iptables -C FORWARD "$dir" "$POD_CIDR" -j ACCEPT 2>/dev/null || iptables -I FORWARD "$dir" "$POD_CIDR" -j ACCEPT
+    while iptables -D FORWARD "$dir" "$POD_CIDR" -j ACCEPT 2>/dev/null; do :; done
+    iptables -A FORWARD "$dir" "$POD_CIDR" -j ACCEPT
   done
   mkdir -p "$STATE/kubelet"
   start_daemon kubelet "$(k8sbin kubelet)" --config="$STATE/etc/kubelet.yaml" \

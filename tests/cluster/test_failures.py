@@ -111,22 +111,38 @@ def test_a_job_agent_pod_killed_mid_run_leaves_one_output_per_job_and_a_success(
 def kill_step_process(kube: Kube, pod: str, signum: int = 9, *, only_uncaught: bool = False) -> bool:
     """Send ``signum`` to the step's process in the pod's main container: SIGKILL by default (what the OOM
     killer does), SIGTERM as the kubelet does first when the pod is deleted, evicted or drained. With
-    ``only_uncaught``, only while the process does not catch the signal yet (Python still starting, before
-    `alas step` installs its handler: the kernel's SigCgt mask lacks it). Whether it was sent."""
+    ``only_uncaught``, only while the process does not catch the signal (the kernel's SigCgt mask lacks it):
+    while Python starts, before `alas step` installs its handler, or while it exits, after the step put the
+    default back. Those windows are short, shorter than a `kubectl exec` round trip (a test that polled from
+    outside missed every one of ten job agents on a loaded machine), so the pod's own loop watches for one
+    until the step process is gone. Whether the signal was sent."""
     # Only `alas step` itself: argoexec (the container's PID 1, `argoexec emissary -- alas step ...`) has `step`
     # in its command line too; SIGKILL cannot reach a namespace's init, but SIGTERM did, and it took this exec
     # session down with the container (exit 143). The step ending the container may end the session as well,
     # so the exec's own exit code is not checked: the workflow's outcome is (and "sent" only when it printed).
-    script = ("import os\n"
-              "for p in filter(str.isdigit, os.listdir('/proc')):\n"
-              "    cmd = open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')\n"
-              "    if b'step' in cmd and not cmd[0].endswith(b'argoexec') and int(p) != os.getpid():\n"
-              "        status = dict(l.split(':', 1) for l in open(f'/proc/{p}/status') if ':' in l)\n"
-              f"        if {only_uncaught} and int(status['SigCgt'], 16) >> ({signum} - 1) & 1:\n"
+    script = ("import os, time\n"
+              "deadline, seen = time.monotonic() + 120, False\n"
+              "while time.monotonic() < deadline:\n"
+              "    found = False\n"
+              "    for p in filter(str.isdigit, os.listdir('/proc')):\n"
+              "        try:\n"
+              "            cmd = open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')\n"
+              "            if b'step' not in cmd or cmd[0].endswith(b'argoexec') or int(p) == os.getpid():\n"
+              "                continue\n"
+              "            found = True\n"
+              "            status = dict(l.split(':', 1) for l in open(f'/proc/{p}/status') if ':' in l)\n"
+              f"            if {only_uncaught} and int(status['SigCgt'], 16) >> ({signum} - 1) & 1:\n"
+              "                continue\n"
+              "        except (OSError, KeyError, ValueError):  # gone while read\n"
               "            continue\n"
-              "        print('sent', flush=True)\n"
-              f"        os.kill(int(p), {signum})\n")
-    return "sent" in kube("exec", pod, "-c", "main", "--", "python", "-c", script, check=False).stdout
+              "        print('sent', flush=True)  # first: the step's end may end this session too\n"
+              f"        os.kill(int(p), {signum})\n"
+              "        raise SystemExit(0)\n"
+              f"    if not {only_uncaught} or (seen and not found):\n"
+              "        break\n"
+              "    seen = seen or found\n"
+              "    time.sleep(0.002)\n")
+    return "sent" in kube("exec", pod, "-c", "main", "--", "python", "-c", script, check=False, timeout=180).stdout
 
 
 def repairing_pod(argo: Argo, kube: Kube, store: Store, run_id: str) -> tuple[str, str]:
@@ -211,7 +227,7 @@ def test_a_job_agent_stopped_while_python_starts_dies_on_143_and_is_retried(argo
             signalled.append(item_of(pod))
         return bool(signalled)
 
-    kube.wait_for("a job-agent step signalled while Python starts", lambda: any(
+    kube.wait_for("a job-agent step signalled while it does not catch SIGTERM", lambda: any(
         starting(p) for p in kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={name}")["items"]),
         timeout=300, every=0.2)
     workflow = argo.succeeded(name)
