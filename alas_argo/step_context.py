@@ -105,8 +105,9 @@ def map_item_keys(log: ExecutionLog, scope: str, node: str, items: str, run_inpu
         raise InputError(f"the list map {node} fanned out over is not JSON: {e.msg}", where=where) from None
     if not isinstance(values, list):
         raise InputError(f"map {node} fanned out over a {type(values).__name__}, not a list", where=where)
-    # Each item as its pod saw it (item_value of Argo's substitution), so the key is the one the pod recorded.
-    return [output_key(scope, node, item_value(v if isinstance(v, str) else json.dumps(v))) for v in values]
+    # Each item as its pod saw it, so the key is the one the pod recorded: Argo substitutes a string bare, which
+    # the pod's item_value parses ("1" -> 1); any other JSON value comes back as itself.
+    return [output_key(scope, node, item_value(v) if isinstance(v, str) else v) for v in values]
 
 
 class StepContext:
