@@ -7,26 +7,19 @@ Usage: python scripts/bound_gaps.py DIR BASE_CSV INSTANCES [--verbose]
 
 from __future__ import annotations
 
-import argparse
-import csv
 import statistics
-from pathlib import Path
 
-from kept_cases import kept_cases
+from kept_cases import full_makespans, kept_cases, probe_parser
 
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.repair.bounds import cheap_bound, lower_bound
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("base_csv", type=Path)
-    parser.add_argument("instances")
+    parser = probe_parser(__doc__, effort=False)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
-    full = {(r["instance"], r["scenario"], int(r["seed"])): int(r["makespan"])
-            for r in csv.DictReader(args.base_csv.open()) if r["method"] == "full"}
+    full = full_makespans(args.base_csv)
     cheap_gaps, tight_gaps, proven = [], [], 0
     for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
         state = ExecutionState.at(inst, plan, disruption)

@@ -8,14 +8,11 @@ Prints per edit the range and mean of makespan / full over the cases.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 
-from kept_cases import kept_cases
+from kept_cases import full_makespans, kept_cases, probe_parser
 
 from alas_argo.jssp.dispatching import Candidate, dispatch
 from alas_argo.jssp.execution import ExecutionState
@@ -43,14 +40,10 @@ def _edits(state: ExecutionState) -> dict[str, Schedule]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("base_csv", type=Path)
-    parser.add_argument("instances")
+    parser = probe_parser(__doc__, effort=False)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
-    full = {(r["instance"], r["scenario"], int(r["seed"])): int(r["makespan"])
-            for r in csv.DictReader(args.base_csv.open()) if r["method"] == "full"}
+    full = full_makespans(args.base_csv)
     ratios: dict[str, list[float]] = defaultdict(list)
     for case in kept_cases(args.directory, args.instances.split(",")):
         reference = full[(case.name, case.scenario, case.seed)]

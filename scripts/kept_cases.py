@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -13,7 +14,7 @@ from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 
-__all__ = ["KeptCase", "kept_cases", "probe_parser"]
+__all__ = ["KeptCase", "full_makespans", "kept_cases", "probe_parser"]
 
 
 class KeptCase(NamedTuple):
@@ -38,11 +39,20 @@ def kept_cases(directory: Path, names: list[str]) -> Iterator[KeptCase]:
                            Disruption.model_validate_json(case.read_text()))
 
 
-def probe_parser(doc: str | None) -> argparse.ArgumentParser:
-    """The arguments every quality probe starts with: DIR BASE_CSV EFFORT INSTANCES."""
+def probe_parser(doc: str | None, *, effort: bool = True) -> argparse.ArgumentParser:
+    """The arguments every quality probe starts with: DIR BASE_CSV EFFORT INSTANCES (no EFFORT for the probes that
+    run no repair)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("directory", type=Path)
     parser.add_argument("base_csv", type=Path)
-    parser.add_argument("effort", type=float)
+    if effort:
+        parser.add_argument("effort", type=float)
     parser.add_argument("instances")
     return parser
+
+
+def full_makespans(base_csv: Path) -> dict[tuple[str, str, int], int]:
+    """The `full` rows' makespans of a repair.csv, by (instance, scenario, seed)."""
+    with base_csv.open() as f:
+        return {(r["instance"], r["scenario"], int(r["seed"])): int(r["makespan"])
+                for r in csv.DictReader(f) if r["method"] == "full"}
