@@ -2,6 +2,7 @@
 (bench/README.md, issue 17: "More ways to fewer moves").
 
 Usage: python scripts/repair_headroom.py DIR BASE_CSV EFFORT INSTANCES SECONDS [--slack S,...] [--free all|moved]
+                                            [--lns K [--per P]]
   DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
   same cases' `full` rows; INSTANCES: comma-separated; SECONDS: the count solve's nominal seconds.
 For each case: LCRP (deterministic, 10 s budget, seed from the case name), then one count-only CP-SAT solve
@@ -9,26 +10,59 @@ For each case: LCRP (deterministic, 10 s budget, seed from the case name), then 
 LCRP's plan, with every free operation free (``--free all``) or only those LCRP moved, at a makespan of at most
 LCRP's times (1 + S); the result settled and kept when valid and moving fewer. Prints per case and, per slack,
 the mean makespan / full and the moved operations / full's (sums over the cases).
+With ``--lns K`` the SECONDS are a large-neighbourhood search instead (bench/README.md, "A count by
+neighbourhoods"): that one count for 40 % of them, then count solves of at most P nominal seconds each (default
+0.2) in which only the operations the plan moves and every free operation of K random jobs may move, each kept
+when its weighted count is no higher, until the SECONDS are spent.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import random
 import statistics
 
 from kept_cases import kept_cases, probe_parser
 
+from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
 from alas_argo.jssp.repair.metrics import moved_operations
 from alas_argo.jssp.repair.resolving import disrupted_request
-from alas_argo.jssp.repair.stabilizing import WIP_WEIGHT, settled
+from alas_argo.jssp.repair.stabilizing import MIN_SECONDS, WIP_WEIGHT, settled, weighted_moves
 from alas_argo.jssp.repair.subproblem import fewest_moves
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
+
+#: The share of the SECONDS the first count over every editable operation gets under ``--lns``.
+LNS_FIRST = 0.4
+
+
+def _by_neighbourhoods(state: ExecutionState, plan: Schedule, limit: int, args: argparse.Namespace,
+                       seed: int) -> Schedule:
+    """Count solves over the moved operations and K random jobs' free operations, until the SECONDS (counted on a
+    deterministic clock from after the first count) are spent."""
+    planned, weights = state.planned_starts(), dict.fromkeys(state.wip(), WIP_WEIGHT)
+    jobs, rng, clock = sorted({j for j, _ in state.free}), random.Random(seed), SearchClock()
+    seconds = args.seconds * (1 - LNS_FIRST)
+    current = plan
+    while (left := seconds - clock.now()) >= MIN_SECONDS:
+        starts, picked = current.starts(), set(rng.sample(jobs, min(args.lns, len(jobs))))
+        editable = {k for k in state.free if k[0] in picked or starts[k] != planned[k]}
+        request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=current,
+                                    seed=rng.randrange(1 << 30), workers=1, time_limit=min(args.per, left),
+                                    makespan_limit=limit, clock=clock)
+        try:
+            found = fewest_moves(request, planned, weights)
+        except (InfeasibleError, NoSolutionError):
+            found = None
+        if found is not None and weighted_moves(state, found) <= weighted_moves(state, current):
+            current = found
+    return current
 
 
 def main() -> int:
@@ -36,6 +70,8 @@ def main() -> int:
     parser.add_argument("seconds", type=float)
     parser.add_argument("--slack", default="0")
     parser.add_argument("--free", choices=("all", "moved"), default="all")
+    parser.add_argument("--lns", type=int, default=0, metavar="K")
+    parser.add_argument("--per", type=float, default=0.2, metavar="P")
     args = parser.parse_args()
     slacks = [float(x) for x in args.slack.split(",")]
     base = {(r["instance"], r["scenario"], int(r["seed"])): r for r in csv.DictReader(args.base_csv.open())
@@ -62,9 +98,12 @@ def main() -> int:
         for slack in slacks:
             limit = int(r.schedule.makespan * (1 + slack))
             request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable},
-                                        hint=r.schedule, seed=seed, workers=1, time_limit=args.seconds,
+                                        hint=r.schedule, seed=seed, workers=1,
+                                        time_limit=args.seconds * (LNS_FIRST if args.lns else 1),
                                         makespan_limit=limit, clock=SearchClock())
             counted = fewest_moves(request, planned, dict.fromkeys(state.wip(), WIP_WEIGHT))
+            if args.lns and counted is not None:
+                counted = _by_neighbourhoods(state, counted, limit, args, seed)
             best = r.schedule
             if counted is not None:
                 candidate = settled(state, counted, limit, set(), is_valid)
