@@ -151,10 +151,12 @@ RESTART_STREAM = 7919
 #: less (about 0.1 %, for about twice the CPU: bench/README.md, "Search streams"), so one stream stays the
 #: default.
 STREAM_SEED_STEP = 104_729
-#: The trade stage, run only when the caller allows a makespan tolerance: a count solve (chunked as the
-#: stabilization's) for the fewest moved operations at a makespan up to ``tolerance`` above the repair's, for
-#: TRADE_PER_OP nominal seconds per free operation times ``effort`` (and its floor), within the budget.
-#: Measured on the issue-17 tuning set (bench/README.md, "Trading makespan for moves").
+#: The trade stage, run only when the caller allows a makespan tolerance: count solves (chunked as the
+#: stabilization's; one count then smaller neighbourhoods when one chunk holds them all,
+#: :data:`.stabilizing.NEIGHBOURHOOD_JOBS`) for the fewest moved operations at a makespan up to ``tolerance``
+#: above the repair's, for TRADE_PER_OP nominal seconds per free operation times ``effort`` (and its floor),
+#: within the budget. Measured on the issue-17 sets (bench/README.md, "Trading makespan for moves", "A count by
+#: neighbourhoods").
 TRADE_PER_OP = 0.002
 TRADE_FLOOR = 0.05
 #: Its chunk: every free operation of a 20x15 disruption in one count solve, as measured.

@@ -101,3 +101,44 @@ def test_moving_work_in_progress_costs_more(monkeypatch: pytest.MonkeyPatch) -> 
         counts[weight] = (len(moved), len(moved & st.wip()))
     assert stabilizing.WIP_WEIGHT > 1
     assert counts == {1: (14, 4), stabilizing.WIP_WEIGHT: (14, 3)}
+
+
+def test_a_trade_counts_over_the_moved_operations_and_whole_random_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``every`` (LCRP's trade stage), after one count over the whole region the counts free only what the
+    plan moves plus every operation of a few random jobs; the result is reproducible and never worse."""
+    st, d, plan = _case()
+    base = st.baseline
+    planned = base.starts()
+    region = set(st.free)
+    freed: list[tuple[set[tuple[int, int]], set[tuple[int, int]]]] = []
+    real = stabilizing.fewest_moves
+
+    def spy(request: SolveRequest, reference: dict[tuple[int, int], int],
+            weights: dict[tuple[int, int], int] | None = None) -> Schedule | None:
+        assert request.hint is not None
+        hint = request.hint.starts()
+        freed.append((region - set(request.fixed), {k for k in region if hint[k] != planned[k]}))
+        return real(request, reference, weights)
+
+    monkeypatch.setattr(stabilizing, "fewest_moves", spy)
+
+    def is_valid(p: Schedule) -> bool:
+        return validate(st.instance, p, disruption=d, baseline=base).valid
+
+    def trade() -> Schedule:
+        return stabilized(st, plan, region, 1.0, seed=3, workers=1, is_valid=is_valid, notes=[], every=True,
+                          chunk=300, makespan_limit=plan.makespan, clock=SearchClock())
+
+    out = trade()
+    assert is_valid(out) and out.makespan <= plan.makespan
+    assert stabilizing.weighted_moves(st, out) <= stabilizing.weighted_moves(st, plan)
+    (first, _), *rest = freed
+    assert first == region and len(rest) >= 2
+    assert any(editable < region for editable, _ in rest)
+    for editable, moved in rest:
+        assert moved <= editable <= region
+        jobs = {j for j, _ in editable - moved}
+        assert len(jobs) <= stabilizing.NEIGHBOURHOOD_JOBS
+        assert {k for k in region if k[0] in jobs} <= editable  # whole jobs, not a few of their operations
+    calls = len(freed)
+    assert trade() == out and len(freed) == 2 * calls  # seeded: the same neighbourhoods, the same plan
