@@ -104,6 +104,12 @@ class SearchClock:
         self.dtime += sum(f.dtime for f in forks)
         self._spent += max((f._spent for f in forks), default=0.0)
 
+    def charge_at_least(self, since: float, seconds: float) -> None:
+        """On a deterministic clock, make what was charged since ``since`` (a :meth:`now`) at least ``seconds``:
+        for solves whose fixed cost outside CP-SAT's deterministic time (building the model) is most of them."""
+        if self.deterministic:
+            self._spent = max(self._spent, since + seconds)
+
     def charge_nothing(self) -> None:
         """Count a search step that ended before any solve (so a loop over such steps still ends)."""
         self._spent += MIN_CHARGE

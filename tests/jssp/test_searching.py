@@ -56,6 +56,20 @@ def test_a_deterministic_clock_counts_only_what_the_solves_spent() -> None:
     assert clock.now() == pytest.approx(MIN_CHARGE + clock.dtime / DTIME_PER_SECOND)
 
 
+def test_a_floor_on_a_charge_tops_up_a_deterministic_clock_and_never_takes_time_back() -> None:
+    clock = SearchClock()
+    began = clock.now()
+    clock.charge_nothing()
+    clock.charge_at_least(began, 0.01)
+    assert clock.now() == pytest.approx(0.01) and clock.dtime == 0.0  # time charged, no solver work recorded
+    clock.charge_at_least(began, 0.005)
+    assert clock.now() == pytest.approx(0.01)
+    wall = SearchClock(deterministic=False)
+    before = wall.now()
+    wall.charge_at_least(0.0, 100.0)
+    assert wall.now() - before < 1.0  # a wall clock is not topped up: its time passes by itself
+
+
 def test_side_by_side_searches_are_charged_their_longest_time_and_all_their_work() -> None:
     clock = SearchClock(streams=2)
     clock.charge_nothing()
