@@ -88,7 +88,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
         if len(movable) <= chunk:
             current = count(movable, left * NEIGHBOURHOOD_FIRST if every else left)
             if every:
-                current = _by_neighbourhoods(state, current, region, deadline, count, clock, planned, seed)
+                current = _by_neighbourhoods(current, region, deadline, count, clock, planned, seed)
             break
         before = moved_operations(state.baseline, current)
         cuts = [0, *range(offset, len(movable), chunk)] if offset else list(range(0, len(movable), chunk))
@@ -121,7 +121,7 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     return plan
 
 
-def _by_neighbourhoods(state: ExecutionState, plan: Schedule, region: Set[Key], deadline: float,
+def _by_neighbourhoods(plan: Schedule, region: Set[Key], deadline: float,
                        count: Callable[[list[Key], float, Schedule], Schedule], clock: SearchClock,
                        planned: Mapping[Key, int], seed: int) -> Schedule:
     """Count solves until ``deadline``, each over the operations ``plan`` moves and every operation of
