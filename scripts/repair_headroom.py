@@ -2,7 +2,7 @@
 (bench/README.md, issue 17: "More ways to fewer moves").
 
 Usage: python scripts/repair_headroom.py DIR BASE_CSV EFFORT INSTANCES SECONDS [--slack S,...] [--free all|moved]
-                                            [--lns K [--per P]]
+                                            [--lns K [--per P] [--shape S [--window W]]]
   DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
   same cases' `full` rows; INSTANCES: comma-separated; SECONDS: the count solve's nominal seconds.
 For each case: LCRP (deterministic, 10 s budget, seed from the case name), then one count-only CP-SAT solve
@@ -13,7 +13,11 @@ the mean makespan / full and the moved operations / full's (sums over the cases)
 With ``--lns K`` the SECONDS are a large-neighbourhood search instead (bench/README.md, "A count by
 neighbourhoods"): that one count for 40 % of them, then count solves of at most P nominal seconds each (default
 0.2) in which only the operations the plan moves and every free operation of K random jobs may move, each kept
-when its weighted count is no higher, until the SECONDS are spent.
+when its weighted count is no higher, until the SECONDS are spent. ``--shape`` picks other neighbourhoods
+(bench/README.md, "Neighbourhood shapes"): ``related`` (K jobs tied to a random moved operation), ``machines`` (K
+random machines' free operations), ``window`` (a time window holding W of the free operations, default 0.3, at
+a random moved operation's planned start), ``moved-window`` (that window and the moved operations) and ``mixed``
+(one of ``jobs``, ``window``, ``moved-window`` per solve).
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ import argparse
 import csv
 import random
 import statistics
+from collections.abc import Mapping
 
 from kept_cases import kept_cases, probe_parser
 
 from alas_argo.errors import InfeasibleError, NoSolutionError
 from alas_argo.jssp.disruption import Disruption
-from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.execution import ExecutionState, Key
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
 from alas_argo.jssp.repair.metrics import moved_operations
@@ -50,9 +55,10 @@ def _by_neighbourhoods(state: ExecutionState, plan: Schedule, limit: int, args: 
     jobs, rng, clock = sorted({j for j, _ in state.free}), random.Random(seed), SearchClock()
     seconds = args.seconds * (1 - LNS_FIRST)
     current = plan
+    machines = sorted({state.instance.machine(*k) for k in state.free})
     while (left := seconds - clock.now()) >= MIN_SECONDS:
-        starts, picked = current.starts(), set(rng.sample(jobs, min(args.lns, len(jobs))))
-        editable = {k for k in state.free if k[0] in picked or starts[k] != planned[k]}
+        starts = current.starts()
+        editable = _neighbourhood(state, current, planned, args, rng, jobs, machines)
         request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=current,
                                     seed=rng.randrange(1 << 30), workers=1, time_limit=min(args.per, left),
                                     makespan_limit=limit, clock=clock)
@@ -65,6 +71,44 @@ def _by_neighbourhoods(state: ExecutionState, plan: Schedule, limit: int, args: 
     return current
 
 
+def _neighbourhood(state: ExecutionState, current: Schedule, planned: Mapping[Key, int], args: argparse.Namespace,
+                   rng: random.Random, jobs: list[int], machines: list[int]) -> set[Key]:
+    """The operations one count solve may move, by ``--shape``."""
+    starts = current.starts()
+    moved = {k for k in state.free if starts[k] != planned[k]}
+    shape = args.shape if args.shape != "mixed" else rng.choice(("jobs", "window", "moved-window"))
+    if shape == "jobs":
+        picked = set(rng.sample(jobs, min(args.lns, len(jobs))))
+        return {k for k in state.free if k[0] in picked} | moved
+    if shape == "related":
+        # Jobs tied to a random moved operation: its own, then those of the operations next to it on its
+        # machine in the plan, widening until K jobs.
+        tied: set[int] = set()
+        order = current.machine_sequences()
+        position = {k: (m, i) for m, seq in order.items() for i, k in enumerate(seq)}
+        seeds = sorted(moved) if moved else sorted(state.free)
+        while len(tied) < min(args.lns, len(jobs)):
+            k = rng.choice(seeds)
+            tied.add(k[0])
+            m, i = position[k]
+            for d in (1, -1, 2, -2):
+                if 0 <= i + d < len(order[m]) and len(tied) < args.lns:
+                    tied.add(order[m][i + d][0])
+        return {k for k in state.free if k[0] in tied} | moved
+    if shape == "machines":
+        chosen = set(rng.sample(machines, min(args.lns, len(machines))))
+        return {k for k in state.free if state.instance.machine(*k) in chosen} | moved
+    # A time window over the free operations, placed at a random moved operation's planned start (or anywhere
+    # when none moves), wide enough to hold ``args.window`` of them.
+    keys = sorted(state.free, key=lambda k: planned[k])
+    size = max(1, int(len(keys) * args.window))
+    anchor = planned[rng.choice(sorted(moved))] if moved else planned[rng.choice(keys)]
+    centre = min(range(len(keys)), key=lambda i: abs(planned[keys[i]] - anchor))
+    lo = max(0, min(centre - size // 2, len(keys) - size))
+    window = set(keys[lo:lo + size])
+    return window | moved if shape == "moved-window" else window
+
+
 def main() -> int:
     parser = probe_parser(__doc__)
     parser.add_argument("seconds", type=float)
@@ -72,6 +116,9 @@ def main() -> int:
     parser.add_argument("--free", choices=("all", "moved"), default="all")
     parser.add_argument("--lns", type=int, default=0, metavar="K")
     parser.add_argument("--per", type=float, default=0.2, metavar="P")
+    parser.add_argument("--shape", default="jobs",
+                        choices=("jobs", "related", "machines", "window", "moved-window", "mixed"))
+    parser.add_argument("--window", type=float, default=0.3, metavar="W")
     args = parser.parse_args()
     slacks = [float(x) for x in args.slack.split(",")]
     base = {(r["instance"], r["scenario"], int(r["seed"])): r for r in csv.DictReader(args.base_csv.open())
