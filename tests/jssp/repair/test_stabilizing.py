@@ -256,6 +256,8 @@ def test_a_trade_counts_over_the_moved_operations_and_whole_random_jobs(monkeypa
     monkeypatch.setattr(stabilizing, "fewest_moves", spy)
     # A first count too short to finish, so that the neighbourhoods have moves left to win.
     monkeypatch.setattr(stabilizing, "NEIGHBOURHOOD_FIRST", 0.001)
+    # The trade's own chunk (300: every operation at once) decides, not the stabilization's.
+    monkeypatch.setattr(stabilizing, "CHUNK", 8)
     is_valid = _validator(st, d)
 
     def trade() -> Schedule:
