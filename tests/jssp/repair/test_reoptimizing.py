@@ -20,7 +20,7 @@ from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import STRETCH_MIN_GAP, STRETCH_SHARE, STRETCHES, FreeSequences, reoptimized
 from alas_argo.jssp.repair.shifting import aor
-from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
 
@@ -59,6 +59,43 @@ def test_operations_go_around_a_downtime_not_through_it(la01: Instance) -> None:
     assert all(seqs.start[i] >= 250 or seqs.start[i] + seqs.duration[i] <= 100 for i in on_machine)
     assert validate(la01, seqs.to_schedule(), disruption=d, baseline=plan).valid
 
+
+
+
+def _hand_plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
+    return Schedule.from_operations(inst.name, [
+        Operation(job=j, step=st, machine=inst.machine(j, st), start=t, end=t + inst.jobs[j][st][1])
+        for (j, st), t in starts.items()])
+
+
+def test_the_evaluation_clears_every_downtime_and_only_overlapping_ones() -> None:
+    """Machine 0 down over [5, 8) and [12, 20), by hand: job 1's operation ends exactly as the first downtime
+    starts and stays; job 2's (one unit long) is pushed out of the first; job 0's, pushed out of the first,
+    lands in the second and is pushed out of that one too."""
+    inst = Instance(name="gaps", jobs=[[(1, 4), (0, 6)], [(2, 2), (0, 3)], [(3, 6), (0, 1)]])
+    plan = _hand_plan(inst, {(0, 0): 0, (0, 1): 9, (1, 0): 0, (1, 1): 2, (2, 0): 0, (2, 1): 6})
+    d = Disruption(time=1, events=[MachineBreakdown(machine=0, start=5, duration=3),
+                                   MachineBreakdown(machine=0, start=12, duration=8)])
+    st = ExecutionState.at(inst, plan, d)
+    seqs = FreeSequences(st, plan)
+    assert {k: seqs.start[i] for i, k in enumerate(seqs.keys)} == {(0, 1): 20, (1, 1): 2, (2, 1): 8}
+    assert seqs.makespan == 26 and seqs.completion == 26 + 5 + 9  # the jobs' last operations' ends
+    assert [seqs.keys[i] for i in seqs.critical(seqs.tails())] == [(0, 1)]
+    assert validate(inst, seqs.to_schedule(), disruption=d, baseline=plan).valid
+
+
+def test_machine_orders_that_contradict_the_job_orders_are_refused() -> None:
+    """Job 0 goes machine 1 then 0, job 1 machine 0 then 1: job 0 first on machine 0 and job 1 first on machine 1
+    is a cycle."""
+    inst = Instance(name="cycle", jobs=[[(1, 4), (0, 6)], [(0, 2), (1, 3)]])
+    plan = _hand_plan(inst, {(0, 0): 10, (0, 1): 14, (1, 0): 20, (1, 1): 22})
+    st = ExecutionState.at(inst, plan, Disruption(time=1, events=[]))
+    with pytest.raises(ValueError, match="machine order contradicts its job order"):
+        FreeSequences(st, _hand_plan(inst, {(0, 0): 11, (0, 1): 15, (1, 0): 16, (1, 1): 10}))
+    seqs = FreeSequences(st, plan)
+    first, second = seqs.index[(0, 0)], seqs.index[(1, 1)]
+    assert seqs.resequenced({second: 0, first: 5}) is None
+    assert seqs.seqs[1] == [first, second]  # the original keeps its order
 
 
 def _longest_tails(seqs: FreeSequences) -> list[int]:
@@ -212,6 +249,64 @@ def test_a_search_still_gaining_far_above_the_bound_gets_more_stretches() -> Non
     assert stretched.makespan < short.makespan
     assert stretched_time > 0.02 * (1 + STRETCH_SHARE) > short_time
     assert validate(st.instance, stretched, disruption=d, baseline=st.baseline).valid
+
+
+
+def test_stretches_are_counted_and_never_pass_the_ceiling() -> None:
+    """The same search (0.02 nominal s, stretches of 0.01): with one stretch allowed it ends where that stretch
+    ends, with two it goes on past it (it is still gaining), and under a ceiling of 0.03 s never past the ceiling."""
+    st, cheap, _ = _ft10_shock()
+    bound = lower_bound(st)
+
+    def spent(stretches: int = STRETCHES, ceiling: float | None = None) -> float:
+        clock = SearchClock()
+        reoptimized(st, cheap, seconds=0.02, bound=bound, seed=0, clock=clock, max_moves=100, stretches=stretches,
+                    ceiling=ceiling)
+        return clock.now()
+
+    one_stretch = 0.02 * (1 + STRETCH_SHARE)
+    assert spent(1) <= one_stretch + 0.001 < spent(2)
+    assert spent(ceiling=one_stretch) <= one_stretch + 0.001 < spent()
+
+
+def test_a_search_makes_at_most_max_moves_moves_and_resizes_its_window_after_each(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ft10, shock seed 1, time to spare: exactly ``max_moves`` windows; each next window larger after a move
+    solved (or known) to optimality, smaller after one that was not, within WINDOW's range."""
+    st, cheap, _ = _ft10_shock()
+    sizes: list[int] = []
+    outcomes: list[bool] = []
+    real_window, real_move = reoptimizing._window, reoptimizing._move
+
+    def window(seqs: FreeSequences, size: int, rng: object) -> list[int]:
+        sizes.append(size)
+        outcomes.append(True)  # a window inside one already proven optimal is not solved: it counts as optimal
+        return real_window(seqs, size, rng)  # type: ignore[arg-type]
+
+    def move(*args: object) -> tuple[FreeSequences, bool] | None:
+        moved = real_move(*args)  # type: ignore[arg-type]
+        outcomes[-1] = moved is not None and moved[1]
+        return moved
+
+    monkeypatch.setattr(reoptimizing, "_window", window)
+    monkeypatch.setattr(reoptimizing, "_move", move)
+    reoptimized(st, cheap, seconds=5.0, bound=0, seed=0, clock=SearchClock(), max_moves=12, stretches=0)
+    n = len(st.free)
+    _, lo, hi = reoptimizing.WINDOW
+    assert len(sizes) == 12 and sizes[0] == min(reoptimizing.WINDOW[0], n)
+    assert all(min(lo, n) <= size <= min(hi, n) for size in sizes)
+    assert True in outcomes and False in outcomes  # both kinds of step happen here
+    for size, optimal, after in zip(sizes, outcomes, sizes[1:], strict=False):
+        assert after == reoptimizing._resized(size, n, optimal=optimal)
+
+
+def test_a_window_grows_a_tenth_after_an_optimal_move_and_shrinks_after_another() -> None:
+    _, lo, hi = reoptimizing.WINDOW
+    resized = reoptimizing._resized
+    assert resized(60, 300, optimal=True) == 66 and resized(60, 300, optimal=False) == 51
+    assert resized(5, 300, optimal=True) == 6  # at least one more
+    assert resized(hi - 5, 300, optimal=True) == hi and resized(60, 62, optimal=True) == 62  # capped
+    assert resized(lo + 1, 300, optimal=False) == lo  # floored
 
 
 def test_no_stretch_near_the_bound() -> None:
