@@ -67,7 +67,6 @@ def test_settle_puts_operations_back_within_the_target(la01: tuple[Instance, Sch
         assert starts[k] in (planned[k], st.earliest_fit(inst.machine(j, step), ready, st.durations[k]))
 
 
-
 def test_settle_then_restore_put_operations_of_a_careless_re_solve_back() -> None:
     """la01 (a dispatching plan), machine 1 down over [120, 190), a 0.5 s makespan-only re-solve: settling
     puts some of its needless moves back within its makespan, restoring after it more, each only to the planned

@@ -60,8 +60,6 @@ def test_operations_go_around_a_downtime_not_through_it(la01: Instance) -> None:
     assert validate(la01, seqs.to_schedule(), disruption=d, baseline=plan).valid
 
 
-
-
 def _hand_plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
     return Schedule.from_operations(inst.name, [
         Operation(job=j, step=st, machine=inst.machine(j, st), start=t, end=t + inst.jobs[j][st][1])
@@ -126,6 +124,7 @@ def test_order_and_tails_follow_the_sequences_they_were_computed_for(la01: Insta
     assert moved.tails() == _longest_tails(moved)
     assert moved.order() == sorted(range(len(moved.keys)), key=lambda i: (moved.start[i], i))
     assert seqs.tails() == _longest_tails(seqs) and seqs.seqs[machine][-2:] == [a, b]
+
 
 @pytest.mark.parametrize(("kind", "seed"), [("breakdown", 3), ("shock", 1), ("mixed", 4)])
 def test_the_search_returns_a_shorter_valid_plan_that_keeps_the_frozen_work(la01: Instance, kind: str,
@@ -249,7 +248,6 @@ def test_a_search_still_gaining_far_above_the_bound_gets_more_stretches() -> Non
     assert stretched.makespan < short.makespan
     assert stretched_time > 0.02 * (1 + STRETCH_SHARE) > short_time
     assert validate(st.instance, stretched, disruption=d, baseline=st.baseline).valid
-
 
 
 def test_stretches_are_counted_and_never_pass_the_ceiling() -> None:
