@@ -44,11 +44,14 @@ def test_latest_fit_steps_before_downtimes(ft06: Instance) -> None:
     assert latest_fit(st, 0, 14, 1) == 9  # one unit long still steps before a downtime
 
 
-def test_settle_puts_operations_back_within_the_target(la01: tuple[Instance, Schedule]) -> None:
+def test_settle_re_times_each_operation_to_its_planned_start_or_its_earliest_within_the_target(
+        la01: tuple[Instance, Schedule]) -> None:
+    """A makespan-only global solve places slack operations arbitrarily; settling re-times them in its machine
+    order and never moves more. On this case it put none back when measured (35 moved before and after): that
+    settling does gain is `test_settle_then_restore_put_operations_of_a_careless_re_solve_back`'s case."""
     inst, plan = la01
     d = Disruption(time=150, events=[MachineBreakdown(machine=0, start=150, duration=80)])
     st = ExecutionState.at(inst, plan, d)
-    # A makespan-only global solve places slack operations arbitrarily: settling must recover some.
     probe = optimize(disrupted_request(st, pins={}, hint=aor(st), time_limit=0.5, workers=1)).schedule
     settled = settle(st, probe, probe.makespan)
     assert validate(inst, settled, disruption=d, baseline=plan).valid
