@@ -64,10 +64,8 @@ def test_a_floor_on_a_charge_tops_up_a_deterministic_clock_and_never_takes_time_
     assert clock.now() == pytest.approx(0.01) and clock.dtime == 0.0  # time charged, no solver work recorded
     clock.charge_at_least(began, 0.005)
     assert clock.now() == pytest.approx(0.01)
-    wall = SearchClock(deterministic=False)
-    before = wall.now()
-    wall.charge_at_least(0.0, 100.0)
-    assert wall.now() - before < 1.0  # a wall clock is not topped up: its time passes by itself
+    # No wall-clock case: a wall clock's now() is the time passed, whatever is charged to it, so no assertion
+    # about a top-up there could fail.
 
 
 def test_side_by_side_searches_are_charged_their_longest_time_and_all_their_work() -> None:
