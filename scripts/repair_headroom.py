@@ -58,7 +58,7 @@ def _by_neighbourhoods(state: ExecutionState, plan: Schedule, limit: int, args: 
     machines = sorted({state.instance.machine(*k) for k in state.free})
     while (left := seconds - clock.now()) >= MIN_SECONDS:
         starts = current.starts()
-        editable = _neighbourhood(state, current, planned, args, rng, jobs, machines)
+        editable = _neighbourhood(state, current, starts, planned, args, rng, jobs, machines)
         request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable}, hint=current,
                                     seed=rng.randrange(1 << 30), workers=1, time_limit=min(args.per, left),
                                     makespan_limit=limit, clock=clock)
@@ -71,10 +71,9 @@ def _by_neighbourhoods(state: ExecutionState, plan: Schedule, limit: int, args: 
     return current
 
 
-def _neighbourhood(state: ExecutionState, current: Schedule, planned: Mapping[Key, int], args: argparse.Namespace,
-                   rng: random.Random, jobs: list[int], machines: list[int]) -> set[Key]:
-    """The operations one count solve may move, by ``--shape``."""
-    starts = current.starts()
+def _neighbourhood(state: ExecutionState, current: Schedule, starts: Mapping[Key, int], planned: Mapping[Key, int],
+                   args: argparse.Namespace, rng: random.Random, jobs: list[int], machines: list[int]) -> set[Key]:
+    """The operations one count solve may move, by ``--shape`` (``starts``: ``current``'s)."""
     moved = {k for k in state.free if starts[k] != planned[k]}
     shape = args.shape if args.shape != "mixed" else rng.choice(("jobs", "window", "moved-window"))
     if shape == "jobs":
