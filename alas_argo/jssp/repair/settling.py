@@ -107,24 +107,40 @@ def settle(state: ExecutionState, plan: Schedule, target: int, *, held: Set[Key]
     return _retimed(plan, starts, d)
 
 
-def restore(state: ExecutionState, plan: Schedule) -> Schedule:
+def restore(state: ExecutionState, plan: Schedule, target: int | None = None, *,
+            held: Set[Key] = frozenset()) -> Schedule:
     """Greedily put moved operations back at their planned start wherever that is still feasible.
 
     A time-limited neighbourhood solve can stop short of the least shift; this pass is linear-ish and only
     ever moves an operation back to where the plan in force had it, so it never leaves the neighbourhood.
+
+    Args:
+        state: The execution state (durations, releases, downtimes, the plan in force).
+        plan: A feasible plan for ``state``.
+        target: When given, no operation goes back to a start that would end it after
+            ``max(target, plan.makespan)``: the makespan stays within it. Without it, a planned start late in
+            the plan in force can lengthen the plan (la01 in the tests: 682 -> 735), and a caller that keeps
+            its makespan would have to drop every other operation the pass put back with it.
+        held: Free operations that keep their start in ``plan``.
+
+    Returns:
+        The restored plan, or ``plan`` itself when nothing went back.
     """
     inst, planned = state.instance, state.planned_starts()
     starts = plan.starts()
     d = state.durations
+    end_limit = None if target is None else max(target, plan.makespan)
     on_machine: dict[int, list[Key]] = {}
     for k in starts:
         on_machine.setdefault(inst.machine(*k), []).append(k)
     changed, progress = False, True
     while progress:
         progress = False
-        for k in sorted(state.free, key=lambda k: planned[k]):
+        for k in sorted(state.free - held, key=lambda k: planned[k]):
             s = planned[k]
             if starts[k] == s or s < state.release[k]:
+                continue
+            if end_limit is not None and s + d[k] > end_limit:
                 continue
             j, step, m = k[0], k[1], inst.machine(*k)
             if step and starts[(j, step - 1)] + d[(j, step - 1)] > s:

@@ -168,7 +168,7 @@ def settled(state: ExecutionState, plan: Schedule, target: int, held: Set[Key], 
     moves fewer operations, else ``plan``."""
     base = state.baseline
     best = plan
-    candidate = restore(state, settle(state, plan, target, held=held))
+    candidate = restore(state, settle(state, plan, target, held=held), target, held=held)
     if (candidate.makespan <= max(target, plan.makespan)
             and moved_operations(base, candidate) < moved_operations(base, plan)
             and _holds(candidate, plan, held) and is_valid(candidate)):

@@ -279,3 +279,23 @@ def test_a_trade_counts_over_the_moved_operations_and_whole_random_jobs(monkeypa
     neighbourhoods = [editable for editable, _, _ in freed]
     freed.clear()
     assert trade() == out and [editable for editable, _, _ in freed] == neighbourhoods  # seeded
+
+
+def test_settled_keeps_what_settling_gains_when_restoring_more_would_end_later() -> None:
+    """la02 (a dispatching plan), the generator's breakdown seed 1, a 0.3 s makespan-only re-solve: restoring
+    every needless move would end the plan later (860 against 789), so only those that end by its makespan go
+    back; what settling and they gain is kept, and an operation the caller holds stays put."""
+    inst = get_instance("la02")
+    plan = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, plan, "breakdown", seed=1)
+    st = ExecutionState.at(inst, plan, d)
+    careless = full(st, aor(st), budget=0.3, workers=1).schedule
+    is_valid = _validator(st, d)
+    out = settled(st, careless, careless.makespan, set(), is_valid)
+    assert is_valid(out) and out.makespan <= careless.makespan
+    assert moved_operations(plan, out) < moved_operations(plan, careless)
+    back = [k for k in sorted(st.free) if out.starts()[k] != careless.starts()[k]]
+    held = {back[0]}
+    kept = settled(st, careless, careless.makespan, held, is_valid)
+    assert kept.starts()[back[0]] == careless.starts()[back[0]]
+    assert is_valid(kept) and moved_operations(plan, kept) < moved_operations(plan, careless)
