@@ -57,6 +57,22 @@ def moved_since_first(result: PipelineResult) -> int | None:
     return sum(1 for o in result.final.operations if was.get(o.key) != o.start)
 
 
+def _repair_line(r: dict[str, Any], *, with_method: bool) -> str:
+    """One repair of several: what the log holds for every version (makespans, moves, shift), then what its
+    method recorded. A recovery rung records less (the patch of a repair that failed: its method only)."""
+    parts = [f"makespan {r['baseline_makespan']} -> {r['makespan']}", f"moved {r['moved_operations']}",
+             f"shift {r['total_start_shift']}"]
+    if "edit_radius" in r:
+        parts.append(f"radius {r['edit_radius']}")
+    if "seconds" in r:
+        parts.append(f"{r['seconds']} s")
+    if with_method and r.get("method"):
+        parts.append(f"by {r['method']}")
+    if r.get("fallback"):
+        parts.append("global fallback")
+    return ", ".join(parts)
+
+
 def summary_table(s: dict[str, Any]) -> Table:
     """The run summary as a two-column table."""
     table = Table(title=f"ALAS run {s['run_id']}: {s['instance']} ({s['size']}), {s['status']}", show_header=False)
@@ -68,11 +84,9 @@ def summary_table(s: dict[str, Any]) -> Table:
         ("repair method", s["repair_method"])]
     repairs = [r for r in s.get("repairs") or [] if "moved_operations" in r]
     if len(repairs) > 1:
+        mixed = len({r.get("method") for r in repairs}) > 1  # e.g. a recovery patched one of them
         for k, r in enumerate(repairs, start=1):
-            rows.append((f"repair {k} of {len(repairs)}",
-                         f"makespan {r['baseline_makespan']} -> {r['makespan']}, moved {r['moved_operations']}, "
-                         f"shift {r['total_start_shift']}, radius {r['edit_radius']}, {r['seconds']} s"
-                         + (", global fallback" if r.get("fallback") else "")))
+            rows.append((f"repair {k} of {len(repairs)}", _repair_line(r, with_method=mixed)))
         totals = s.get("repair_totals") or repair_totals(repairs)
         rows += [("all repairs: moved operations", totals["moved_operations"]),
                  ("all repairs: total start shift", totals["total_start_shift"]),

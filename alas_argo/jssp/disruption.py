@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -35,6 +35,7 @@ __all__ = [
     "carry_forward",
     "generate_disruption",
     "generate_sequence",
+    "merged_downtimes",
 ]
 
 
@@ -90,6 +91,24 @@ class Disruption(BaseModel):
         """The disruption as the JSON document of docs/contracts.md."""
         return self.model_dump(mode="json")
 
+
+
+def merged_downtimes(windows: Iterable[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """``(machine, start, end)`` downtime windows, empty ones dropped and those of a machine that overlap or touch
+    merged into one, sorted: when the machine is down, once each.
+
+    Two breakdowns of one machine may overlap (two reports of one outage, a second failure before the first is
+    mended); the machine is down over their union either way. Used as given, overlapping windows would be
+    counted twice in a machine's load (a lower bound above every plan) and, as fixed intervals of a CP-SAT
+    model that may not overlap, make every model infeasible.
+    """
+    out: list[tuple[int, int, int]] = []
+    for m, lo, hi in sorted(w for w in windows if w[2] > w[1]):
+        if out and out[-1][0] == m and lo <= out[-1][2]:
+            out[-1] = (m, out[-1][1], max(out[-1][2], hi))
+        else:
+            out.append((m, lo, hi))
+    return out
 
 
 class DisruptionKind(StrEnum):

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from alas_argo.errors import InfeasibleError, InputError
-from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.disruption import Disruption, merged_downtimes
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.limits import MAX_TIME
 from alas_argo.jssp.schedule import Schedule
@@ -51,7 +51,8 @@ class ExecutionState:
         status: Per operation, done / running / interrupted / pending.
         durations: Per operation, its effective duration (nominal or changed).
         release: Per free (interrupted or pending) operation, its earliest allowed start.
-        downtimes: ``(machine, start, end)`` windows, end exclusive.
+        downtimes: ``(machine, start, end)`` windows, end exclusive; those of a machine that overlap or touch
+            merged (:func:`.disruption.merged_downtimes`).
     """
 
     instance: Instance
@@ -80,7 +81,7 @@ class ExecutionState:
             disruption = Disruption(time=0 if time is None else time)
         t = disruption.time
         changes = disruption.duration_changes
-        downtimes = sorted((b.machine, b.start, b.end) for b in disruption.breakdowns if b.duration > 0)
+        downtimes = merged_downtimes((b.machine, b.start, b.end) for b in disruption.breakdowns)
         ops = baseline.by_key()
         status: dict[Key, OpStatus] = {}
         durations: dict[Key, int] = {}

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from alas_argo.errors import InfeasibleError, InputError
+from alas_argo.jssp.disruption import merged_downtimes
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import add_hints, cp_model, new_model
@@ -149,6 +150,7 @@ def build_model(instance: Instance, *, durations: Mapping[Key, int], fixed: Mapp
                 raise InputError("precedence names an operation that does not exist",
                                  where={"job": k[0], "step": k[1]})
     _check_pinned(instance, dur, fixed, downtimes)
+    downtimes = merged_downtimes(downtimes)  # overlapping windows as fixed intervals would be infeasible
     hint_ms = None if hint is None else hint_makespan(instance, hint, dur, fixed, release, min_starts,
                                                       downtimes, precedences, makespan_limit)
     free_total = sum(d for k, d in dur.items() if k not in fixed)

@@ -114,3 +114,30 @@ def test_log_show_has_no_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["log", "show", "s1", "--root", str(tmp_path), "--version", "1"]) == 0
     text = capsys.readouterr().out
     assert "None" not in text and "no parent" in text
+
+
+def test_a_repair_patched_by_recovery_is_summarized_with_what_it_recorded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three disruptions; every repair after the first fails, so recovery patches them (their commits record the
+    method only: no edit radius, no seconds). The summary says so instead of failing on the missing fields."""
+    from alas_argo.agents.roles import RepairerRole
+    from alas_argo.errors import InfeasibleError
+
+    calls = [0]
+    real = RepairerRole.repair_disruption
+
+    def first_only(self: RepairerRole, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise InfeasibleError("no plan for this one (injected by the test)")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RepairerRole, "repair_disruption", first_only)
+    monkeypatch.setenv("COLUMNS", "200")  # one table row a line
+    assert main(["run", "ft06", "--planner", "heuristic", "--disrupt", "breakdown", "--disruptions", "3",
+                 "--time-limit", "1", "--repair-budget", "1", "--root", str(tmp_path / "st")]) == 0
+    text = capsys.readouterr().out
+    lines = {k: next(line for line in text.splitlines() if f"repair {k} of 3" in line) for k in (1, 2, 3)}
+    assert "by lcrp" in lines[1] and "radius" in lines[1]
+    assert "by patch" in lines[2] and "by patch" in lines[3] and "radius" not in lines[3]
+    assert "None" not in text

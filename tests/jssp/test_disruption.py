@@ -16,6 +16,7 @@ from alas_argo.jssp.disruption import (
     carry_forward,
     generate_disruption,
     generate_sequence,
+    merged_downtimes,
 )
 from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.instance import Instance
@@ -259,3 +260,12 @@ def test_a_breakdown_of_no_length_still_stops_its_machine_one_unit(ft06: Instanc
     for machines in (1, 2):
         d = generate_disruption(ft06, plan, "breakdown", length=0.0, machines=machines, at=0.5)
         assert [b.duration for b in d.breakdowns] == [1] * machines
+
+
+def test_merged_downtimes_are_each_machine_down_once_sorted() -> None:
+    windows = [(0, 5, 8), (0, 1, 3), (1, 0, 2), (0, 3, 4), (0, 7, 10), (1, 2, 2), (1, 4, 6)]
+    # (0, 1, 3) and (0, 3, 4) touch, (0, 5, 8) and (0, 7, 10) overlap; (1, 2, 2) is empty; machine 1's two
+    # windows are apart.
+    assert merged_downtimes(windows) == [(0, 1, 4), (0, 5, 10), (1, 0, 2), (1, 4, 6)]
+    assert merged_downtimes([(2, 0, 9), (2, 1, 3)]) == [(2, 0, 9)]  # one inside another
+    assert merged_downtimes([]) == []

@@ -10,6 +10,7 @@ where the plan is already optimal (bench/README.md, issue 17).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 
 from alas_argo.jssp.execution import ExecutionState, Key
 
@@ -65,8 +66,9 @@ def one_machine_bound(state: ExecutionState) -> int:
 
     A free operation's head is the earliest it can start (its job predecessors at their earliest, its release,
     the machine's frozen work, downtime it cannot fit before); its tail is the work left in its job after it. A
-    downtime is an operation with no tail that cannot start before it begins: any plan is a feasible preemptive
-    schedule of that problem, so its optimum (:func:`jackson_preemptive`) bounds every plan's makespan.
+    downtime is time the machine cannot work, not an operation: its own end counts for nothing (a downtime
+    after a machine's last operation does not lengthen any plan). Any plan is a feasible preemptive schedule
+    of that problem, so its optimum (:func:`jackson_preemptive`) bounds every plan's makespan.
     """
     inst, frozen, ready = state.instance, state.frozen_starts(), _ready_at(state)
     per_machine: dict[int, list[tuple[int, int, int]]] = {}
@@ -86,33 +88,44 @@ def one_machine_bound(state: ExecutionState) -> int:
             if k in heads:
                 per_machine.setdefault(inst.machine(*k), []).append((heads[k], state.durations[k], tail))
             tail += state.durations[k]
+    blocked: dict[int, list[tuple[int, int]]] = {}
     for m, lo, hi in state.downtimes:
         begin = max(lo, state.time)
-        if m in per_machine and hi > begin:
-            per_machine[m].append((begin, hi - begin, 0))
-    return max((jackson_preemptive(ops) for ops in per_machine.values()), default=0)
+        if hi > begin:
+            blocked.setdefault(m, []).append((begin, hi))
+    return max((jackson_preemptive(ops, blocked.get(m, ())) for m, ops in per_machine.items()), default=0)
 
 
-def jackson_preemptive(ops: list[tuple[int, int, int]]) -> int:
+def jackson_preemptive(ops: list[tuple[int, int, int]], blocked: Iterable[tuple[int, int]] = ()) -> int:
     """The least ``max(end + tail)`` of ``(head, duration, tail)`` operations on one machine when an operation may
-    be interrupted and resumed: at every moment run the available operation with the longest tail (Jackson's
-    preemptive schedule, optimal for this problem)."""
+    be interrupted and resumed, and the machine does no work in the ``blocked`` intervals ``[lo, hi)``: at every
+    moment the machine can work, run the available operation with the longest tail (Jackson's preemptive
+    schedule; with resumable operations, time the machine cannot work only removes time slots, and the exchange
+    argument that makes the rule optimal holds slot by slot)."""
     pending = sorted(ops)
+    windows = sorted((lo, hi) for lo, hi in blocked if hi > lo)
     ready: list[list[int]] = []  # [-tail, work left]
-    t = best = i = 0
+    t = best = i = w = 0
     while i < len(pending) or ready:
         if not ready:
             t = max(t, pending[i][0])
+        while w < len(windows) and windows[w][1] <= t:
+            w += 1
+        if w < len(windows) and windows[w][0] <= t:
+            t = windows[w][1]  # the machine is down: nothing runs until it is back
+            continue
         while i < len(pending) and pending[i][0] <= t:
             _, duration, tail = pending[i]
             heapq.heappush(ready, [-tail, duration])
             i += 1
         negative_tail, left = ready[0]
-        arrival = pending[i][0] if i < len(pending) else None
-        if arrival is not None and t + left > arrival:
-            # Run until the next arrival, which may have a longer tail.
-            ready[0][1] = left - (arrival - t)
-            t = arrival
+        # Run until the next arrival (which may have a longer tail) or the next downtime, whichever is first.
+        stops = [x for x in (pending[i][0] if i < len(pending) else None,
+                             windows[w][0] if w < len(windows) else None) if x is not None]
+        stop = min(stops, default=None)
+        if stop is not None and t + left > stop:
+            ready[0][1] = left - (stop - t)
+            t = stop
         else:
             heapq.heappop(ready)
             t += left

@@ -9,6 +9,7 @@ import pytest
 from alas_argo.errors import InputError
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
+from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairMethod, RepairResult, repair
 from alas_argo.jssp.repair.metrics import moved_operations, total_start_shift
@@ -86,3 +87,20 @@ def test_no_plan_is_validated_twice_and_the_returned_one_is_judged(ft06: Instanc
     # The plan in force once (check_plan_in_force), then each candidate once; the one returned among them.
     assert len({id(s) for s in judged}) == len(judged)
     assert any(s is r.schedule for s in judged) and r.valid
+
+
+def test_overlapping_breakdowns_of_one_machine_are_one_outage() -> None:
+    """Machine 1 reported down over [6, 15) and over [10, 22) (two reports of one outage, or a second failure
+    before the first is mended, as a disruption sequence carries an unfinished downtime forward): down over
+    [6, 22). Every method repairs it; the global re-solves used to find their model infeasible (the two windows
+    were fixed intervals that may not overlap)."""
+    inst = Instance(name="three", jobs=[[(1, 3), (0, 3)], [(0, 1), (1, 6)], [(1, 7), (0, 4)]])
+    plan = dispatch(inst, "mwkr")
+    d = Disruption(time=5, events=[MachineBreakdown(machine=1, start=10, duration=12),
+                                   MachineBreakdown(machine=0, start=13, duration=6),
+                                   MachineBreakdown(machine=1, start=6, duration=9)])
+    assert ExecutionState.at(inst, plan, d).downtimes == [(0, 13, 19), (1, 6, 22)]
+    made = {m: repair(inst, plan, d, m, budget=2, workers=1) for m in RepairMethod}
+    assert all(validate(inst, r.schedule, disruption=d, baseline=plan).valid for r in made.values())
+    assert made[RepairMethod.FULL].makespan == made[RepairMethod.AOR].makespan == 38  # nothing shorter exists
+    assert made[RepairMethod.FULL].notes[0].startswith("cp-sat optimal: makespan 38, bound 38")
