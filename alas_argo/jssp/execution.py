@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Any
 
 from alas_argo.errors import InfeasibleError, InputError
@@ -118,13 +119,30 @@ class ExecutionState:
         return state
 
     def _check_restarts(self) -> None:
+        """Refuse a history no plan can honour: an interrupted operation whose job successor has started, or a
+        started operation whose new duration, extended in place, would end after its job successor or the next
+        operation on its machine had started (that operation could not have started yet)."""
+        inst = self.instance
+        starts = self.baseline.starts()
         for (j, s), st in self.status.items():
             if st is OpStatus.INTERRUPTED:
-                for later in range(s + 1, len(self.instance.jobs[j])):
+                for later in range(s + 1, len(inst.jobs[j])):
                     if self.status[(j, later)] in (OpStatus.DONE, OpStatus.RUNNING):
                         raise InfeasibleError(
                             "an interrupted operation must restart after the downtime but its job successor "
                             "has already started", where={"job": j, "step": s})
+        after = {a: b for seq in self.baseline.machine_sequences().values() for a, b in pairwise(seq)}
+        for k, st in self.status.items():
+            if st not in (OpStatus.DONE, OpStatus.RUNNING) or self.durations[k] <= inst.duration(*k):
+                continue
+            end = starts[k] + self.durations[k]
+            successors = (((k[0], k[1] + 1), "its job successor"), (after.get(k), "the next operation on its machine"))
+            for nxt, what in successors:
+                if nxt in self.status and self.status[nxt] is not OpStatus.PENDING and starts[nxt] < end:
+                    raise InfeasibleError(
+                        f"a duration change to {self.durations[k]} makes a started operation end at {end}, after "
+                        f"{what} (job {nxt[0]}, step {nxt[1]}) had started at {starts[nxt]}",
+                        where={"job": k[0], "step": k[1]})
 
     def keys(self, *statuses: OpStatus) -> set[Key]:
         """The operations with one of ``statuses``."""

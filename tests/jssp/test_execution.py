@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from alas_argo.errors import InfeasibleError, InputError
@@ -134,6 +136,29 @@ def test_an_impossible_restart_names_the_interrupted_operation(tiny: Instance, p
     with pytest.raises(InfeasibleError, match="job successor has already started") as err:
         ExecutionState.at(tiny, plan, d)
     assert err.value.where == {"job": 2, "step": 0}
+
+
+@pytest.mark.parametrize(("time", "key", "duration", "message", "successor"), [
+    # J2's first operation ran [0, 4) and both J2's second and J0's second (next on machine 1) started at 4.
+    (5, (2, 0), 5, "end at 5, after its job successor (job 2, step 1) had started at 4", (2, 1)),
+    # J0's first operation ran [0, 3) on machine 0, J1's first started there at 3; J0's second is still pending.
+    (4, (0, 0), 4, "end at 4, after the next operation on its machine (job 1, step 0) had started at 3", (1, 0)),
+])
+def test_a_started_operation_cannot_grow_past_what_started_after_it(
+        tiny: Instance, plan: Schedule, time: int, key: tuple[int, int], duration: int, message: str,
+        successor: tuple[int, int]) -> None:
+    """Extended in place, the operation would have been running when its successor started: no plan can
+    honour that history (every repair method used to return a plan the validator then rejected)."""
+    d = Disruption(time=time, events=[DurationChange(job=key[0], step=key[1], duration=duration)])
+    with pytest.raises(InfeasibleError, match=re.escape(message)) as err:
+        ExecutionState.at(tiny, plan, d)
+    assert err.value.where == {"job": key[0], "step": key[1]}
+    # Growing it only as far as the successor's start, or shrinking it, is a history a plan can honour.
+    start = plan.starts()[key]
+    for fits in (plan.starts()[successor] - start, 1):
+        state = ExecutionState.at(tiny, plan, Disruption(time=time, events=[
+            DurationChange(job=key[0], step=key[1], duration=fits)]))
+        assert state.durations[key] == fits
 
 
 def test_derived_starts_are_computed_once_and_handed_out_as_copies(tiny: Instance, plan: Schedule) -> None:
