@@ -76,6 +76,12 @@ CHAIN = Instance(name="chain", jobs=[[(0, 4), (1, 3)], [(1, 1)]])
     # ... down over [4, 7) and [5, 8), two reports of one outage: down over [4, 8), once, then 5 units.
     (ONE_MACHINE, {(0, 0): 0, (1, 0): 4}, Disruption(time=1, events=[
         MachineBreakdown(machine=0, start=4, duration=3), MachineBreakdown(machine=0, start=5, duration=3)]), 13, 13),
+    # ... down over [5, 6): job 1 cannot fit before it, so it starts at 6 (preempted around it, 10).
+    (ONE_MACHINE, {(0, 0): 0, (1, 0): 4}, Disruption(time=1, events=[MachineBreakdown(machine=0, start=5,
+                                                                                      duration=1)]), 11, 11),
+    # Machine 0 has no free operation left; machine 1 has two of 3 units from 1: its load says 7.
+    (Instance(name="load", jobs=[[(0, 2)], [(1, 3)], [(1, 3)]]), {(0, 0): 0, (1, 0): 1, (2, 0): 4},
+     Disruption(time=1), 7, 7),
     # Job 0 running [0, 4) on machine 0 at 2, its second operation (3 units) after it on machine 1: 4 + 3 (the
     # machine alone, free from 2, would say 5).
     (CHAIN, {(0, 0): 0, (1, 0): 0, (0, 1): 4}, Disruption(time=2), 7, 7),
@@ -97,6 +103,16 @@ def test_both_bounds_on_cases_counted_by_hand(inst: Instance, starts: dict[tuple
     state = ExecutionState.at(inst, _plan(inst, starts), disruption)
     assert (cheap_bound(state), one_machine_bound(state)) == (cheap, one)
     assert lower_bound(state) == max(cheap, one) == full(state, aor(state), budget=5, workers=1).objective
+
+
+def test_the_one_machine_bound_works_around_a_downtime_between_operations() -> None:
+    """Two 3-unit operations on machine 0 from 0, the machine down over [4, 6): preempted, the second runs 3..4
+    and 6..8, so 8 (without the downtime 6); any plan waits for 6 to start the second, so 9 is the optimum."""
+    inst = Instance(name="around", jobs=[[(0, 3)], [(0, 3)]])
+    state = ExecutionState.at(inst, _plan(inst, {(0, 0): 0, (1, 0): 3}), Disruption(time=0, events=[
+        MachineBreakdown(machine=0, start=4, duration=2)]))
+    assert one_machine_bound(state) == 8 == cheap_bound(state)
+    assert full(state, aor(state), budget=5, workers=1).objective == 9
 
 
 def test_a_late_downtime_does_not_stop_lcrp_from_searching() -> None:
