@@ -8,7 +8,9 @@ a repair that takes as long as a global re-solve has lost its point.
    the operations the disruption reaches through job and machine successors (the *cascade*), or, when it is
    shorter, the free operations re-dispatched in their planned order (:mod:`.redispatching`, an active
    schedule that closes the gaps AOR leaves). Its plan is feasible and is the incumbent: LCRP is never worse
-   than AOR (nor than right-shift, which AOR dominates). The operations it moved are the cascade.
+   than AOR (nor than right-shift, which AOR dominates) unless a tolerance trades makespan for moves
+   (docs/lcrp.md, step 8).
+   The operations it moved are the cascade.
 2. The first neighbourhood is the cascade itself: when the makespan is above the lower bound (the larger of
    job chains and machine loads after the reveal, and the one-machine relaxation with heads and tails:
    :mod:`.bounds`), CP-SAT re-sequences the cascade's operations for the least
@@ -58,7 +60,8 @@ a repair that takes as long as a global re-solve has lost its point.
    search and a stabilization, while the plan is above the bound. Measured in ``bench/README.md``.
 6. Polish: the settle pass re-times the plan in its own machine order, each operation at its planned start
    where the slack allows (operations outside the neighbourhood held), then a greedy pass restores planned
-   starts that became feasible; the polished plan is kept only when the validator accepts it.
+   starts that became feasible and end within the makespan; the polished plan is kept only when the
+   validator accepts it.
 """
 
 from __future__ import annotations
