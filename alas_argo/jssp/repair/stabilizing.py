@@ -114,8 +114,11 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     if weighted_moves(state, found) < weighted_moves(state, plan) and found.makespan <= limit:
         if is_valid(found):
             traded = f", makespan {plan.makespan} -> {found.makespan}" if found.makespan != plan.makespan else ""
+            # The count weighs work in progress: fewer weighted moves can be more operations moved.
+            weighed = "" if after < before else (f" (weighted, work in progress x{WIP_WEIGHT}: "
+                                                 f"{weighted_moves(state, plan)} -> {weighted_moves(state, found)})")
             notes.append(f"fewest moves in {clock.now() - started:.2f} s ({solves} count solves): "
-                         f"{before} -> {after} moved{traded}")
+                         f"{before} -> {after} moved{weighed}{traded}")
             return found
         notes.append("fewest moves: candidate rejected by the validator")
     return plan

@@ -13,12 +13,13 @@ from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
 from alas_argo.jssp.execution import ExecutionState
-from alas_argo.jssp.repair import stabilizing
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import repair, stabilizing
 from alas_argo.jssp.repair.metrics import moved_keys, moved_operations
 from alas_argo.jssp.repair.resolving import full
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.stabilizing import MIN_SECONDS, settled, stabilized
-from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
 
@@ -299,3 +300,27 @@ def test_settled_keeps_what_settling_gains_when_restoring_more_would_end_later()
     kept = settled(st, careless, careless.makespan, held, is_valid)
     assert kept.starts()[back[0]] == careless.starts()[back[0]]
     assert is_valid(kept) and moved_operations(plan, kept) < moved_operations(plan, careless)
+
+
+def test_a_count_that_moves_more_operations_but_less_work_in_progress_says_so() -> None:
+    """A small random case (7 jobs, 3 machines, machine 0 down for 6 at 24) repaired with a tolerance of 0.02: the
+    trade's count keeps work in progress in place by moving one more operation (3 -> 4 moved, weighted 9 -> 7, at
+    the same makespan). The note gives the weighted counts, not just a count that went up."""
+    inst = Instance(name="random", jobs=[
+        [(2, 6), (1, 11), (0, 3)], [(1, 19), (2, 10), (0, 12)], [(1, 14), (0, 4), (2, 5)], [(2, 3), (0, 19), (1, 6)],
+        [(0, 20), (1, 18), (2, 13)], [(2, 2), (0, 12), (1, 16)], [(2, 14), (1, 15), (0, 1)]])
+    starts = {(1, 0): 0, (4, 0): 0, (5, 0): 0, (6, 0): 2, (3, 0): 16, (1, 1): 19, (4, 1): 20, (5, 1): 20, (0, 0): 29,
+              (3, 1): 32, (2, 0): 38, (4, 2): 38, (1, 2): 51, (5, 2): 52, (2, 1): 63, (2, 2): 67, (6, 1): 68,
+              (0, 1): 83, (6, 2): 83, (0, 2): 94, (3, 2): 94}
+    plan = Schedule.from_operations(inst.name, [
+        Operation(job=j, step=s, machine=inst.machine(j, s), start=t, end=t + inst.duration(j, s))
+        for (j, s), t in starts.items()])
+    d = Disruption(time=24, events=[MachineBreakdown(machine=0, start=24, duration=6)])
+    st = ExecutionState.at(inst, plan, d)
+    untraded = repair(inst, plan, d, "lcrp", budget=2, workers=1)
+    traded = repair(inst, plan, d, "lcrp", budget=2, workers=1, tolerance=0.02)
+    assert (untraded.makespan, untraded.moved_operations, stabilizing.weighted_moves(st, untraded.schedule)) == (
+        100, 3, 9)
+    assert (traded.makespan, traded.moved_operations, stabilizing.weighted_moves(st, traded.schedule)) == (100, 4, 7)
+    assert re.fullmatch(r"fewest moves in \d+\.\d\d s \(\d+ count solves\): 3 -> 4 moved "
+                        r"\(weighted, work in progress x4: 9 -> 7\)", traded.notes[-1])
