@@ -143,6 +143,8 @@ def test_an_impossible_restart_names_the_interrupted_operation(tiny: Instance, p
     (5, (2, 0), 5, "end at 5, after its job successor (job 2, step 1) had started at 4", (2, 1)),
     # J0's first operation ran [0, 3) on machine 0, J1's first started there at 3; J0's second is still pending.
     (4, (0, 0), 4, "end at 4, after the next operation on its machine (job 1, step 0) had started at 3", (1, 0)),
+    # J0's second operation ran [4, 6) with slack: J0's third and J1's third (next on machine 1) started at 8.
+    (9, (0, 1), 5, "end at 9, after its job successor (job 0, step 2) had started at 8", (0, 2)),
 ])
 def test_a_started_operation_cannot_grow_past_what_started_after_it(
         tiny: Instance, plan: Schedule, time: int, key: tuple[int, int], duration: int, message: str,
@@ -153,7 +155,8 @@ def test_a_started_operation_cannot_grow_past_what_started_after_it(
     with pytest.raises(InfeasibleError, match=re.escape(message)) as err:
         ExecutionState.at(tiny, plan, d)
     assert err.value.where == {"job": key[0], "step": key[1]}
-    # Growing it only as far as the successor's start, or shrinking it, is a history a plan can honour.
+    # Growing it only as far as the successor's start (J0's second: from 2 to 4, ending as both start at 8), or
+    # shrinking it, is a history a plan can honour.
     start = plan.starts()[key]
     for fits in (plan.starts()[successor] - start, 1):
         state = ExecutionState.at(tiny, plan, Disruption(time=time, events=[
