@@ -114,3 +114,36 @@ def test_a_callers_priority_replaces_the_rule(ft06: Instance) -> None:
     assert by_job != dispatch(ft06, "spt")
     assert validate(ft06, by_job).valid and _is_active(ft06, by_job)
     assert by_job == dispatch(ft06, "lpt", priority=lambda c: -c.job)
+
+
+# Three jobs start on machine 0 at once: job 0 short with much work after it, job 1 long and alone, job 2 with the
+# most operations left. Each rule's conflict on machine 0, in order (RANDOM: the reproducibility test).
+RULES = Instance(name="rules", jobs=[[(0, 2), (1, 9)], [(0, 5)], [(0, 3), (1, 2), (2, 1)]])
+
+
+@pytest.mark.parametrize(("rule", "order"), [
+    (DispatchingRule.SPT, [0, 2, 1]),  # shortest first: 2, 3, 5
+    (DispatchingRule.LPT, [1, 2, 0]),  # longest first
+    (DispatchingRule.MWKR, [0, 2, 1]),  # most work remaining: 11, 6, 5
+    (DispatchingRule.LWKR, [1, 2, 0]),  # least work remaining
+    (DispatchingRule.MOPNR, [2, 0, 1]),  # most operations remaining: 3, 2, 1
+    (DispatchingRule.LOR, [1, 0, 2]),  # least operations remaining
+    (DispatchingRule.FIFO, [0, 1, 2]),  # all ready at 0: the lowest job first, then the earliest ready
+])
+def test_each_rule_picks_what_its_name_says(rule: DispatchingRule, order: list[int]) -> None:
+    schedule = dispatch(RULES, rule)
+    assert [o.job for o in sorted((o for o in schedule.operations if o.machine == 0), key=lambda o: o.start)] == order
+
+
+def test_bad_constraints_are_named() -> None:
+    with pytest.raises(InputError, match="downtime on unknown machine 3") as err:
+        dispatch(RULES, "spt", downtimes=[(3, 0, 5)])
+    assert err.value.where == {"machine": 3}
+    for missing in ((3, 0), (0, 2)):
+        with pytest.raises(InputError, match="fixed operation does not exist") as err:
+            dispatch(RULES, "spt", fixed={missing: 0})
+        assert err.value.where == {"job": missing[0], "step": missing[1]}
+    early = "pinned start 1 precedes the end 2 of the job's previous operation"
+    with pytest.raises(InfeasibleError, match=early) as infeasible:
+        dispatch(RULES, "spt", fixed={(0, 0): 0, (0, 1): 1})
+    assert infeasible.value.where == {"job": 0, "step": 1}
