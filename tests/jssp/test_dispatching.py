@@ -147,3 +147,35 @@ def test_bad_constraints_are_named() -> None:
     with pytest.raises(InfeasibleError, match=early) as infeasible:
         dispatch(RULES, "spt", fixed={(0, 0): 0, (0, 1): 1})
     assert infeasible.value.where == {"job": 0, "step": 1}
+
+
+def test_operations_remaining_count_from_the_operation_in_hand() -> None:
+    """Machine 0: job 1's first operation (3 left, itself included) against job 0's second (1 left), both in
+    the first conflict there: MOPNR runs job 1 first, LOR job 0."""
+    inst = Instance(name="later", jobs=[[(1, 1), (0, 2)], [(0, 2), (1, 1), (2, 1)]])
+    for rule, first in ((DispatchingRule.MOPNR, 1), (DispatchingRule.LOR, 0)):
+        ops = sorted((o for o in dispatch(inst, rule).operations if o.machine == 0), key=lambda o: o.start)
+        assert ops[0].job == first, rule
+
+
+def test_fifo_runs_the_earliest_ready_first_whatever_the_job_index() -> None:
+    """Machine 0: job 2 ready at 0, job 1 at 1 (after its first operation elsewhere), job 0 at 4."""
+    inst = Instance(name="fifo", jobs=[[(1, 4), (0, 1)], [(2, 1), (0, 3)], [(0, 5)]])
+    ops = sorted((o for o in dispatch(inst, DispatchingRule.FIFO).operations if o.machine == 0), key=lambda o: o.start)
+    assert [o.job for o in ops] == [2, 1, 0]
+
+
+def test_the_random_rule_follows_its_seed(ft06: Instance) -> None:
+    plans = {dispatch(ft06, DispatchingRule.RANDOM, seed=seed).starts() == dispatch(ft06, "random", seed=seed).starts()
+             for seed in range(3)}
+    assert plans == {True}
+    assert len({tuple(sorted(dispatch(ft06, "random", seed=seed).starts().items())) for seed in range(5)}) > 1
+
+
+def test_a_fixed_operation_occupies_its_machine_for_its_new_duration(ft06: Instance) -> None:
+    base = dispatch(ft06, "spt")
+    first = min(base.operations, key=lambda o: (o.start, o.job))
+    longer = first.duration + 7
+    schedule = dispatch(ft06, "mwkr", fixed={first.key: first.start}, durations={first.key: longer})
+    busy_until = first.start + longer
+    assert all(o.start >= busy_until for o in schedule.operations if o.machine == first.machine and o.key != first.key)
