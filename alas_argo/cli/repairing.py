@@ -240,7 +240,9 @@ def register(commands: Commands) -> None:
                      help="Repair a plan after a disruption and report what changed.",
                      description="Repair the plan in force after a disruption with one method and write the "
                      "repaired schedule plus its metrics (R.json). Exit 2 on bad input, including a plan "
-                     "that was already invalid before the disruption.")
+                     "that was already invalid before the disruption and a disruption no plan can honour (a "
+                     "started operation grown past the start of one that started after it; an interrupted "
+                     "operation whose job successor has started), each named.")
     p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--disruption", required=True, help="Disruption JSON.")
