@@ -13,9 +13,16 @@ from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdo
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Operation, Schedule
 
-__all__ = ["decode", "disrupted_cases", "instances", "repair_decode", "solved_instances"]
+__all__ = ["decode", "disrupted_cases", "instances", "plan_at", "repair_decode", "solved_instances"]
 
 Key = tuple[int, int]
+
+
+def plan_at(instance: Instance, starts: dict[Key, int]) -> Schedule:
+    """A hand-made plan: each operation given a start, on its machine for its nominal duration."""
+    return Schedule.from_operations(instance.name, [
+        Operation(job=j, step=s, machine=instance.machine(j, s), start=t, end=t + instance.duration(j, s))
+        for (j, s), t in starts.items()])
 
 
 @st.composite

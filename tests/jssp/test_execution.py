@@ -11,20 +11,15 @@ from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdo
 from alas_argo.jssp.execution import ExecutionState, OpStatus
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.limits import MAX_TIME
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
-
-
-def _plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
-    return Schedule.from_operations(inst.name, [
-        Operation(job=j, step=s, machine=inst.machine(j, s), start=t, end=t + inst.duration(j, s))
-        for (j, s), t in starts.items()])
+from tests.jssp.strategies import plan_at
 
 
 @pytest.fixture
 def plan(tiny: Instance) -> Schedule:
     # tiny: J0 = (0,3)(1,2)(2,2); J1 = (0,2)(2,1)(1,4); J2 = (1,4)(2,3)(0,1); a feasible makespan-12 plan.
-    p = _plan(tiny, {(0, 0): 0, (0, 1): 4, (0, 2): 8, (1, 0): 3, (1, 1): 7, (1, 2): 8,
+    p = plan_at(tiny, {(0, 0): 0, (0, 1): 4, (0, 2): 8, (1, 0): 3, (1, 1): 7, (1, 2): 8,
                      (2, 0): 0, (2, 1): 4, (2, 2): 7})
     assert validate(tiny, p).valid
     return p

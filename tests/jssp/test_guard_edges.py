@@ -14,15 +14,10 @@ from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ViolationCode
-
-
-def _plan(tiny: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
-    ops = [Operation(job=j, step=s, machine=m, start=starts[(j, s)], end=starts[(j, s)] + d)
-           for j, job in enumerate(tiny.jobs) for s, (m, d) in enumerate(job)]
-    return Schedule.from_operations(tiny.name, ops)
+from tests.jssp.strategies import plan_at
 
 
 def test_an_overlap_names_the_operation_it_runs_into(tiny: Instance) -> None:
@@ -30,7 +25,7 @@ def test_an_overlap_names_the_operation_it_runs_into(tiny: Instance) -> None:
     # Machine 2 runs (0,2) over [5, 7) and (1,1) over [6, 7): the only overlap, on the last machine.
     starts = {(0, 0): 0, (0, 1): 3, (0, 2): 5, (1, 0): 3, (1, 1): 6, (1, 2): 8, (2, 0): 12, (2, 1): 16,
               (2, 2): 19}
-    report = validate(tiny, _plan(tiny, starts))
+    report = validate(tiny, plan_at(tiny, starts))
     overlaps = [v for v in report.violations if v.code is ViolationCode.MACHINE_OVERLAP]
     assert [v.scope for v in overlaps] == [{"job": 1, "step": 1, "machine": 2, "other_job": 0, "other_step": 2}]
     assert "(job 0, step 2) runs until 7" in overlaps[0].message

@@ -17,8 +17,8 @@ from alas_argo.jssp.repair import repair
 from alas_argo.jssp.repair.bounds import cheap_bound, jackson_preemptive, lower_bound, one_machine_bound
 from alas_argo.jssp.repair.resolving import full
 from alas_argo.jssp.repair.shifting import aor
-from alas_argo.jssp.schedule import Operation, Schedule
 from tests.jssp.repair.test_properties import instances
+from tests.jssp.strategies import plan_at
 
 
 @pytest.mark.parametrize(("ops", "value"), [
@@ -52,11 +52,6 @@ def test_jackson_preemptive_skips_the_time_the_machine_is_down(ops: list[tuple[i
                                                                 blocked: list[tuple[int, int]], value: int) -> None:
     assert jackson_preemptive(ops, blocked) == value
 
-
-def _plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
-    return Schedule.from_operations(inst.name, [
-        Operation(job=j, step=s, machine=inst.jobs[j][s][0], start=t, end=t + inst.jobs[j][s][1])
-        for (j, s), t in starts.items()])
 
 
 ONE_MACHINE = Instance(name="one", jobs=[[(0, 4)], [(0, 5)]])
@@ -100,7 +95,7 @@ CHAIN = Instance(name="chain", jobs=[[(0, 4), (1, 3)], [(1, 1)]])
 ])
 def test_both_bounds_on_cases_counted_by_hand(inst: Instance, starts: dict[tuple[int, int], int],
                                               disruption: Disruption, cheap: int, one: int) -> None:
-    state = ExecutionState.at(inst, _plan(inst, starts), disruption)
+    state = ExecutionState.at(inst, plan_at(inst, starts), disruption)
     assert (cheap_bound(state), one_machine_bound(state)) == (cheap, one)
     assert lower_bound(state) == max(cheap, one) == full(state, aor(state), budget=5, workers=1).objective
 
@@ -109,7 +104,7 @@ def test_the_one_machine_bound_works_around_a_downtime_between_operations() -> N
     """Two 3-unit operations on machine 0 from 0, the machine down over [4, 6): preempted, the second runs 3..4
     and 6..8, so 8 (without the downtime 6); any plan waits for 6 to start the second, so 9 is the optimum."""
     inst = Instance(name="around", jobs=[[(0, 3)], [(0, 3)]])
-    state = ExecutionState.at(inst, _plan(inst, {(0, 0): 0, (1, 0): 3}), Disruption(time=0, events=[
+    state = ExecutionState.at(inst, plan_at(inst, {(0, 0): 0, (1, 0): 3}), Disruption(time=0, events=[
         MachineBreakdown(machine=0, start=4, duration=2)]))
     assert one_machine_bound(state) == 8 == cheap_bound(state)
     assert full(state, aor(state), budget=5, workers=1).objective == 9

@@ -13,24 +13,18 @@ from alas_argo.jssp.repair.metrics import (
     touched_machines,
     wip_moved,
 )
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
+from tests.jssp.strategies import plan_at
 
 # Three jobs on three machines; job 2 is one operation on machine 2 that nothing disturbs.
 INSTANCE = Instance(name="hand", jobs=[[(0, 3), (1, 2)], [(1, 2), (0, 3)], [(2, 1)]])
 
 
-def _plan(starts: dict[tuple[int, int], int]) -> Schedule:
-    ops = []
-    for (j, s), start in starts.items():
-        machine, duration = INSTANCE.jobs[j][s]
-        ops.append(Operation(job=j, step=s, machine=machine, start=start, end=start + duration))
-    return Schedule.from_operations(INSTANCE.name, ops)
-
 
 # Machine 1 idles over [2, 4) in the plan in force; the repair runs job 0's second operation first there (one
 # unit earlier), job 1's two operations later, and leaves machine 0's order and job 2 alone.
-BASELINE = _plan({(0, 0): 0, (0, 1): 4, (1, 0): 0, (1, 1): 3, (2, 0): 0})
-REPAIRED = _plan({(0, 0): 0, (0, 1): 3, (1, 0): 5, (1, 1): 7, (2, 0): 0})
+BASELINE = plan_at(INSTANCE, {(0, 0): 0, (0, 1): 4, (1, 0): 0, (1, 1): 3, (2, 0): 0})
+REPAIRED = plan_at(INSTANCE, {(0, 0): 0, (0, 1): 3, (1, 0): 5, (1, 1): 7, (2, 0): 0})
 
 
 def test_moved_operations_are_those_whose_start_changed() -> None:

@@ -20,9 +20,10 @@ from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import STRETCH_MIN_GAP, STRETCH_SHARE, STRETCHES, FreeSequences, reoptimized
 from alas_argo.jssp.repair.shifting import aor
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
+from tests.jssp.strategies import plan_at
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +61,13 @@ def test_operations_go_around_a_downtime_not_through_it(la01: Instance) -> None:
     assert validate(la01, seqs.to_schedule(), disruption=d, baseline=plan).valid
 
 
-def _hand_plan(inst: Instance, starts: dict[tuple[int, int], int]) -> Schedule:
-    return Schedule.from_operations(inst.name, [
-        Operation(job=j, step=st, machine=inst.machine(j, st), start=t, end=t + inst.jobs[j][st][1])
-        for (j, st), t in starts.items()])
-
 
 def test_the_evaluation_clears_every_downtime_and_only_overlapping_ones() -> None:
     """Machine 0 down over [5, 8) and [12, 20), by hand: job 1's operation ends exactly as the first downtime
     starts and stays; job 2's (one unit long) is pushed out of the first; job 0's, pushed out of the first,
     lands in the second and is pushed out of that one too."""
     inst = Instance(name="gaps", jobs=[[(1, 4), (0, 6)], [(2, 2), (0, 3)], [(3, 6), (0, 1)]])
-    plan = _hand_plan(inst, {(0, 0): 0, (0, 1): 9, (1, 0): 0, (1, 1): 2, (2, 0): 0, (2, 1): 6})
+    plan = plan_at(inst, {(0, 0): 0, (0, 1): 9, (1, 0): 0, (1, 1): 2, (2, 0): 0, (2, 1): 6})
     d = Disruption(time=1, events=[MachineBreakdown(machine=0, start=5, duration=3),
                                    MachineBreakdown(machine=0, start=12, duration=8)])
     st = ExecutionState.at(inst, plan, d)
@@ -86,10 +82,10 @@ def test_machine_orders_that_contradict_the_job_orders_are_refused() -> None:
     """Job 0 goes machine 1 then 0, job 1 machine 0 then 1: job 0 first on machine 0 and job 1 first on machine 1
     is a cycle."""
     inst = Instance(name="cycle", jobs=[[(1, 4), (0, 6)], [(0, 2), (1, 3)]])
-    plan = _hand_plan(inst, {(0, 0): 10, (0, 1): 14, (1, 0): 20, (1, 1): 22})
+    plan = plan_at(inst, {(0, 0): 10, (0, 1): 14, (1, 0): 20, (1, 1): 22})
     st = ExecutionState.at(inst, plan, Disruption(time=1, events=[]))
     with pytest.raises(ValueError, match="machine order contradicts its job order"):
-        FreeSequences(st, _hand_plan(inst, {(0, 0): 11, (0, 1): 15, (1, 0): 16, (1, 1): 10}))
+        FreeSequences(st, plan_at(inst, {(0, 0): 11, (0, 1): 15, (1, 0): 16, (1, 1): 10}))
     seqs = FreeSequences(st, plan)
     first, second = seqs.index[(0, 0)], seqs.index[(1, 1)]
     assert seqs.resequenced({second: 0, first: 5}) is None

@@ -19,9 +19,10 @@ from alas_argo.jssp.repair.metrics import moved_keys, moved_operations
 from alas_argo.jssp.repair.resolving import full
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.stabilizing import MIN_SECONDS, settled, stabilized
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
+from tests.jssp.strategies import plan_at
 
 
 def _case() -> tuple[ExecutionState, Disruption, Schedule]:
@@ -312,9 +313,7 @@ def test_a_count_that_moves_more_operations_but_less_work_in_progress_says_so() 
     starts = {(1, 0): 0, (4, 0): 0, (5, 0): 0, (6, 0): 2, (3, 0): 16, (1, 1): 19, (4, 1): 20, (5, 1): 20, (0, 0): 29,
               (3, 1): 32, (2, 0): 38, (4, 2): 38, (1, 2): 51, (5, 2): 52, (2, 1): 63, (2, 2): 67, (6, 1): 68,
               (0, 1): 83, (6, 2): 83, (0, 2): 94, (3, 2): 94}
-    plan = Schedule.from_operations(inst.name, [
-        Operation(job=j, step=s, machine=inst.machine(j, s), start=t, end=t + inst.duration(j, s))
-        for (j, s), t in starts.items()])
+    plan = plan_at(inst, starts)
     d = Disruption(time=24, events=[MachineBreakdown(machine=0, start=24, duration=6)])
     st = ExecutionState.at(inst, plan, d)
     untraded = repair(inst, plan, d, "lcrp", budget=2, workers=1)

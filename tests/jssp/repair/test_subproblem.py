@@ -18,9 +18,10 @@ from alas_argo.jssp.repair.metrics import moved_keys, moved_operations, total_st
 from alas_argo.jssp.repair.resolving import disrupted_request, full, full_stable
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.subproblem import fewest_moves, solve_neighbourhood
-from alas_argo.jssp.schedule import Operation, Schedule
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import cp_model
 from alas_argo.jssp.validate import validate
+from tests.jssp.strategies import plan_at
 
 
 def _case():
@@ -67,9 +68,7 @@ def _small() -> tuple[ExecutionState, Schedule]:
     """Three jobs on two machines, machine 0 down over [2, 5) from the reveal at 0: six free operations, few
     enough to try every set of them kept at its planned start."""
     inst = Instance(name="small", jobs=[[(0, 3), (1, 2)], [(1, 3), (0, 2)], [(0, 2), (1, 2)]])
-    plan = Schedule.from_operations(inst.name, [
-        Operation(job=j, step=s, machine=inst.machine(j, s), start=t, end=t + inst.duration(j, s))
-        for (j, s), t in {(0, 0): 0, (1, 0): 0, (2, 0): 3, (0, 1): 3, (1, 1): 5, (2, 1): 5}.items()])
+    plan = plan_at(inst, {(0, 0): 0, (1, 0): 0, (2, 0): 3, (0, 1): 3, (1, 1): 5, (2, 1): 5})
     assert validate(inst, plan).valid
     st = ExecutionState.at(inst, plan, Disruption(time=0, events=[MachineBreakdown(machine=0, start=2,
                                                                                    duration=3)]))
