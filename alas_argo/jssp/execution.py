@@ -131,10 +131,12 @@ class ExecutionState:
                         raise InfeasibleError(
                             "an interrupted operation must restart after the downtime but its job successor "
                             "has already started", where={"job": j, "step": s})
+        grown = [k for k, st in self.status.items()
+                 if st in (OpStatus.DONE, OpStatus.RUNNING) and self.durations[k] > inst.duration(*k)]
+        if not grown:
+            return  # the machine order is only needed for a started operation that grew
         after = {a: b for seq in self.baseline.machine_sequences().values() for a, b in pairwise(seq)}
-        for k, st in self.status.items():
-            if st not in (OpStatus.DONE, OpStatus.RUNNING) or self.durations[k] <= inst.duration(*k):
-                continue
+        for k in grown:
             end = starts[k] + self.durations[k]
             successors = (((k[0], k[1] + 1), "its job successor"), (after.get(k), "the next operation on its machine"))
             for nxt, what in successors:

@@ -120,10 +120,9 @@ def jackson_preemptive(ops: list[tuple[int, int, int]], blocked: Iterable[tuple[
             i += 1
         negative_tail, left = ready[0]
         # Run until the next arrival (which may have a longer tail) or the next downtime, whichever is first.
-        stops = [x for x in (pending[i][0] if i < len(pending) else None,
-                             windows[w][0] if w < len(windows) else None) if x is not None]
-        stop = min(stops, default=None)
-        if stop is not None and t + left > stop:
+        done = t + left
+        stop = min(pending[i][0] if i < len(pending) else done, windows[w][0] if w < len(windows) else done)
+        if done > stop:
             ready[0][1] = left - (stop - t)
             t = stop
         else:

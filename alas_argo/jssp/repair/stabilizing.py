@@ -111,12 +111,13 @@ def stabilized(state: ExecutionState, plan: Schedule, region: Set[Key], seconds:
     found = settled(state, current, limit, state.free - region, is_valid)
     base = state.baseline
     before, after = moved_operations(base, plan), moved_operations(base, found)
-    if weighted_moves(state, found) < weighted_moves(state, plan) and found.makespan <= limit:
+    weighed_before, weighed_after = weighted_moves(state, plan), weighted_moves(state, found)
+    if weighed_after < weighed_before and found.makespan <= limit:
         if is_valid(found):
             traded = f", makespan {plan.makespan} -> {found.makespan}" if found.makespan != plan.makespan else ""
             # The count weighs work in progress: fewer weighted moves can be more operations moved.
             weighed = "" if after < before else (f" (weighted, work in progress x{WIP_WEIGHT}: "
-                                                 f"{weighted_moves(state, plan)} -> {weighted_moves(state, found)})")
+                                                 f"{weighed_before} -> {weighed_after})")
             notes.append(f"fewest moves in {clock.now() - started:.2f} s ({solves} count solves): "
                          f"{before} -> {after} moved{weighed}{traded}")
             return found

@@ -147,7 +147,7 @@ def test_settle_of_aor_changes_nothing_it_should_not(la01: tuple[Instance, Sched
     assert validate(inst, settled, disruption=d, baseline=plan).valid
 
 
-def test_the_time_box_fits_the_free_operations_and_the_repair_is_no_longer_than_the_right_shift(
+def test_the_time_box_fits_the_free_operations_and_the_repair_is_no_longer_than_aor(
         la01: tuple[Instance, Schedule]) -> None:
     inst, plan = la01
     d = generate_disruption(inst, plan, "mixed", seed=1)
