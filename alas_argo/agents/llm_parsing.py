@@ -4,8 +4,9 @@ Tolerated, each with a note: a code fence around the JSON, prose before or after
 of ``{"operations": [...]}``, a single operation object, integral floats (``12.0``), a missing ``job`` field
 (the agent's own job is the only one it may propose for). Never done: inventing a value the model did not
 give. An operation without a machine, start or end is dropped (and noted), not completed; a truncated answer
-yields only the operation records that arrived complete; an answer with no JSON at all is a
-:class:`ParseError`. Wrong machines, wrong durations, overlaps and precedence violations are kept as given:
+yields only the operation records that arrived complete; an answer with no JSON at all, or JSON nested deeper
+than Python can decode (a runaway ``[[[[...``), is a :class:`ParseError`, so the agent re-asks instead of
+crashing. Wrong machines, wrong durations, overlaps and precedence violations are kept as given:
 they are the validator's to flag; :func:`review_operations` only writes notes a re-ask can quote.
 """
 
@@ -25,6 +26,11 @@ _FIELDS = ("job", "step", "machine", "start", "end")
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 #: Answers longer than this are not scanned character by character (a runaway model, not a schedule).
 _MAX_SCAN = 200_000
+#: What decoding a JSON value can raise on a model's text: nesting deeper than Python's recursion limit (a
+#: runaway ``[[[[...``) raises RecursionError, which is as unreadable as malformed JSON, not a crash.
+_UNDECODABLE = (json.JSONDecodeError, RecursionError)
+#: Characters of a run of openers (with the blanks between them) skipped after a RecursionError.
+_RUN = frozenset("[{ \t\r\n")
 
 
 class ParseError(ContractError):
@@ -49,6 +55,14 @@ def _decode_all(text: str, opener: str) -> list[Any]:
             value, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError:
             i = text.find(opener, i + 1)
+            continue
+        except RecursionError:
+            # Nested past the recursion limit: every opener of this run would fail the same way, one
+            # recursion limit deep each (quadratic on a runaway ``[[[[...``), so the run is skipped whole.
+            run = i
+            while run < len(text) and text[run] in _RUN:
+                run += 1
+            i = text.find(opener, run)
             continue
         found.append(value)
         i = text.find(opener, end)
@@ -75,12 +89,12 @@ def extract_json(text: str) -> tuple[Any, list[str]]:
         raise ParseError(f"the model's answer is {len(stripped)} characters long: not a schedule")
     try:
         return json.loads(stripped), []
-    except json.JSONDecodeError:
+    except _UNDECODABLE:
         pass
     for block in _FENCE.findall(stripped):
         try:
             return json.loads(block.strip()), ["answer wrapped in a code fence"]
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             continue
     for opener in "{[":
         candidates = [v for v in _decode_all(stripped, opener) if _looks_like_ops(v)]

@@ -137,6 +137,21 @@ def test_parser_never_raises_anything_but_parse_error(text: str) -> None:
     assert all(o.job == 1 for o in parsed.operations)
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000, "{\"operations\": " * 5_000, "```json\n" + "[" * 50_000 + "\n```"])
+def test_nesting_deeper_than_python_can_decode_is_a_parse_error(text: str) -> None:
+    # json raises RecursionError (not JSONDecodeError) on such nesting; a runaway model must get a re-ask, not
+    # crash the planner.
+    with pytest.raises(ParseError, match="no complete JSON"):
+        parse_answer(text, job=1)
+
+
+@pytest.mark.parametrize("doc", [DOC, json.dumps(OPS)])
+def test_operations_after_undecodable_nesting_are_still_read(doc: str) -> None:
+    parsed = parse_answer("[" * 5_000 + " sorry, here it is: " + doc, job=1)
+    assert [o.model_dump() for o in parsed.operations] == OPS
+    assert parsed.notes[0] == "prose around the JSON ignored"
+
+
 @given(st.lists(st.fixed_dictionaries({"step": st.integers(0, 5), "machine": st.integers(0, 3),
                                        "start": st.integers(-5, 100), "end": st.integers(-5, 100)}),
                 min_size=1, max_size=6), st.sampled_from(["{}", "```json\n{}\n```", "Answer: {} ok"]))
