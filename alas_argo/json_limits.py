@@ -5,7 +5,9 @@ than 4,300 digits, and accepts ``NaN`` and ``1e999``; a YAML document can nest a
 million times. Every parser of the project reads through :func:`load_json` (or checks a decoded document
 with :func:`check_document`), so each of those becomes one :class:`~alas_argo.errors.InputError` naming the
 place, and nothing downstream meets a value no real document holds: no schedule is 64 levels deep, no time
-has 19 digits.
+has 19 digits. Short texts whose readers word their own error around ``json.JSONDecodeError`` (workflow
+parameters, step flags, an endpoint's answer) are read through :func:`loads`, so nesting too deep to decode is
+one more malformed text for them, not a RecursionError that escapes as a crash.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from alas_argo.errors import InputError
 
-__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "check_document", "load_json"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "check_document", "load_json", "loads"]
 
 #: Deepest nesting of arrays and objects accepted (an instance is 4 deep, a workflow about 10).
 MAX_DEPTH = 64
@@ -90,6 +92,15 @@ def load_json(data: str | bytes, *, where: str) -> Any:
         raise InputError(f"invalid JSON: nested more than {MAX_DEPTH} levels deep", where=where) from None
     check_document(doc, where=where)
     return doc
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, with nesting too deep for Python to decode raised as the ``json.JSONDecodeError`` its
+    callers already catch (``e.msg`` says why)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deep to decode", str(text)[:1], 0) from None
 
 
 def check_document(doc: Any, *, where: str) -> None:

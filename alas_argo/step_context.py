@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from alas_argo import json_limits
 from alas_argo.errors import AlasError, InputError
 from alas_argo.log import ExecutionLog, Store
 
@@ -73,7 +74,7 @@ def item_value(text: str) -> Any:
     """The map item a pod is given as ``--item TEXT``: Argo substitutes ``{{item}}`` as JSON for an object or a
     list and as bare text for a string, number or bool; JSON where it parses, else the text itself."""
     try:
-        return json.loads(text)
+        return json_limits.loads(text)
     except json.JSONDecodeError:
         return text
 
@@ -100,7 +101,7 @@ def map_item_keys(log: ExecutionLog, scope: str, node: str, items: str, run_inpu
     if text is None:
         raise InputError(f"the list map {node} fanned out over is not recorded", where=where)
     try:
-        values = json.loads(text)
+        values = json_limits.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"the list map {node} fanned out over is not JSON: {e.msg}", where=where) from None
     if not isinstance(values, list):
@@ -174,7 +175,7 @@ class StepContext:
         if raw in (None, ""):
             return default
         try:
-            return json.loads(str(raw))
+            return json_limits.loads(str(raw))
         except json.JSONDecodeError as e:
             raise InputError(f"workflow parameter {name!r} is not JSON: {e.msg}", where=f"node {self.input.node}") \
                 from None

@@ -9,7 +9,7 @@ import pytest
 
 from alas_argo.cli import main
 from alas_argo.errors import InputError
-from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
+from alas_argo.json_limits import MAX_DEPTH, check_document, load_json, loads
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.planning import plan
 
@@ -89,3 +89,10 @@ def test_load_json_limits() -> None:
         shared = [shared, shared]
     with pytest.raises(InputError, match="more than"):
         check_document({"a": shared}, where="y.yaml")
+
+
+@pytest.mark.parametrize("text", ["[" * 5000, b'{"a":' * 5000])
+def test_loads_reports_nesting_json_cannot_decode_as_malformed_json(text: str | bytes) -> None:
+    with pytest.raises(json.JSONDecodeError, match="nested too deep to decode"):
+        loads(text)
+    assert loads(b'{"a": [1]}') == {"a": [1]}

@@ -52,6 +52,21 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["InputError"]
 
 
+def test_nesting_json_cannot_decode_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # json raises RecursionError, not JSONDecodeError, on such text: exit 2 and one line, not a traceback (exit 1)
+    # that Argo's retry strategy would take for a transient failure.
+    deep = "[" * 5000
+    assert _step(tmp_path, "blueprint", "--params", deep, "--outputs", str(tmp_path / "o")) == 2
+    assert "--params: params is not JSON: nested too deep to decode" in capsys.readouterr().err
+    assert _step(tmp_path, "blueprint", "--run-input", "instance=ft06", "--run-input", f"disruption={deep}",
+                 "--outputs", str(tmp_path / "o")) == 2
+    assert "workflow parameter 'disruption' is not JSON: nested too deep" in capsys.readouterr().err
+    events = ExecutionLog(FsStore(tmp_path / "log"), "r1").events()
+    assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["InputError"]
+    assert not (tmp_path / "o").exists()
+    assert item_value(deep) == deep  # an item that is not JSON is its text, as Argo substituted it
+
+
 def test_unreachable_store_exits_75(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     for var, value in {"ALAS_STORE__KIND": "s3", "ALAS_STORE__S3_ENDPOINT": f"http://127.0.0.1:{free_port()}",

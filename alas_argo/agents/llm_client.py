@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from alas_argo import json_limits
 from alas_argo.errors import AlasError, PermanentError, TransientError
 
 __all__ = [
@@ -214,7 +215,7 @@ class HttpChatClient:
     def _result(self, payload: bytes, messages: list[Message], status: int, *, calls: int,
                 latency: float) -> ChatResult:
         try:
-            doc = json.loads(payload.decode("utf-8"))
+            doc = json_limits.loads(payload.decode("utf-8"))
             choice = doc["choices"][0]
             text = choice["message"]["content"] or ""
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as e:
@@ -243,7 +244,7 @@ def _error_detail(e: urllib.error.HTTPError) -> str:
     finally:
         e.close()  # an unclosed error body leaks its socket (a ResourceWarning under pytest)
     try:
-        doc = json.loads(raw)
+        doc = json_limits.loads(raw)
         message = doc.get("error", {}).get("message") if isinstance(doc.get("error"), dict) else None
         if message:
             return str(message)[:200]

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from alas_argo import json_limits
 from alas_argo.cli.app import Commands
 from alas_argo.errors import AlasError, InputError, TransientError
 from alas_argo.settings import load_settings
@@ -21,7 +22,7 @@ def _json(text: str | None, what: str, default: Any) -> Any:
     if text in (None, ""):
         return default
     try:
-        return json.loads(str(text))
+        return json_limits.loads(str(text))
     except json.JSONDecodeError as e:
         raise InputError(f"{what} is not JSON: {e.msg}", where=f"--{what}") from None
 

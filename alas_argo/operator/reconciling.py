@@ -12,10 +12,10 @@ controller), retry transient failures with capped exponential backoff, and recor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from alas_argo import json_limits
 from alas_argo.errors import InputError
 from alas_argo.operator.actions import (
     Action,
@@ -70,7 +70,7 @@ def workflow_summary(workflow: dict[str, Any]) -> dict[str, Any] | None:
         if p.get("name") != "summary":
             continue
         try:
-            doc = json.loads(p.get("value") or "")
+            doc = json_limits.loads(p.get("value") or "")
         except (TypeError, ValueError):
             return None
         if not isinstance(doc, dict):

@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from alas_argo import metrics
+from alas_argo import json_limits, metrics
 from alas_argo.errors import InputError
 from alas_argo.operator.actions import (
     Action,
@@ -69,7 +69,7 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         return PostOutcome(0, message=f"controller unreachable: {getattr(e, 'reason', e)}")
     try:
-        doc = json.loads(raw or b"{}")
+        doc = json_limits.loads(raw or b"{}")
     except ValueError:
         doc = {}
     doc = doc if isinstance(doc, dict) else {}

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from alas_argo import json_limits
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.pipeline.config import RunConfig
@@ -33,7 +34,7 @@ def _json(values: Mapping[str, str], name: str, default: Any) -> Any:
     if raw in (None, ""):
         return default
     try:
-        return json.loads(str(raw))
+        return json_limits.loads(str(raw))
     except json.JSONDecodeError as e:
         raise InputError(f"workflow parameter {name!r} is not JSON: {e.msg}", where=f"parameter {name}") from None
 

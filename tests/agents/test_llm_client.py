@@ -118,6 +118,19 @@ def test_body_that_is_not_a_completion(llm_server: ScriptedLlmServer) -> None:
         client(llm_server).complete(MESSAGES, key=KEY)
 
 
+def test_body_nested_deeper_than_json_decodes_is_not_a_completion(llm_server: ScriptedLlmServer) -> None:
+    llm_server.script(Reply(raw_body=b"[" * 5000))
+    with pytest.raises(LlmRequestError, match="no chat completion"):
+        client(llm_server).complete(MESSAGES, key=KEY)
+
+
+def test_error_body_nested_deeper_than_json_decodes_is_quoted(llm_server: ScriptedLlmServer) -> None:
+    # The detail reads at most 2048 bytes: deep enough for json's RecursionError.
+    llm_server.script(Reply(status=400, raw_body=b"[" * 2048))
+    with pytest.raises(LlmRequestError, match=r"HTTP 400: \[\[\[\["):
+        client(llm_server).complete(MESSAGES, key=KEY)
+
+
 def test_model_that_never_answers_times_out(llm_server: ScriptedLlmServer) -> None:
     llm_server.script(Reply(content="late", delay=30), Reply(content="late", delay=30))
     started = time.monotonic()
