@@ -252,7 +252,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--time-limit", type=finite_float, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
     p.add_argument("--effort", type=finite_float, default=1.0,
-                   help="LCRP time-box multiplier (default 1: about 0.2 s of search on 20x15). The box and its "
+                   help="LCRP time-box multiplier (default 1: a median of 0.18-0.56 nominal s of search on the 20x15 "
+                   "sets of bench/README.md). The box and its "
                    "makespan stage grow linearly with it: larger efforts mostly buy a shorter plan (the effort/quality "
                    "curve in bench/README.md). The budget still caps it; other methods ignore it.")
     p.add_argument("--tolerance", type=finite_float, default=0.0, metavar="T",

@@ -276,12 +276,12 @@ def register(commands: Commands) -> None:
                    choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
     p.add_argument("--repair-budget", type=finite_float, default=5.0, help="nominal seconds per repair (default 5)")
     p.add_argument("--repair-effort", type=finite_float, default=1.0, metavar="E",
-                   help="LCRP's time-box multiplier (default 1, about 0.2 s on 20x15; larger efforts buy a slightly "
-                   "shorter plan; see alas repair --effort)")
+                   help="LCRP's time-box multiplier (default 1, a median of 0.18-0.56 nominal s on 20x15; larger "
+                   "efforts buy a slightly shorter plan; see alas repair --effort)")
     p.add_argument("--repair-tolerance", type=finite_float, default=0.0, metavar="T",
                    help="makespan share LCRP may give up for fewer moved operations (default 0; 0.005 with "
-                   "--repair-effort 4 moved 0.635 of what a full re-solve moves at 0.9994 of its makespan on "
-                   "20x15; see alas repair --tolerance)")
+                   "--repair-effort 4 moved 0.633 of what a full re-solve moves at 0.9987 of its makespan on the "
+                   "held-out 20x15 families; see alas repair --tolerance)")
     p.add_argument("--workers", type=int, default=2,
                    help="parallel agents, and CP-SAT workers with --wall-clock (default 2)")
     p.add_argument("--wall-clock", action="store_true",
