@@ -2,7 +2,9 @@
 
 The final tables are still written whole at the end (temp file + rename); this file is what is on disk
 in between. Each row is flushed and fsynced before the next case starts: a 45-minute benchmark stopped at
-minute 44 leaves 44 minutes of rows, with the same header and cells as the final CSV.
+minute 44 leaves 44 minutes of rows, with the same header and cells as the final CSV. The file is replaced
+when the first row arrives, not before: a run that stops before it has measured anything (bad input found
+late, Ctrl-C in the first case) leaves an earlier run's table where it was.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import csv
 import io
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from alas_argo.errors import InputError
 
@@ -24,7 +27,8 @@ class PartialTable:
     """A CSV file that grows by one line per finished row.
 
     Args:
-        path: The CSV file; replaced by a header-only table when opened (its directory is created).
+        path: The CSV file; replaced when the first row is added (its directory is created at once, and a
+            directory that cannot take the file is refused at once, before any case runs).
         columns: Column names, in order (the dataclass fields written).
     """
 
@@ -32,15 +36,20 @@ class PartialTable:
         self.path = path
         self.columns = list(columns)
         self.rows = 0
+        self._file: TextIO | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = path.open("w", encoding="utf-8", newline="")
+            tempfile.TemporaryFile(dir=path.parent).close()
+            if path.is_dir():
+                raise IsADirectoryError(21, "Is a directory")
         except OSError as e:
             raise InputError(f"cannot write: {e.strerror or e}", where=str(path)) from None
-        self._write(",".join(self.columns) + "\n")
 
     def _write(self, text: str) -> None:
         try:
+            if self._file is None:
+                self._file = self.path.open("w", encoding="utf-8", newline="")
+                self._file.write(",".join(self.columns) + "\n")
             self._file.write(text)
             self._file.flush()
             os.fsync(self._file.fileno())
@@ -56,7 +65,8 @@ class PartialTable:
 
     def close(self) -> None:
         """Close the file (the rows stay)."""
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
     def __enter__(self) -> PartialTable:
         return self

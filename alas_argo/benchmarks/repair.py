@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from alas_argo.errors import AlasError, InputError
+from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_family
@@ -20,6 +23,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
 from alas_argo.jssp.repair import RepairMethod, check_effort, check_tolerance, repair
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
 
 __all__ = ["COLUMNS", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption", "case_path",
            "check_bench_arguments", "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
@@ -61,7 +65,7 @@ def baseline(instance: Instance, *, time_limit: float, workers: int, cache: Path
     """The plan in force before any disruption: planned once, then read back from ``cache``."""
     path = None if cache is None else cache / f"{instance.name}.json"
     if path is not None and path.exists():
-        return Schedule.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        return _cached_baseline(path, instance)
     # Wall-clock planning, as the cached baselines of bench/results were made.
     schedule = plan(instance, time_limit=time_limit, workers=workers, deterministic=False).schedule
     if path is not None:
@@ -177,6 +181,26 @@ def _kind(name: str) -> DisruptionKind:
     except ValueError:
         raise InputError(f"unknown scenario {name!r}; known: "
                          f"{', '.join([*(k.value for k in DisruptionKind), *FAMILIES])}") from None
+
+
+def _cached_baseline(path: Path, instance: Instance) -> Schedule:
+    """A baseline read back from the cache, refused whole when it is not a valid plan of ``instance`` (a file
+    edited, truncated or copied from another run): every case of the bench is drawn from it."""
+    again = "; delete it to plan the baseline again"
+    try:
+        schedule = Schedule.model_validate(load_json(path.read_bytes(), where=str(path)))
+    except InputError as e:
+        raise InputError(f"{e.message}{again}", where=e.where) from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise InputError(f"not a schedule: {first['msg']} at {'.'.join(map(str, first['loc']))}{again}",
+                         where=str(path)) from None
+    report = validate(instance, schedule)
+    if not report.valid:
+        violation = report.violations[0]
+        raise InputError(f"not a valid plan of {instance.name} ({len(report.violations)} violation(s), first "
+                         f"{violation.code.value}: {violation.message}){again}", where=str(path))
+    return schedule
 
 
 def _write(path: Path, doc: dict[str, object]) -> None:

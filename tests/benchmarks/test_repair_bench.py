@@ -132,3 +132,29 @@ def test_a_makespan_tolerance_names_the_lcrp_rows_and_their_rerun(tmp_path: Path
     assert "--method lcrp " in command and "--effort 2 --tolerance 0.01 " in command
     with pytest.raises(InputError, match="tolerance"):
         run_repair_bench(["ft06"], scenarios=["shock"], seeds=1, lcrp_tolerance=0.5)
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ('{"broken', "line 1 column 2: invalid JSON"),
+    ('{"makespan": 3}', "not a schedule: Field required at instance"),
+    (None, "not a valid plan of ft06 (79 violation(s), first unknown_operation"),
+])
+def test_a_cached_baseline_that_is_not_a_plan_of_the_instance_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, fragment: str) -> None:
+    cached = tmp_path / "baselines" / "ft06.json"
+    cached.parent.mkdir()
+    if text is None:  # another instance's plan, copied into this cache
+        assert main(["solve", "la01", "--time-limit", "0.2", "-o", str(cached)]) == 0
+        capsys.readouterr()
+    else:
+        cached.write_text(text, encoding="utf-8")
+    before = cached.read_bytes()
+    (tmp_path / "repair.csv").write_text("an earlier run's table\n", encoding="utf-8")
+    assert main(["bench", "repair", "--suite", "ft06", "--seeds", "1", "--methods", "aor", "--scenarios",
+                 "breakdown", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"alas: error: {cached}") and fragment in err
+    assert err.endswith("delete it to plan the baseline again")
+    # Nothing measured, nothing replaced: the cache as it was, and an earlier run's table too.
+    assert cached.read_bytes() == before
+    assert (tmp_path / "repair.csv").read_text(encoding="utf-8") == "an earlier run's table\n"
