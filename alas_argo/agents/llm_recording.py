@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
@@ -33,7 +34,7 @@ from alas_argo.errors import InputError
 from alas_argo.log.events import EventType
 
 __all__ = ["EventAppender", "Exchange", "ExchangeRecorder", "ReplayMissing", "ReplayTransport",
-           "exchanges_from_events", "log_sink"]
+           "exchanges_from_events", "exchanges_from_file", "log_sink"]
 
 _ERRORS: dict[str, type[LlmEndpointError]] = {
     cls.__name__: cls for cls in (LlmAuthError, LlmRequestError, LlmUnavailable)}
@@ -161,6 +162,29 @@ def exchanges_from_events(events: Iterable[Mapping[str, Any] | Any]) -> list[Exc
             where = f"event seq {_field(event, 'seq', index)}"
             raise InputError(f"llm.exchange payload is not an exchange record: {e.errors()[0]['msg']}",
                              where=where) from None
+    return found
+
+
+def exchanges_from_file(path: Path) -> list[Exchange]:
+    """The exchanges a recorder wrote to ``path``, one JSON object per line (blank lines skipped).
+
+    Raises:
+        InputError: When the file cannot be read or a line is not an exchange record (the line is named).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read the recorded exchanges: {getattr(e, 'strerror', None) or e}",
+                         where=str(path)) from None
+    found: list[Exchange] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            found.append(Exchange.model_validate_json(line))
+        except ValidationError as e:
+            raise InputError(f"not an exchange record: {e.errors()[0]['msg']}", where=f"{path} line {number}") \
+                from None
     return found
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from alas_argo.agents.context_scope import ContextScope
 from alas_argo.agents.llm_client import ChatTransport
-from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder, ReplayTransport
+from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder, ReplayTransport, exchanges_from_file
 from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
 from alas_argo.benchmarks.llm_bench import LlmCaseRow, LlmVariant, Prices, run_llm_bench
 from alas_argo.benchmarks.llm_tables import llm_markdown, summarize_llm, write_llm_bench
@@ -54,8 +54,7 @@ def _replay(directory: Path) -> Any:
         path = _case_file(directory, instance, variant, seed)
         if not path.exists():
             raise InputError("no recorded exchanges for this case", where=str(path))
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return ReplayTransport([Exchange.model_validate_json(line) for line in lines if line.strip()])
+        return ReplayTransport(exchanges_from_file(path))
 
     return transport
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from alas_argo.agents.context_scope import ContextScope
 from alas_argo.agents.llm_client import ChatTransport
-from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder, ReplayTransport
+from alas_argo.agents.llm_recording import ExchangeRecorder, ReplayTransport, exchanges_from_file
 from alas_argo.agents.simulated import ErrorModel, SimulatedTransport
 from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.benchmarks.llm_disruption import LlmDisruptionRow, PlanInForce, TransportsFor, run_llm_disruption_bench
@@ -56,8 +56,7 @@ def _replay(directory: Path) -> TransportsFor:
         path = _case_file(directory, instance, variant, seed, scenario)
         if not path.exists():
             raise InputError("no recorded exchanges for this case", where=str(path))
-        lines = path.read_text(encoding="utf-8").splitlines()
-        replay = ReplayTransport([Exchange.model_validate_json(line) for line in lines if line.strip()])
+        replay = ReplayTransport(exchanges_from_file(path))
         return replay, replay  # one queue per (role, job, attempt): the static answers come first, as recorded
 
     return transports

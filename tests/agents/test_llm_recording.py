@@ -18,6 +18,7 @@ from alas_argo.agents.llm_recording import (
     ReplayMissing,
     ReplayTransport,
     exchanges_from_events,
+    exchanges_from_file,
     log_sink,
 )
 from alas_argo.errors import InputError
@@ -108,6 +109,34 @@ def test_bad_exchange_payload_names_the_event() -> None:
     events = [{"seq": 7, "type": "llm.exchange", "payload": {"role": "job"}}]
     with pytest.raises(InputError, match="event seq 7"):
         exchanges_from_events(events)
+
+
+def test_recorded_exchanges_read_back_from_a_file(tmp_path: Path) -> None:
+    recorded = [Exchange(job=1, messages=[{"role": "user", "content": "hi"}], text="[]"),
+                Exchange(role="supervisor", attempt=2, messages=[], status="error", error_type="LlmUnavailable")]
+    path = tmp_path / "case.jsonl"
+    path.write_text(recorded[0].model_dump_json() + "\n\n" + recorded[1].model_dump_json() + "\n")
+    assert exchanges_from_file(path) == recorded
+
+
+@pytest.mark.parametrize(("line", "fragment"), [
+    ('{"role":"job","job":1,"attempt":0,"model":"simulat', "Invalid JSON: EOF while parsing a string"),
+    ('{"role": "job", "job": "one"}', "Input should be a valid integer"),
+    ("[" * 5000, "Invalid JSON: recursion limit exceeded")])
+def test_a_recording_line_that_is_not_an_exchange_is_named(tmp_path: Path, line: str, fragment: str) -> None:
+    path = tmp_path / "case.jsonl"
+    path.write_text(Exchange(job=1, messages=[]).model_dump_json() + "\n" + line + "\n")
+    with pytest.raises(InputError, match="not an exchange record") as e:
+        exchanges_from_file(path)
+    assert e.value.where == f"{path} line 2" and fragment in e.value.message
+
+
+def test_an_unreadable_recording_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "case.jsonl"
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(InputError, match="cannot read the recorded exchanges") as e:
+        exchanges_from_file(path)
+    assert e.value.where == str(path)
 
 
 def test_exchanges_go_through_the_execution_log_and_replay_from_it(

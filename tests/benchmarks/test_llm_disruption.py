@@ -173,3 +173,19 @@ def test_unknown_scenario_is_refused_and_no_endpoint_skips(capsys: pytest.Captur
     assert main(["bench", "llm", "--disruptions", "breakdown", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["skipped"] is True
 
+
+
+@pytest.mark.parametrize("disruptions", [[], ["--disruptions", "shock"]])
+def test_a_damaged_recording_stops_the_replay_naming_its_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], disruptions: list[str]) -> None:
+    args = ["bench", "llm", "--suite", "ft06", "--seeds", "1", "--variants", "alas", "--reference-budget", "1",
+            *disruptions]
+    assert main([*args, "--planner", "simulated", "--record", str(tmp_path / "rec"), "--out", str(tmp_path / "a")]) == 0
+    [recording] = tmp_path.glob("rec/*.jsonl")
+    lines = recording.read_text().splitlines()
+    recording.write_text("\n".join([lines[0], lines[1][:40], *lines[2:]]) + "\n")  # a write cut short
+    capsys.readouterr()
+    assert main([*args, "--replay", str(tmp_path / "rec"), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"alas: error: {recording} line 2: not an exchange record: Invalid JSON: EOF while parsing a "
+                   "string at line 1 column 40")
