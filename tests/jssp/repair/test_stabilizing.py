@@ -216,6 +216,37 @@ def test_chunks_stop_when_the_time_box_is_spent(monkeypatch: pytest.MonkeyPatch)
     assert moved_operations(st.baseline, out) <= moved_operations(st.baseline, plan)
 
 
+@pytest.mark.parametrize("charge_from", [0, 5, 10**6])
+def test_count_solves_on_large_instances_are_charged_for_the_operations_they_hold(
+        monkeypatch: pytest.MonkeyPatch, charge_from: int) -> None:
+    """la01 stands in for a large instance (the threshold lowered): each count solve is charged at least
+    COUNT_CHARGE_PER_OP per free operation beyond COUNT_CHARGE_FROM, here 0.03 nominal s, so a time box of 0.1 s
+    runs three; at a threshold above la01's free operations the charges are CP-SAT's alone, and more fit."""
+    st, d, plan = _case()
+    held = max(0, len(st.free) - charge_from)
+    charged: list[float] = []
+    real = stabilizing._fewest
+
+    def recorded(*args: object) -> Schedule:
+        clock = args[7]
+        assert isinstance(clock, SearchClock)
+        began = clock.now()
+        out = real(*args)  # type: ignore[arg-type]
+        charged.append(clock.now() - began)
+        return out
+
+    monkeypatch.setattr(stabilizing, "CHUNK", 8)
+    monkeypatch.setattr(stabilizing, "COUNT_CHARGE_FROM", charge_from)
+    monkeypatch.setattr(stabilizing, "COUNT_CHARGE_PER_OP", 0.03 / max(1, held))
+    monkeypatch.setattr(stabilizing, "_fewest", recorded)
+    stabilized(st, plan, set(st.free), 0.1, seed=0, workers=1, is_valid=_validator(st, d), notes=[],
+               clock=SearchClock())
+    if held:
+        assert len(charged) == 3 and all(c >= 0.03 for c in charged)
+    else:
+        assert len(charged) > 3 and min(charged) < 0.03
+
+
 def test_moving_work_in_progress_costs_more(monkeypatch: pytest.MonkeyPatch) -> None:
     """ft06, mixed seed 5: at the same makespan and as many moved operations, the WIP term keeps one more
     started-or-next operation in place (measured: 4 WIP moved without the term, 3 with it)."""
