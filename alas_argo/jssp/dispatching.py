@@ -12,6 +12,8 @@ a release time, pinned (already started) operations, per-operation earliest star
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,16 +170,37 @@ def dispatch(instance: Instance, rule: DispatchingRule | str = DispatchingRule.M
         t = max(job_ready[j], mach_ready[m], release, min_starts.get((j, s), 0))
         return _earliest_fit(busy[m], t, dur[j][s])
 
-    for j in range(instance.num_jobs):
+    # Giffler-Thompson in O(log n) per step on large instances, not O(jobs): the next operations wait in a heap
+    # by earliest completion (stale entries skipped), and per machine, so a step looks only at the jobs queued
+    # on its machine. ``stamp`` keeps the order in which the jobs last became ready, which is the order the
+    # conflict set is offered to the rule (the RANDOM rule draws one number per candidate, in that order).
+    machine_of = [[m for m, _ in row] for row in instance.jobs]
+    queued: list[dict[int, None]] = [{} for _ in range(instance.num_machines)]
+    starts: dict[int, int] = {}
+    stamp: dict[int, int] = {}
+    heap: list[tuple[int, int]] = []
+    stamps = itertools.count()
+
+    def ready(j: int) -> None:
+        # the job's next operation joins its machine's queue (after its pinned ones are placed)
         place_fixed(j)
-    starts = {j: est(j) for j in range(instance.num_jobs) if next_step[j] < len(dur[j])}
+        if next_step[j] < len(dur[j]):
+            starts[j] = est(j)
+            stamp[j] = next(stamps)
+            queued[machine_of[j][next_step[j]]][j] = None
+            heapq.heappush(heap, (starts[j] + dur[j][next_step[j]], j))
+
+    for j in range(instance.num_jobs):
+        ready(j)
     while starts:
         # The operation completing first defines the machine and the conflict window.
-        j_star = min(starts, key=lambda j: (starts[j] + dur[j][next_step[j]], j))
-        m_star = instance.machine(j_star, next_step[j_star])
-        ect = starts[j_star] + dur[j_star][next_step[j_star]]
-        conflict = [j for j in starts
-                    if instance.machine(j, next_step[j]) == m_star and (starts[j] < ect or j == j_star)]
+        while True:
+            ect, j_star = heap[0]
+            if j_star in starts and starts[j_star] + dur[j_star][next_step[j_star]] == ect:
+                break
+            heapq.heappop(heap)
+        m_star = machine_of[j_star][next_step[j_star]]
+        conflict = sorted((j for j in queued[m_star] if starts[j] < ect or j == j_star), key=stamp.__getitem__)
         chosen = min(conflict, key=lambda j: (priority(Candidate(
             job=j, step=next_step[j], est=starts[j], duration=dur[j][next_step[j]], ready=job_ready[j],
             work_remaining=work_left[j][next_step[j]], ops_remaining=len(dur[j]) - next_step[j])), j))
@@ -188,13 +211,11 @@ def dispatch(instance: Instance, rule: DispatchingRule | str = DispatchingRule.M
         job_ready[chosen] = end
         mach_ready[m_star] = end
         next_step[chosen] += 1
-        place_fixed(chosen)
-        del starts[chosen]
-        if next_step[chosen] < len(dur[chosen]):
-            starts[chosen] = est(chosen)
-        for j in starts:
-            if instance.machine(j, next_step[j]) == m_star:
-                starts[j] = est(j)
+        del starts[chosen], queued[m_star][chosen]
+        ready(chosen)
+        for j in queued[m_star]:
+            starts[j] = est(j)
+            heapq.heappush(heap, (starts[j] + dur[j][next_step[j]], j))
     return Schedule.from_operations(instance.name, ops)
 
 
