@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 else:  # the one deferred CP-SAT module every solver module imports from here (alas_argo.deferred)
     cp_model = deferred("ortools.sat.python.cp_model")
 
-__all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "SearchClock", "add_hints", "cp_model", "new_model", "new_solver",
-           "run_solver", "search_workers"]
+__all__ = ["DTIME_PER_SECOND", "MIN_CHARGE", "UNCHARGED_OPERATIONS", "SearchClock", "add_hints", "cp_model",
+           "new_model", "new_solver", "run_solver", "search_workers"]
 
 #: Deterministic time units per nominal second. Measured on the 2-core development machine (load 7-10), CPU
 #: seconds per unit around every single-worker solve of ``plan`` (2 s) and of lcrp and full repairs on ft10,
@@ -48,6 +48,11 @@ DTIME_PER_SECOND = 0.15
 #: The least a solve is charged on a deterministic clock, in nominal seconds: loops that stop when the
 #: budget is spent always make progress, even over solves that presolve settles at once.
 MIN_CHARGE = 0.001
+#: Up to this many operations, the Python work around a solve (building the model, checking the hint, reading the
+#: answer back, evaluating the plan) is left off a deterministic clock, as LCRP was tuned on every instance of
+#: the suites (100x20 at most); beyond it a stage that scans every operation per solve charges that work
+#: (:meth:`SearchClock.charge_operations`), or its time grows with the square of the instance.
+UNCHARGED_OPERATIONS = 2000
 
 
 def search_workers(workers: int, *, deterministic: bool) -> int:
@@ -109,6 +114,11 @@ class SearchClock:
         for solves whose fixed cost outside CP-SAT's deterministic time (building the model) is most of them."""
         if self.deterministic:
             self._spent = max(self._spent, since + seconds)
+
+    def charge_operations(self, since: float, operations: int, per_operation: float) -> None:
+        """On a deterministic clock, make what was charged since ``since`` at least ``per_operation`` nominal
+        seconds per operation beyond :data:`UNCHARGED_OPERATIONS`: a step whose Python work scans that many."""
+        self.charge_at_least(since, per_operation * max(0, operations - UNCHARGED_OPERATIONS))
 
     def charge_nothing(self) -> None:
         """Count a search step that ended before any solve (so a loop over such steps still ends)."""

@@ -19,6 +19,7 @@ from alas_argo.jssp.repair import repair
 from alas_argo.jssp.searching import (
     DTIME_PER_SECOND,
     MIN_CHARGE,
+    UNCHARGED_OPERATIONS,
     SearchClock,
     add_hints,
     new_model,
@@ -66,6 +67,18 @@ def test_a_floor_on_a_charge_tops_up_a_deterministic_clock_and_never_takes_time_
     assert clock.now() == pytest.approx(0.01)
     # No wall-clock case: a wall clock's now() is the time passed, whatever is charged to it, so no assertion
     # about a top-up there could fail.
+
+
+def test_a_step_over_many_operations_is_charged_for_those_beyond_the_uncharged_ones() -> None:
+    clock = SearchClock()
+    clock.charge_operations(clock.now(), UNCHARGED_OPERATIONS, 1.0)  # every suite's instance: nothing
+    assert clock.now() == 0.0
+    clock.charge_operations(clock.now(), UNCHARGED_OPERATIONS + 250, 1e-4)
+    assert clock.now() == pytest.approx(0.025)
+    began = clock.now()
+    clock.charge_nothing()
+    clock.charge_operations(began, UNCHARGED_OPERATIONS + 5, 1e-4)  # a floor: MIN_CHARGE already covers it
+    assert clock.now() == pytest.approx(0.025 + MIN_CHARGE)
 
 
 def test_side_by_side_searches_are_charged_their_longest_time_and_all_their_work() -> None:

@@ -20,9 +20,9 @@ from alas_argo.jssp.repair.subproblem import fewest_moves
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["CHUNK", "COUNT_CHARGE_FROM", "COUNT_CHARGE_PER_OP", "MIN_SECONDS", "NEIGHBOURHOOD_FIRST",
-           "NEIGHBOURHOOD_JOBS", "NEIGHBOURHOOD_MIN_CHARGE", "NEIGHBOURHOOD_SECONDS", "WIP_WEIGHT", "settled",
-           "stabilized", "weighted_moves"]
+__all__ = ["CHUNK", "COUNT_CHARGE_PER_OP", "MIN_SECONDS", "NEIGHBOURHOOD_FIRST", "NEIGHBOURHOOD_JOBS",
+           "NEIGHBOURHOOD_MIN_CHARGE", "NEIGHBOURHOOD_SECONDS", "WIP_WEIGHT", "settled", "stabilized",
+           "weighted_moves"]
 
 #: Below this a count-only solve rarely gets past presolve: not worth building the model.
 MIN_SECONDS = 0.03
@@ -47,10 +47,7 @@ NEIGHBOURHOOD_MIN_CHARGE = 0.01
 #: reads back a model over every free operation (the held ones pinned), and that Python-side cost is not in
 #: CP-SAT's deterministic time. On a 300x40 instance (8,785 free operations, a breakdown) a count solve took 229
 #: ms of wall time and was charged 4.6 ms, so a 5 s budget ran 1,080 count solves in 247 s. Each is charged at
-#: least COUNT_CHARGE_PER_OP per free operation beyond COUNT_CHARGE_FROM (there about 25 us each, on ta71 40).
-#: Below it, which holds every instance of the benchmark suites (100x20 at most), the charge is CP-SAT's time
-#: alone, as the repairs measured in bench/README.md were tuned.
-COUNT_CHARGE_FROM = 2000
+#: least this per free operation beyond ``searching.UNCHARGED_OPERATIONS`` (there about 25 us each, on ta71 40).
 COUNT_CHARGE_PER_OP = 20e-6
 #: What moving one operation of the work in progress (started, or next on its machine: what the shop floor has
 #: already staged, ALAS paper section 4.1.2) costs in the count, against one for any later operation.
@@ -167,7 +164,7 @@ def _fewest(state: ExecutionState, plan: Schedule, editable: Set[Key], seconds: 
     except (InfeasibleError, NoSolutionError):
         return plan
     finally:
-        clock.charge_at_least(began, COUNT_CHARGE_PER_OP * max(0, len(state.free) - COUNT_CHARGE_FROM))
+        clock.charge_operations(began, len(state.free), COUNT_CHARGE_PER_OP)
     if found is None or weighted_moves(state, found) > weighted_moves(state, plan):
         return plan
     return found

@@ -10,6 +10,7 @@ import pytest
 
 from alas_argo import interrupts
 from alas_argo.errors import InputError
+from alas_argo.jssp import searching
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown, generate_disruption
@@ -292,6 +293,32 @@ def test_a_search_makes_at_most_max_moves_moves_and_resizes_its_window_after_eac
     assert True in outcomes and False in outcomes  # both kinds of step happen here
     for size, optimal, after in zip(sizes, outcomes, sizes[1:], strict=False):
         assert after == reoptimizing._resized(size, n, optimal=optimal)
+
+
+@pytest.mark.parametrize("uncharged", [0, 10**6])
+def test_moves_on_large_instances_are_charged_for_the_operations_they_scan(
+        monkeypatch: pytest.MonkeyPatch, uncharged: int) -> None:
+    """ft10 stands in for a large instance (the threshold lowered): each move is charged at least
+    MOVE_CHARGE_PER_OP per free operation beyond searching.UNCHARGED_OPERATIONS, here 0.1 nominal s, so 0.3 s
+    of search make three moves; at the real threshold the moves are charged CP-SAT's time alone, and more fit."""
+    st, cheap, _ = _ft10_shock()
+    monkeypatch.setattr(searching, "UNCHARGED_OPERATIONS", uncharged)
+    monkeypatch.setattr(reoptimizing, "MOVE_CHARGE_PER_OP", 0.1 / len(st.free))
+    steps: list[float] = []
+    real_window = reoptimizing._window
+
+    def window(seqs: FreeSequences, size: int, rng: object) -> list[int]:
+        steps.append(clock.now())
+        return real_window(seqs, size, rng)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reoptimizing, "_window", window)
+    clock = SearchClock()
+    reoptimized(st, cheap, seconds=0.3, bound=0, seed=0, clock=clock, max_moves=100, stretches=0)
+    gaps = [b - a for a, b in zip(steps, [*steps[1:], clock.now()], strict=True)]
+    if uncharged:
+        assert len(steps) > 3 and min(gaps) < 0.1
+    else:
+        assert len(steps) == 3 and all(g >= 0.1 - 1e-12 for g in gaps)
 
 
 def test_a_window_grows_a_tenth_after_an_optimal_move_and_shrinks_after_another() -> None:

@@ -8,6 +8,7 @@ from itertools import pairwise
 
 import pytest
 
+from alas_argo.jssp import searching
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest
 from alas_argo.jssp.dispatching import dispatch
@@ -220,8 +221,9 @@ def test_chunks_stop_when_the_time_box_is_spent(monkeypatch: pytest.MonkeyPatch)
 def test_count_solves_on_large_instances_are_charged_for_the_operations_they_hold(
         monkeypatch: pytest.MonkeyPatch, charge_from: int) -> None:
     """la01 stands in for a large instance (the threshold lowered): each count solve is charged at least
-    COUNT_CHARGE_PER_OP per free operation beyond COUNT_CHARGE_FROM, here 0.03 nominal s, so a time box of 0.1 s
-    runs three; at a threshold above la01's free operations the charges are CP-SAT's alone, and more fit."""
+    COUNT_CHARGE_PER_OP per free operation beyond searching.UNCHARGED_OPERATIONS, here 0.03 nominal s, so a
+    time box of 0.1 s runs three; at a threshold above la01's free operations the charges are CP-SAT's alone,
+    and more fit."""
     st, d, plan = _case()
     held = max(0, len(st.free) - charge_from)
     charged: list[float] = []
@@ -236,7 +238,7 @@ def test_count_solves_on_large_instances_are_charged_for_the_operations_they_hol
         return out
 
     monkeypatch.setattr(stabilizing, "CHUNK", 8)
-    monkeypatch.setattr(stabilizing, "COUNT_CHARGE_FROM", charge_from)
+    monkeypatch.setattr(searching, "UNCHARGED_OPERATIONS", charge_from)
     monkeypatch.setattr(stabilizing, "COUNT_CHARGE_PER_OP", 0.03 / max(1, held))
     monkeypatch.setattr(stabilizing, "_fewest", recorded)
     stabilized(st, plan, set(st.free), 0.1, seed=0, workers=1, is_valid=_validator(st, d), notes=[],
