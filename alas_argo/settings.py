@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from alas_argo.errors import InputError, first_error
 from alas_argo.scrubbing import register_secret
+from alas_argo.seeds import MAX_SEED
 
 __all__ = [
     "ArgoSettings",
@@ -62,7 +63,7 @@ class SolverSettings(BaseModel):
 
     time_limit: float = Field(10.0, gt=0, description="Seconds per CP-SAT solve.")
     workers: int = Field(2, ge=1, le=64, description="CP-SAT search workers.")
-    seed: int = Field(0, ge=0, description="Seed of every randomized choice.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
 
 
 class LlmSettings(BaseModel):

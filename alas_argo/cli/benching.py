@@ -18,6 +18,7 @@ from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, write_tables
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.cli.running import add_store_arguments
@@ -111,7 +112,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--suite", default="alas45", help="suite, family or comma-separated names (default alas45)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="seconds per instance (60)")
     p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers (default 2)")
-    p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_flag, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,
                    help="planner method (default auto)")
     p.add_argument("-o", "--out", metavar="DIR", help="output directory (default bench/results/static-<suite>-<time>)")

@@ -11,10 +11,11 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from alas_argo.errors import InputError
+from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
 
-__all__ = ["counts", "finite_float", "flag_error", "members", "plan_version"]
+__all__ = ["counts", "finite_float", "flag_error", "members", "plan_version", "seed"]
 
 
 def finite_float(text: str) -> float:
@@ -30,6 +31,22 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    """``type=`` of every seed flag: an integer from 0 to :data:`~alas_argo.seeds.MAX_SEED` (CP-SAT's seeds are
+    32-bit; a larger one used to end in a traceback from the solver's bindings).
+
+    Raises:
+        argparse.ArgumentTypeError: not an integer, or out of that range.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to {MAX_SEED}, got {text}")
     return value
 
 

@@ -14,6 +14,7 @@ from alas_argo.benchmarks.repair import COLUMNS, RepairRow, check_bench_argument
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
 from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
 from alas_argo.errors import InputError
@@ -25,6 +26,7 @@ from alas_argo.jssp.gantt import save_gantt
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import MAX_STREAMS, RepairMethod, repair
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.seeds import MAX_SEED
 
 __all__ = ["register"]
 
@@ -146,8 +148,9 @@ def _bench_repair(args: argparse.Namespace) -> int:
     _positive(args.baseline_time_limit, "--baseline-time-limit")
     if args.seeds < 1:
         raise InputError(f"--seeds must be at least 1, got {args.seeds}")
-    if args.first_seed < 0:
-        raise InputError(f"--first-seed must not be negative, got {args.first_seed}")
+    if args.first_seed + args.seeds - 1 > MAX_SEED:
+        raise InputError(f"--first-seed {args.first_seed} with --seeds {args.seeds} runs past the last seed, "
+                         f"{MAX_SEED}")
     names = suite(args.suite)
     for n in names:
         get_instance(n)
@@ -221,7 +224,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--family", default=None, choices=list(FAMILIES),
                    help="Draw every parameter from a disruption family instead (seeded; the flags below are "
                    "ignored): " + "; ".join(f"{f.name}: {f.description}" for f in FAMILIES.values()).replace("%", "%%"))
-    p.add_argument("--seed", type=int, default=0, help="same seed, same disruption (default 0)")
+    p.add_argument("--seed", type=seed_flag, default=0, help="same seed, same disruption (default 0)")
     p.add_argument("--machine", default=None,
                    help="Machine that breaks down, or 'random' (default: the one with the most work left).")
     p.add_argument("--at", type=finite_float, default=None, help="Reveal time as a fraction of the makespan.")
@@ -266,7 +269,7 @@ def register(commands: Commands) -> None:
                    f"and keep the shortest plan (1 to {MAX_STREAMS}; default 1). Still reproducible; on the "
                    "issue-17 sets two streams gave plans about 0.1 %% shorter for about twice the CPU "
                    "(bench/README.md, search streams). Other methods ignore it.")
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT's random seed (default 0).")
+    p.add_argument("--seed", type=seed_flag, default=0, help="CP-SAT's random seed (default 0).")
     p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers with --wall-clock (default 2).")
     p.add_argument("--wall-clock", action="store_true",
                    help="Count the budget in wall time on --workers workers instead of CP-SAT deterministic time on "
@@ -295,7 +298,7 @@ def register(commands: Commands) -> None:
                    f"{', '.join(FAMILIES)}, see alas disrupt --help).")
     p.add_argument("--seeds", type=int, default=3, metavar="N",
                    help="A count: N disruptions per instance and scenario, drawn with seeds 0..N-1 (default 3).")
-    p.add_argument("--first-seed", type=int, default=0, metavar="S",
+    p.add_argument("--first-seed", type=seed_flag, default=0, metavar="S",
                    help="Start the seeds at S (seeds S..S+N-1): with --suite NAME --scenarios X --seeds 1 it "
                    "reruns one case. Every case's disruption is also kept in OUT/cases (see repair.md).")
     p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import finite_float, flag_error
+from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.cli.run_report import moved_since_first, repair_totals, summary_table, write_outputs
@@ -258,7 +259,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--disruptions", type=int, default=None, metavar="N",
                    help="how many disruptions (1-20) --disrupt KIND generates, revealed one after another "
                    "(default 1); the cluster's alas-plan reveals at most 3 (-p disruptions=N)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--seed", type=seed_flag, default=0, help="seed of every random choice (default 0)")
     p.add_argument("--planner", choices=["heuristic", "cpsat", "llm", "simulated"], default="cpsat",
                    help="planner backend (default cpsat); simulated: a declared, seeded stand-in for an LLM "
                    "endpoint with a stated error model (no model is asked)")

@@ -13,6 +13,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from alas_argo.cli.app import Commands, print_json, write_json_file
 from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
@@ -106,7 +107,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--wall-clock", action="store_true",
                    help="limit the search by wall time on --workers workers instead of deterministic time on one: "
                    "often a better plan in the same time on an idle machine, but not reproducible")
-    p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_flag, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--rule", choices=[r.value for r in DispatchingRule], default=None,
                    help="warm-start dispatching rule (default: the best of all deterministic rules)")
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,

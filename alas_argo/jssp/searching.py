@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from alas_argo import interrupts
 from alas_argo.deferred import deferred
+from alas_argo.seeds import MAX_SEED
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -180,7 +181,9 @@ def new_solver(*, seconds: float, workers: int, seed: int, deterministic: bool) 
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.catch_sigint_signal = False  # CP-SAT's handler aborts the process when a solve runs off the main thread
-    p.random_seed = seed
+    # Seeds derived from a user's (a stream's offset added) can pass CP-SAT's int32: folded back, as a user's
+    # own seed never needs (alas_argo.seeds).
+    p.random_seed = seed if -MAX_SEED - 1 <= seed <= MAX_SEED else seed % (MAX_SEED + 1)
     p.num_workers = search_workers(workers, deterministic=deterministic)
     seconds = max(seconds, 0.01)
     if deterministic:

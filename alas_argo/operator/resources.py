@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.disruption import DisruptionEvent
+from alas_argo.seeds import MAX_SEED
 
 __all__ = [
     "API_VERSION",
@@ -80,8 +81,8 @@ class PlanRunSpec(_Spec):
     def _one_target(self) -> PlanRunSpec:
         if (self.instance is None) == (self.suite is None):
             raise ValueError("give exactly one of instance or suite")
-        if any(s < 0 for s in self.seeds):
-            raise ValueError("seeds must be non-negative")
+        if any(not 0 <= s <= MAX_SEED for s in self.seeds):
+            raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}")
         return self
 
     @property

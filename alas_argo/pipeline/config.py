@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from alas_argo.seeds import MAX_SEED
+
 __all__ = ["RunConfig", "Variant"]
 
 
@@ -33,7 +35,7 @@ class RunConfig(BaseModel):
     disrupt: str | None = Field(None, description="breakdown, shock, mixed, or a disruption JSON file "
                                 "(one disruption object or a list of them); None for no disruption.")
     disruptions: int = Field(1, ge=1, le=20, description="How many disruptions a generated sequence holds.")
-    seed: int = Field(0, ge=0, description="Seed of every randomized choice.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
     time_limit: float = Field(10.0, gt=0, description="Nominal seconds for the optimizer (CP-SAT / LNS); see "
                               "`deterministic`.")
     repair_method: str = Field("lcrp", description="Repair method after a disruption.")

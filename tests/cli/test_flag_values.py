@@ -36,6 +36,40 @@ def test_a_float_flag_must_be_a_finite_number(argv: list[str], tmp_path: Path, m
     assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
 
 
+@pytest.mark.parametrize("argv", [
+    ["solve", "ft06", "--seed", "99999999999999999999"],
+    ["run", "ft06", "--seed", "2147483648"],
+    ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--seed", "-1",
+     "--out", "r.json"],
+    ["disrupt", "--instance", "ft06", "--schedule", "s.json", "--kind", "shock", "--seed", "1e3", "-o", "d.json"],
+    ["bench", "static", "--suite", "ft06", "--seed", "4294967296", "--out", "o"],
+    ["bench", "repair", "--suite", "ft06", "--first-seed", "-2", "--out", "o"],
+    ["bench", "ablation", "--suite", "ft06", "--seed", "99999999999999999999"],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_seed_flag_must_fit_the_solver(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """CP-SAT's seed is a 32-bit integer: a larger one ended in a TypeError from its bindings, mid-run."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    flag = next(a for a in argv if a in ("--seed", "--first-seed"))
+    value = argv[argv.index(flag) + 1]
+    err = capsys.readouterr().err
+    expected = "not an integer" if value == "1e3" else f"a seed is an integer from 0 to 2147483647, got {value}"
+    assert f"argument {flag}: {expected}" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_seeds_past_the_last_one_are_refused_before_the_bench_starts(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "repair", "--suite", "ft06", "--first-seed", "2147483647", "--seeds", "2", "--out",
+                 str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == ("alas: error: --first-seed 2147483647 with --seeds 2 runs past the last "
+                                       "seed, 2147483647\n")
+    assert not (tmp_path / "o").exists()
+
+
 def test_log_bench_with_nothing_to_time_is_refused_before_the_store(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "log", "--root", str(tmp_path / "store"), "--appends", "0"]) == 2

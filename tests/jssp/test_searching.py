@@ -27,6 +27,7 @@ from alas_argo.jssp.searching import (
     run_solver,
     search_workers,
 )
+from alas_argo.seeds import MAX_SEED
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +80,13 @@ def test_a_step_over_many_operations_is_charged_for_those_beyond_the_uncharged_o
     clock.charge_nothing()
     clock.charge_operations(began, UNCHARGED_OPERATIONS + 5, 1e-4)  # a floor: MIN_CHARGE already covers it
     assert clock.now() == pytest.approx(0.025 + MIN_CHARGE)
+
+
+@pytest.mark.parametrize(("seed", "given"), [(0, 0), (-3, -3), (MAX_SEED, MAX_SEED), (MAX_SEED + 6, 5),
+                                            (2**64 + 7, 7)])
+def test_a_seed_past_cp_sats_32_bits_is_folded_into_them(seed: int, given: int) -> None:
+    # CP-SAT's random_seed is an int32: a larger value is a TypeError from its bindings.
+    assert new_solver(seconds=1, workers=1, seed=seed, deterministic=True).parameters.random_seed == given
 
 
 def test_side_by_side_searches_are_charged_their_longest_time_and_all_their_work() -> None:

@@ -115,6 +115,8 @@ CASES = [
     ("PlanRun", {"instance": "ta01", "planner": "oracle"}, False),
     ("PlanRun", {"instance": "ta01", "seeds": []}, False),
     ("PlanRun", {"instance": "ta01", "seeds": [-1]}, False),
+    ("PlanRun", {"instance": "ta01", "seeds": [0, 2**31 - 1]}, True),
+    ("PlanRun", {"instance": "ta01", "seeds": [2**31]}, False),  # past CP-SAT's 32-bit seed
     ("PlanRun", {"instance": "ta01", "timeLimit": 0}, False),
     ("PlanRun", {"instance": "ta01", "parallelism": 0}, False),
     ("PlanRun", {"instance": "ta01", "extra": 1}, False),

@@ -46,6 +46,7 @@ def test_a_given_disruption_travels_as_a_document() -> None:
     ("seeds", '["x"]', "'seeds' must hold a whole number, got 'x'"),
     ("seeds", "[true]", "'seeds' must hold a whole number, got True"),
     ("seeds", "[1.5]", "'seeds' must hold a whole number, got 1.5"),
+    ("seeds", "[2147483648]", "Input should be less than or equal to 2147483647"),
     ("disruptions", "two", "'disruptions' must hold a whole number, got 'two'"),
     ("variant", "bogus", "'variant': Input should be"),
 ])
