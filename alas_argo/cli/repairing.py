@@ -84,8 +84,14 @@ def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
     return instance, schedule, disruption
 
 
+def _workers(workers: int) -> None:
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+
+
 def _repair(args: argparse.Namespace) -> int:
     _positive(args.time_limit, "--time-limit")
+    _workers(args.workers)
     check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
@@ -146,6 +152,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
                        f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
+    _workers(args.workers)
     if args.seeds < 1:
         raise InputError(f"--seeds must be at least 1, got {args.seeds}")
     if args.first_seed + args.seeds - 1 > MAX_SEED:

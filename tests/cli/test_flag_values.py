@@ -61,6 +61,21 @@ def test_a_seed_flag_must_fit_the_solver(argv: list[str], tmp_path: Path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--workers", "0",
+     "--out", "r.json"],
+    ["bench", "repair", "--suite", "ft06", "--workers", "-3", "--out", "o"],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_repair_needs_a_worker(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Taken silently before (deterministic limits use one worker whatever the flag says)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    workers = argv[argv.index("--workers") + 1]
+    assert capsys.readouterr().err == f"alas: error: --workers must be at least 1, got {workers}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_seeds_past_the_last_one_are_refused_before_the_bench_starts(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "repair", "--suite", "ft06", "--first-seed", "2147483647", "--seeds", "2", "--out",
