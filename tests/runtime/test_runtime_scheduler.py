@@ -117,21 +117,22 @@ def test_every_future_of_one_wait_counts() -> None:
 
 def test_a_failing_run_cancels_what_is_queued_and_lets_what_runs_finish() -> None:
     """a fails while b waits in the pool's queue and s is running: b's submission is withdrawn (its handler
-    never runs), s finishes with its output, and what had not started (after) is cancelled by the scheduler."""
+    never runs), s finishes after that with its output, and what had not started (after) is cancelled by the
+    scheduler."""
     ran: list[str] = []
-    failed = threading.Event()
+    aborted = threading.Event()
 
     def work(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         ran.append(ctx.node_id)
         if ctx.node_id == "a":
             raise ValueError("a broke")
         if ctx.node_id == "s":
-            assert failed.wait(5)  # still running when the run fails
+            assert aborted.wait(5)  # still running when the scheduler aborts
         return {"by": ctx.node_id}
 
     def listener(change: Any) -> None:
-        if change.node_id == "a" and change.new is NodeState.FAILED:
-            failed.set()
+        if change.node_id == "b" and change.new is NodeState.CANCELLED:
+            aborted.set()
     wf = workflow([{"id": "a", "role": "work", "policyRef": "p"}, {"id": "s", "role": "work"},
                    {"id": "b", "role": "work"}, {"id": "after", "role": "work"}], [("s", "after")],
                   policies={"p": {"onFailure": "stop"}})
@@ -144,25 +145,37 @@ def test_a_failing_run_cancels_what_is_queued_and_lets_what_runs_finish() -> Non
         "a": NodeState.FAILED, "s": NodeState.EXECUTED, "b": NodeState.CANCELLED, "after": NodeState.CANCELLED}
 
 
-def test_a_stop_withdraws_a_queued_node_and_names_the_stop_in_its_cancellation() -> None:
+def test_a_stop_withdraws_a_queued_node_names_the_stop_and_lets_what_runs_finish() -> None:
+    """a asks for a stop (once s is running) and finishes; b waits in the pool's queue; s runs until b is
+    cancelled. b's submission is withdrawn and its cancellation names the stop; a and s keep their outputs."""
     interrupts.reset()
     ran: list[str] = []
+    s_running, withdrawn = threading.Event(), threading.Event()
 
     def work(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         ran.append(ctx.node_id)
-        interrupts.request_stop(signal.SIGINT)  # asked while a runs; it finishes normally
+        if ctx.node_id == "a":
+            assert s_running.wait(5)
+            interrupts.request_stop(signal.SIGINT)
+        elif ctx.node_id == "s":
+            s_running.set()
+            assert withdrawn.wait(5)  # still running when the scheduler takes the stop
         return {"by": ctx.node_id}
-    wf = workflow([{"id": "a", "role": "work"}, {"id": "b", "role": "work"}])
+
+    def listener(change: Any) -> None:
+        if change.node_id == "b" and change.new is NodeState.CANCELLED:
+            withdrawn.set()
+    wf = workflow([{"id": "a", "role": "work"}, {"id": "s", "role": "work"}, {"id": "b", "role": "work"}])
     pool = QueuedPool({"b"})
     try:
-        scheduler, run = drive(wf, {"work": work}, pool)
+        scheduler, run = drive(wf, {"work": work}, pool, listener)
     finally:
         interrupts.reset()
         pool.release.set()
-    assert scheduler.interrupted is not None and scheduler.stopped == [] and ran == ["a"]
+    assert scheduler.interrupted is not None and scheduler.stopped == [] and sorted(ran) == ["a", "s"]
     assert pool.futures["b"].cancelled() and run.state("b") is NodeState.CANCELLED
     assert [c.error for c in run.changes if c.node_id == "b"][-1] == f"Interrupted: {scheduler.interrupted}"
-    assert run.outputs == {"a": {"by": "a"}}
+    assert run.outputs == {"a": {"by": "a"}, "s": {"by": "s"}}
 
 
 def test_a_queued_any_of_loser_is_withdrawn_and_what_waited_on_it_goes_on() -> None:
@@ -317,12 +330,14 @@ def test_a_stop_cancels_the_branches_held_back_and_a_resume_runs_them() -> None:
 
 
 def test_failures_outside_the_attempts_and_inline_nodes_count_one_attempt_and_say_why() -> None:
-    journal = MemoryJournal()
-    ghost = Runtime({}, journal=journal).run(workflow([{"id": "a", "role": "ghost"}]))
-    assert ghost.attempts == {"a": 1}
+    journal = MemoryJournal()  # a key that resolves to nothing fails the node before its first attempt
+    keyless = workflow([{"id": "a", "role": "echo", "policyRef": "p"}],
+                       policies={"p": {"idempotency": {"key": "{inputs.missing}"}}})
+    unkeyed = Runtime({"echo": echo}, journal=journal).run(keyless)
+    assert unkeyed.attempts == {"a": 1} and "resolves to nothing" in unkeyed.errors["a"]
     failed = [e for e in journal.events if e["type"] == "node.failed"]
-    assert [(e["node_id"], e["payload"]["error"]) for e in failed] == [("a", ghost.errors["a"])]
-    assert ghost.changes[-1].error == ghost.errors["a"]
+    assert [(e["node_id"], e["payload"]["error"]) for e in failed] == [("a", unkeyed.errors["a"])]
+    assert unkeyed.changes[-1].error == unkeyed.errors["a"]
     journal = MemoryJournal()
     wf = workflow([{"id": "c", "kind": "choice", "choices": [{"when": {"path": "inputs.x", "op": "exists"},
                                                               "next": "a"}]}, {"id": "a", "role": "echo"}])
