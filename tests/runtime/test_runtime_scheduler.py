@@ -116,17 +116,19 @@ def test_every_future_of_one_wait_counts() -> None:
 
 
 def test_a_failing_run_cancels_what_is_queued_and_lets_what_runs_finish() -> None:
-    """a fails while b waits in the pool's queue and s is running: b's submission is withdrawn (its handler
+    """a fails (once s is running) while b waits in the pool's queue: b's submission is withdrawn (its handler
     never runs), s finishes after that with its output, and what had not started (after) is cancelled by the
     scheduler."""
     ran: list[str] = []
-    aborted = threading.Event()
+    s_running, aborted = threading.Event(), threading.Event()
 
     def work(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         ran.append(ctx.node_id)
         if ctx.node_id == "a":
+            assert s_running.wait(5)
             raise ValueError("a broke")
         if ctx.node_id == "s":
+            s_running.set()
             assert aborted.wait(5)  # still running when the scheduler aborts
         return {"by": ctx.node_id}
 
