@@ -75,9 +75,11 @@ class Scheduler:
             if self.interrupted is None:
                 while dirty and self.failed_node is None:
                     dirty = self._decide(dirty)
-                self._dispatch_held()
+                # A failing run submits nothing more: held nodes are cancelled, not handed to an idle worker.
                 if self.failed_node is not None:
                     self._abort()
+                else:
+                    self._dispatch_held()
             else:
                 self._hold_back()
             if not self.inflight:

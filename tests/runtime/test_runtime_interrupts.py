@@ -58,6 +58,9 @@ def test_a_stop_ends_the_run_without_retry_or_compensation(raise_after_stop: boo
     if raise_after_stop:  # b stopped in flight: cancelled, named in the event and in the error
         assert last["payload"]["stopped"] == ["b"] and stopped.value.where == "b (the search of b)"
         assert last["payload"]["executed"] == ["a"]
+        b_last = [e for e in journal.events if e["node_id"] == "b"][-1]
+        assert b_last["type"] == "node.cancelled"
+        assert b_last["payload"]["error"] == "Interrupted: interrupted by SIGTERM during the search of b"
     else:  # b finished before the runtime saw the request: its result stands
         assert last["payload"]["stopped"] == [] and last["payload"]["executed"] == ["a", "b"]
     # Resumed: what finished comes back from its record, the rest runs.
