@@ -149,3 +149,15 @@ def test_inputs_that_cannot_be_rebuilt_are_named(tmp_path: Path, tiny: Instance)
     last = steps[3]
     assert not last.parity and last.drift == {"error": "InputError"}
     assert last.detail.startswith("re-run failed: ") and "nope" in last.detail
+
+
+def test_each_instance_of_a_log_is_rebuilt_for_its_own_steps(tmp_path: Path, tiny: Instance, ft06: Instance) -> None:
+    """Instances are read once per distinct reference, one bundled by name, one inline."""
+    log = ExecutionLog(FsStore(tmp_path), "two")
+    for ref, instance in (({"name": "ft06"}, ft06), (tiny.to_json(), tiny), ({"name": "ft06"}, ft06)):
+        plan = dispatch(instance)
+        log.append(EventType.VALIDATION_PASSED, node_id=instance.name, payload={
+            "instance": ref, "plan": plan.to_json(), "report": validate(instance, plan).to_json()})
+    steps = replay_log(log).steps
+    assert [(s.node_id, s.parity, s.detail) for s in steps] == [
+        (name, True, "verdict valid, 0 violations, identical") for name in ("ft06", "tiny", "ft06")]

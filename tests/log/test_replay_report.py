@@ -3,6 +3,7 @@ detail of validations and repairs, the plan in force and the retractions, the su
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,46 @@ def test_the_summary_counts_each_kind_and_names_the_state() -> None:
     clean = ReplayReport(run_id="s", steps=steps[:1], seconds=0.5)
     assert clean.summary() == "run s: parity: 1/1 validations identical, 0/0 repairs identical; no plan in force " \
                               "(0.50 s)"
+
+
+def test_skipped_repairs_are_counted_and_the_steps_after_them_still_replay(tmp_path: Path, tiny: Instance) -> None:
+    log, _ = _repair_log(tmp_path, tiny)
+    (event,) = log.events()
+    plan = dispatch(tiny, DispatchingRule.MWKR)
+    check = {"instance": tiny.to_json(), "plan": plan.to_json(), "report": validate(tiny, plan).to_json()}
+    log.append(EventType.VALIDATION_PASSED, node_id="between", payload=check)
+    log.append(EventType.REPAIR_FINISHED, node_id="again", payload=event.payload)
+    log.append(EventType.VALIDATION_PASSED, node_id="after", payload=check)
+    report = replay_log(log, repairs=False)
+    assert report.skipped == 2 and [s.node_id for s in report.steps] == ["between", "after"]
+    assert report.summary().startswith("run repair: parity: 2/2 validations identical, 0/0 repairs identical, "
+                                       "2 repairs skipped; ")
+
+
+def test_a_repair_whose_result_was_retracted_is_marked(tmp_path: Path, tiny: Instance) -> None:
+    """A repair recorded by version (``result_version``), its result withdrawn by a compensation."""
+    plan = dispatch(tiny, DispatchingRule.MWKR)
+    disruption = generate_disruption(tiny, plan, "breakdown", seed=1)
+    result = repair(tiny, plan, disruption, "right-shift", 1.0, seed=0, workers=1)
+    log = ExecutionLog(FsStore(tmp_path), "compensated")
+    v1, v2 = log.commit_plan(plan.to_json()), log.commit_plan(result.schedule.to_json())
+    log.append(EventType.REPAIR_FINISHED, node_id="repair", payload={
+        "instance": tiny.to_json(), "baseline_version": v1, "disruption": disruption.to_json(),
+        "method": "right-shift", "budget": 1.0, "result_version": v2})
+    retraction = log.retract(v2)
+    report = replay_log(log)
+    (step,) = report.steps
+    assert step.parity and step.detail == (f"right-shift: same plan, makespan {result.makespan} "
+                                           f"(v2 since retracted by event {retraction.seq})")
+    assert (report.current_version, report.retracted) == (v1, [v2])
+
+
+def test_the_seconds_reported_lie_inside_the_call(tmp_path: Path, tiny: Instance) -> None:
+    """Each step's time within the whole replay's, and that within the time the call took as seen from outside
+    (rounding is monotonic, so neither comparison depends on how fast the machine is)."""
+    log = _validations(tmp_path, tiny)
+    started = time.perf_counter()
+    report = replay_log(log)
+    outside = round(time.perf_counter() - started, 4)
+    assert all(0 <= s.seconds <= report.seconds for s in report.steps)
+    assert 0 <= report.seconds <= outside
