@@ -161,3 +161,21 @@ def test_each_instance_of_a_log_is_rebuilt_for_its_own_steps(tmp_path: Path, tin
     steps = replay_log(log).steps
     assert [(s.node_id, s.parity, s.detail) for s in steps] == [
         (name, True, "verdict valid, 0 violations, identical") for name in ("ft06", "tiny", "ft06")]
+
+
+def test_a_malformed_field_is_reported_as_drift_and_the_other_steps_still_replay(tmp_path: Path,
+                                                                                 tiny: Instance) -> None:
+    """A field present but not of its contract's form (a plan that is no schedule, a seed of null) is that step's
+    drift with the reason; it used to end the whole replay with a traceback, hiding every other step's parity."""
+    payload = _repair_payload(tiny)
+    log = ExecutionLog(FsStore(tmp_path), "malformed")
+    log.append(EventType.VALIDATION_PASSED, node_id="plan", payload={
+        "instance": tiny.to_json(), "plan": {"operations": "garbage"}, "report": {"valid": True}})
+    log.append(EventType.REPAIR_FINISHED, node_id="seed", payload={**payload, "seed": None})
+    log.append(EventType.REPAIR_FINISHED, node_id="good", payload=payload)
+    steps = replay_log(log).steps
+    assert [(s.node_id, s.parity, s.drift.get("error")) for s in steps] == [
+        ("plan", False, "ValidationError"), ("seed", False, "TypeError"), ("good", True, None)]
+    plan, seed = steps[0].detail, steps[1].detail
+    assert plan.startswith("re-run failed: ValidationError: ") and "Schedule" in plan and "\n" not in plan
+    assert seed.startswith("re-run failed: TypeError: ") and "NoneType" in seed
