@@ -206,8 +206,9 @@ def replay_log(log: ExecutionLog, *, repairs: bool = True,
                on_step: Callable[[StepParity], None] | None = None) -> ReplayReport:
     """Re-run every validation (and, unless ``repairs`` is False, every repair) recorded in ``log``.
 
-    A step whose inputs cannot be rebuilt (a payload missing a contract field, a plan version that is
-    not there) or whose re-run raises is reported as drift with the reason, never skipped silently.
+    A step whose inputs cannot be rebuilt (a payload missing a contract field or holding one not of its
+    form, a plan version that is not there) or whose re-run raises is reported as drift with the reason,
+    never skipped silently.
 
     Args:
         log: The run to replay.
@@ -235,6 +236,9 @@ def replay_log(log: ExecutionLog, *, repairs: bool = True,
             same, detail, drift = False, f"cannot rebuild inputs: payload lacks {e.args[0]}", {}
         except AlasError as e:
             same, detail, drift = False, f"re-run failed: {e}", {"error": type(e).__name__}
+        except (TypeError, ValueError) as e:  # a field not of its contract's form (pydantic's errors are ValueErrors)
+            reason = str(e).partition("\n")[0]
+            same, detail, drift = False, f"re-run failed: {type(e).__name__}: {reason}", {"error": type(e).__name__}
         result_version = event.payload.get("result_version", event.payload.get("plan_version"))
         if isinstance(result_version, int) and result_version in head.retracted:
             detail += f" (v{result_version} since retracted by event {head.retracted[result_version]})"
