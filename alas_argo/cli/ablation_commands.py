@@ -23,6 +23,8 @@ __all__ = ["register"]
 def _ablation(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.faults < 0:
         raise InputError("--trials must be at least 1 and --faults at least 0")
+    if args.feedback_rounds < 0:
+        raise InputError(f"--feedback-rounds must be at least 0, got {args.feedback_rounds}")
     names = suite(args.suite)
     variants = members(args.variants, Variant, "--variants") if args.variants else list(Variant)
     out = Path(args.out) if args.out else Path("bench/results") / (

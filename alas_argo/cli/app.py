@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from alas_argo import interrupts
 from alas_argo.cli.examples import epilog
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
@@ -101,17 +102,24 @@ def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, t
                       label: Callable[[T], str], quiet: bool, what: str = "alas") -> list[T]:
     """Call ``run(on_row)`` with a progress bar over ``total`` rows on stderr; when stderr is not a terminal,
     with periodic progress lines instead (:class:`~alas_argo.cli.progress.ProgressLines`: CI logs show the work
-    moving); plainly when ``quiet`` on a terminal."""
+    moving); plainly when ``quiet`` on a terminal. A stop request (SIGINT, SIGTERM) ends the work after the row
+    in hand (:class:`~alas_argo.interrupts.Interrupted`): rows that never reach a solver (a simulated model's
+    cases) would otherwise never see it, and the process ran on until killed."""
+
+    def checked(show: Callable[[T], None] | None) -> Callable[[T], None]:
+        def on_row(row: T) -> None:
+            if show is not None:
+                show(row)
+            interrupts.check(what)
+
+        return on_row
+
     if not sys.stderr.isatty():
         with ProgressLines(what, total=total) as lines:
-            return run(lambda row: lines.done(label(row)))
+            return run(checked(lambda row: lines.done(label(row))))
     if quiet:
-        return run(None)
+        return run(checked(None))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True)) as bar:
         task = bar.add_task(first, total=total)
-
-        def on_row(row: T) -> None:
-            bar.update(task, advance=1, description=label(row))
-
-        return run(on_row)
+        return run(checked(lambda row: bar.update(task, advance=1, description=label(row))))

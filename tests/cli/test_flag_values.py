@@ -76,6 +76,12 @@ def test_a_repair_needs_a_worker(argv: list[str], tmp_path: Path, monkeypatch: p
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ablation_refuses_negative_feedback_rounds_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to start and end in pydantic's ValidationError traceback from the first trial's configuration."""
+    assert main(["bench", "ablation", "--suite", "ft06", "--feedback-rounds", "-1"]) == 2
+    assert capsys.readouterr().err == "alas: error: --feedback-rounds must be at least 0, got -1\n"
+
+
 def test_seeds_past_the_last_one_are_refused_before_the_bench_starts(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "repair", "--suite", "ft06", "--first-seed", "2147483647", "--seeds", "2", "--out",

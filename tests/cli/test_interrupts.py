@@ -193,3 +193,17 @@ def test_sigterm_stops_a_workflow_step_with_the_transient_exit_and_the_step_runs
     assert events.count(EventType.RUN_INTERRUPTED) == 1 and events.count(EventType.PLAN_COMMITTED) == 2
     assert ExecutionLog(FsStore(root), case).verify().ok
     assert (tmp_path / "out" / "key").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_bench_whose_cases_never_solve_stops_after_the_case_in_hand(tmp_path: Path, signum: int) -> None:
+    """The simulated LLM bench calls no solver a stop request would reach: it ran on after SIGTERM until killed
+    (seen for 10 minutes). The progress callback now ends it after the case in hand, nothing written."""
+    out = tmp_path / "out"
+    child = _start(["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--seeds", "100000", "-o", str(out)])
+    _wait_for(child, lambda: _handlers_installed(child.pid), "the stop handlers")
+    time.sleep(1.0)  # into the cases
+    err = _stop(child, signum)
+    assert f"interrupted by {signal.Signals(signum).name} during alas bench llm; nothing was written" in err
+    assert "stopped after" in err
+    assert not out.exists()
