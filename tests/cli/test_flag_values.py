@@ -14,6 +14,17 @@ from alas_argo.errors import InputError
 from alas_argo.log import FsStore
 
 
+def _refused_by_argparse(argv: list[str], where: Path, monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``alas ARGV`` in ``where``: argparse's exit 2, nothing written; its error text."""
+    monkeypatch.chdir(where)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert list(where.iterdir()) == []  # nothing started, nothing written
+    return capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [
     ["bench", "static", "--suite", "ft06", "--time-limit", "nan", "--out", "o"],
     ["solve", "ft06", "--time-limit", "inf"],
@@ -26,14 +37,9 @@ from alas_argo.log import FsStore
 def test_a_float_flag_must_be_a_finite_number(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """``float()`` takes nan and inf, and a NaN passes every ``<= 0`` check: a NaN time limit used to run."""
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    err = _refused_by_argparse(argv, tmp_path, monkeypatch, capsys)
     flag = next(a for a in argv if a.startswith("--") and argv[argv.index(a) + 1].lower() in ("nan", "inf"))
     assert f"argument {flag}: not a finite number" in err, err
-    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
 
 
 @pytest.mark.parametrize("argv", [
@@ -49,16 +55,11 @@ def test_a_float_flag_must_be_a_finite_number(argv: list[str], tmp_path: Path, m
 def test_a_seed_flag_must_fit_the_solver(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """CP-SAT's seed is a 32-bit integer: a larger one ended in a TypeError from its bindings, mid-run."""
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    assert done.value.code == 2
+    err = _refused_by_argparse(argv, tmp_path, monkeypatch, capsys)
     flag = next(a for a in argv if a in ("--seed", "--first-seed"))
     value = argv[argv.index(flag) + 1]
-    err = capsys.readouterr().err
     expected = "not an integer" if value == "1e3" else f"a seed is an integer from 0 to 2147483647, got {value}"
     assert f"argument {flag}: {expected}" in err, err
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("argv", [
