@@ -291,7 +291,9 @@ def reoptimized(state: ExecutionState, plan: Schedule, *, seconds: float, bound:
                 clock: SearchClock, max_moves: int, stretches: int = STRETCHES,
                 ceiling: float | None = None, gap_bound: int | None = None) -> Schedule | None:
     """Local search from ``plan`` for ``seconds`` nominal seconds of ``clock`` and ``max_moves`` moves
-    (Python work between the solves is not on a deterministic clock: the move cap bounds it), then up to
+    (Python work between the solves is not on a deterministic clock: the move cap bounds it, and beyond
+    ``searching.UNCHARGED_OPERATIONS`` free operations each move is charged :data:`MOVE_CHARGE_PER_OP` per
+    operation for it), then up to
     ``stretches`` more stretches of :data:`STRETCH_SHARE` of both while the last stretch shortened the plan
     and it is still more than :data:`STRETCH_MIN_GAP` above ``gap_bound`` (``bound`` when not given: the bound the
     gap was tuned on); never more than ``ceiling`` nominal seconds in all (the caller's budget), when given. It
