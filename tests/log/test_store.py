@@ -82,3 +82,19 @@ def test_s3_prefix_keeps_runs_apart(s3_server: LoopbackS3, s3_bucket: str) -> No
     assert a.list(prefix="runs/") == ["runs/x/events/00000000.json"]
     raw = s3_server.client().list_objects_v2(Bucket=s3_bucket)["Contents"]
     assert [o["Key"] for o in raw] == ["team-a/runs/x/events/00000000.json"]
+
+
+def test_list_takes_any_string_prefix(store: Store) -> None:
+    # A prefix is a string, not a directory: it may be empty, stop inside a segment or name a key at the top.
+    keys = ["runs/a/events/00000000.json", "runs/a/events/00000001.json", "runs/a/head.json", "runs/ab/head.json",
+            "top.json"]
+    for key in keys:
+        store.put(key=key, data=b"x")
+    assert store.list(prefix="") == keys
+    assert store.list(prefix="", start_after="runs/ab/head.json") == ["top.json"]
+    assert store.list(prefix="run") == keys[:4]
+    assert store.list(prefix="runs/a") == keys[:4]
+    assert store.list(prefix="runs/a/") == keys[:3]
+    assert store.list(prefix="runs/a/events/0000000") == keys[:2]
+    assert store.list(prefix="runs/a/events/00000001.json") == keys[1:2]
+    assert store.list(prefix="t") == ["top.json"]

@@ -1,0 +1,199 @@
+"""The filesystem backend's own promises, beyond the contract both backends keep (test_store.py): what it
+refuses and how it says so, the files it leaves, that the sweep of leftover temp files never harms a live
+writer, and that a record is synced before it is published."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from alas_argo.errors import StoreError
+from alas_argo.log import fs_store
+from alas_argo.log.fs_store import FsStore
+from alas_argo.log.store import RecordNotFound
+
+KEY = "runs/r/events/00000000.json"
+
+
+def _temps(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.name.startswith(".tmp-")]
+
+
+@pytest.fixture
+def live_writer() -> Iterator[subprocess.Popen[bytes]]:
+    """A process that is alive for the whole test: the writer of an in-flight temp file."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        yield sleeper
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_the_default_root_and_the_location_errors_name(tmp_path: Path) -> None:
+    assert FsStore().root == Path(".alas") and FsStore().location == "fs:.alas"
+    store = FsStore(tmp_path)
+    store.put(key="runs/r/head.json", data=b"{}")
+    for missing in (KEY, "runs/r/head.json/00000000.json"):  # the second climbs through a file
+        with pytest.raises(RecordNotFound) as info:
+            store.get(key=missing)
+        assert info.value.where == f"fs:{tmp_path}/{missing}"
+        assert info.value.message == "no such record"
+
+
+def test_records_are_plain_files_readable_by_other_readers(tmp_path: Path) -> None:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    store = FsStore(tmp_path)
+    store.put(key="runs/r/head.json", data=b"{}")
+    assert store.put_if_absent(key=KEY, data=b"{}")
+    for key in ("runs/r/head.json", KEY):
+        mode = (tmp_path / key).stat().st_mode
+        assert stat.S_ISREG(mode) and stat.S_IMODE(mode) == 0o644 & ~mask  # never executable
+
+
+def test_reading_a_directory_is_a_store_error_that_names_the_path(tmp_path: Path) -> None:
+    store = FsStore(tmp_path)
+    store.put(key=KEY, data=b"{}")
+    with pytest.raises(StoreError) as info:
+        store.get(key="runs/r/events")
+    assert not isinstance(info.value, RecordNotFound)  # it exists: the caller must not take it for absent
+    assert info.value.where == str(tmp_path / "runs" / "r" / "events")
+    assert info.value.message == f"cannot read record: {os.strerror(errno.EISDIR)}"
+
+
+@pytest.mark.parametrize("create_only", [False, True])
+def test_a_write_below_a_record_is_refused_with_its_path(tmp_path: Path, create_only: bool) -> None:
+    store = FsStore(tmp_path)
+    store.put(key="runs/r/head.json", data=b"{}")
+    key = "runs/r/head.json/x.json"
+    with pytest.raises(StoreError) as info:
+        if create_only:
+            store.put_if_absent(key=key, data=b"x")
+        else:
+            store.put(key=key, data=b"x")
+    assert info.value.where == str(tmp_path / "runs" / "r" / "head.json" / "x.json")
+    assert info.value.message.startswith("cannot write record: ")
+    assert store.get(key="runs/r/head.json") == b"{}" and _temps(tmp_path) == []
+
+
+def test_an_overwrite_that_cannot_be_published_leaves_no_temp_file(tmp_path: Path) -> None:
+    store = FsStore(tmp_path)
+    store.put(key=KEY, data=b"{}")
+    with pytest.raises(StoreError) as info:
+        store.put(key="runs/r/events", data=b"x")  # a directory holds the name
+    assert info.value.where == str(tmp_path / "runs" / "r" / "events")
+    assert info.value.message == f"cannot publish record: {os.strerror(errno.EISDIR)}"
+    assert _temps(tmp_path) == [] and store.get(key=KEY) == b"{}"
+
+
+def test_a_link_the_filesystem_refuses_is_a_store_error_not_a_lost_race(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # A filesystem without hard links answers EPERM: that is a failure to write, not "another writer won".
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "link", no_links)
+    store = FsStore(tmp_path)
+    with pytest.raises(StoreError) as info:
+        store.put_if_absent(key=KEY, data=b"{}")
+    assert info.value.where == str(tmp_path / KEY)
+    assert info.value.message == f"cannot publish record: {os.strerror(errno.EPERM)}"
+    assert not store.exists(key=KEY) and _temps(tmp_path) == []
+
+
+def test_children_are_the_visible_directories_only(tmp_path: Path) -> None:
+    store = FsStore(tmp_path)
+    for key in ("runs/a/head.json", "runs/b/head.json", "runs/notes.json"):
+        store.put(key=key, data=b"{}")
+    (tmp_path / "runs" / ".trash").mkdir()  # a hidden directory is no run
+    assert store.children(prefix="runs/") == ["a", "b"]
+    assert store.children(prefix="") == ["runs"]
+
+
+def test_the_sweep_only_probes_writers_and_never_signals_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, live_writer: subprocess.Popen[bytes]) -> None:
+    signals: list[int] = []
+    real_kill = os.kill
+
+    def probe(pid: int, sig: int) -> None:
+        signals.append(sig)
+        real_kill(pid, sig)
+
+    monkeypatch.setattr(os, "kill", probe)
+    events = tmp_path / "runs" / "r" / "events"
+    events.mkdir(parents=True)
+    in_flight = events / f".tmp-00000001.json.{live_writer.pid}.feed"
+    in_flight.write_bytes(b"in flight")
+    FsStore(tmp_path).put_if_absent(key=KEY, data=b"{}")
+    assert signals == [0]  # whether it exists, nothing more
+    assert in_flight.exists() and live_writer.poll() is None
+
+
+def test_a_writer_of_another_user_is_taken_for_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = 4_000_000  # a pid this user may not signal: the kernel answers EPERM, not ESRCH
+    real_kill = os.kill
+
+    def probe(pid: int, sig: int) -> None:
+        if pid == other:
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+        real_kill(pid, sig)
+
+    monkeypatch.setattr(os, "kill", probe)
+    events = tmp_path / "runs" / "r" / "events"
+    events.mkdir(parents=True)
+    in_flight = events / f".tmp-00000001.json.{other}.feed"
+    in_flight.write_bytes(b"in flight")
+    FsStore(tmp_path).put_if_absent(key=KEY, data=b"{}")
+    assert in_flight.exists()
+
+
+def test_a_leftover_another_sweeper_removed_first_does_not_fail_the_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two processes reopening one run both sweep it: the slower one finds the dead writer's temp file gone.
+    events = tmp_path / "runs" / "r" / "events"
+    events.mkdir(parents=True)
+    (events / ".tmp-00000001.json.999999999.dead").write_bytes(b"half")
+    real_stale = fs_store._stale
+
+    def raced(entry: os.DirEntry[str]) -> bool:
+        gone = real_stale(entry)
+        if gone:
+            os.unlink(entry.path)  # the other sweeper, between our check and our unlink
+        return gone
+
+    monkeypatch.setattr(fs_store, "_stale", raced)
+    store = FsStore(tmp_path)
+    assert store.put_if_absent(key=KEY, data=b"{}")
+    assert store.get(key=KEY) == b"{}" and _temps(tmp_path) == []
+
+
+def test_the_record_is_synced_before_it_is_published_and_a_directory_that_cannot_be_synced_is_no_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Some filesystems answer EINVAL to fsync on a directory; the record itself is synced, so the write stands.
+    synced: list[tuple[str, bytes | None]] = []  # what was synced, and what a reader saw under the key then
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        seen = (tmp_path / KEY).read_bytes() if (tmp_path / KEY).exists() else None
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            synced.append(("directory", seen))
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        synced.append(("file", seen))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = FsStore(tmp_path)
+    assert store.put_if_absent(key=KEY, data=b"{}")
+    assert synced == [("file", None), ("directory", b"{}")]
+    synced.clear()
+    store.put(key=KEY, data=b"[]")
+    assert synced == [("file", b"{}"), ("directory", b"[]")]  # the old version until the new one is synced
+    assert store.get(key=KEY) == b"[]"
