@@ -173,5 +173,5 @@ class FsStore(Store):
         top = self.root.joinpath(*check_key(prefix, prefix=True).strip("/").split("/")) if prefix else self.root
         try:
             return sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a prefix through a record: nothing under it, as list
             return []

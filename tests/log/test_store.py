@@ -98,3 +98,9 @@ def test_list_takes_any_string_prefix(store: Store) -> None:
     assert store.list(prefix="runs/a/events/0000000") == keys[:2]
     assert store.list(prefix="runs/a/events/00000001.json") == keys[1:2]
     assert store.list(prefix="t") == ["top.json"]
+
+
+def test_a_prefix_through_a_record_has_no_keys_and_no_children(store: Store) -> None:
+    store.put(key="runs/r/head.json", data=b"{}")
+    assert store.list(prefix="runs/r/head.json/") == []
+    assert store.children(prefix="runs/r/head.json/") == []
