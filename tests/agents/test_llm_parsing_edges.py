@@ -8,6 +8,7 @@ the other parsing tests let pass.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -148,3 +149,21 @@ def test_busy_windows_elsewhere_or_touching_are_not_overlaps() -> None:
             BusyWindow(machine=1, start=12, end=20, reason="reserved")]  # starts where step 2 ends
     ctx = CTX.model_copy(update={"busy": busy})
     assert review_operations(ctx, proposed(*OPS)) == []
+
+
+@pytest.mark.parametrize("shape", ['{"operations": %s}',
+                                   '[{"job": 1, "step": 0, "note": %s, "machine": 0, "start": 3, "end": 5}]'])
+def test_nesting_just_under_the_recursion_limit_is_read_or_refused_never_a_crash(shape: str) -> None:
+    # Decoded in prose, such a value is a candidate; ranking candidates must not need to encode it again (json's
+    # encoder hits the recursion limit a few levels sooner than its decoder).
+    limit = sys.getrecursionlimit()
+    for depth in range(limit - 150, limit + 10):
+        text = "Here it is: " + shape % ("[" * depth + "]" * depth)
+        try:
+            parsed = parse_answer(text, job=1)
+        except ParseError:
+            continue
+        if shape.startswith("["):
+            assert parsed.operations == proposed(OPS[0]), depth
+        else:
+            assert parsed.operations == [] and "operation #0 is not an object: dropped" in parsed.notes, depth
