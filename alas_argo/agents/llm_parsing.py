@@ -45,10 +45,13 @@ class ParsedAnswer:
     notes: list[str] = field(default_factory=list)
 
 
-def _decode_all(text: str, opener: str) -> list[Any]:
-    """Every complete JSON value starting at an ``opener`` character, left to right, not nested twice."""
+def _decode_all(text: str, opener: str) -> list[tuple[Any, int]]:
+    """Every complete JSON value starting at an ``opener`` character, left to right, not nested twice.
+
+    Each comes with the length of the text it was decoded from.
+    """
     decoder = json.JSONDecoder()
-    found: list[Any] = []
+    found: list[tuple[Any, int]] = []
     i = text.find(opener)
     while 0 <= i < len(text):
         try:
@@ -64,7 +67,7 @@ def _decode_all(text: str, opener: str) -> list[Any]:
                 run += 1
             i = text.find(opener, run)
             continue
-        found.append(value)
+        found.append((value, end - i))
         i = text.find(opener, end)
     return found
 
@@ -97,12 +100,14 @@ def extract_json(text: str) -> tuple[Any, list[str]]:
         except _UNDECODABLE:
             continue
     for opener in "{[":
-        candidates = [v for v in _decode_all(stripped, opener) if _looks_like_ops(v)]
+        candidates = [(v, span) for v, span in _decode_all(stripped, opener) if _looks_like_ops(v)]
         if candidates:
-            # The largest plausible value is the schedule; smaller ones are usually quoted examples.
-            best = max(candidates, key=lambda v: len(json.dumps(v)))
+            # The largest plausible value is the schedule; smaller ones are usually quoted examples. Sized by the
+            # text it came from: encoding it again to measure it can exceed the recursion limit that decoding it
+            # stayed under (a value nested a few levels short of the limit).
+            best, _ = max(candidates, key=lambda c: c[1])
             return best, ["prose around the JSON ignored"]
-    records = [v for v in _decode_all(stripped, "{") if isinstance(v, dict) and "step" in v]
+    records = [v for v, _ in _decode_all(stripped, "{") if isinstance(v, dict) and "step" in v]
     if records:
         return {"operations": records}, [
             f"answer is not one complete JSON document (truncated?): kept the {len(records)} operation record(s) "
