@@ -118,6 +118,16 @@ def test_children_are_the_visible_directories_only(tmp_path: Path) -> None:
     assert store.children(prefix="") == ["runs"]
 
 
+def _swept_beside(root: Path, pid: int) -> Path:
+    """A temp file of writer ``pid`` in a run's events, then a write there (which sweeps): the temp file's path."""
+    events = root / "runs" / "r" / "events"
+    events.mkdir(parents=True)
+    in_flight = events / f".tmp-00000001.json.{pid}.feed"
+    in_flight.write_bytes(b"in flight")
+    FsStore(root).put_if_absent(key=KEY, data=b"{}")
+    return in_flight
+
+
 def test_the_sweep_only_probes_writers_and_never_signals_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, live_writer: subprocess.Popen[bytes]) -> None:
     signals: list[int] = []
@@ -128,11 +138,7 @@ def test_the_sweep_only_probes_writers_and_never_signals_them(
         real_kill(pid, sig)
 
     monkeypatch.setattr(os, "kill", probe)
-    events = tmp_path / "runs" / "r" / "events"
-    events.mkdir(parents=True)
-    in_flight = events / f".tmp-00000001.json.{live_writer.pid}.feed"
-    in_flight.write_bytes(b"in flight")
-    FsStore(tmp_path).put_if_absent(key=KEY, data=b"{}")
+    in_flight = _swept_beside(tmp_path, live_writer.pid)
     assert signals == [0]  # whether it exists, nothing more
     assert in_flight.exists() and live_writer.poll() is None
 
@@ -147,12 +153,7 @@ def test_a_writer_of_another_user_is_taken_for_alive(tmp_path: Path, monkeypatch
         real_kill(pid, sig)
 
     monkeypatch.setattr(os, "kill", probe)
-    events = tmp_path / "runs" / "r" / "events"
-    events.mkdir(parents=True)
-    in_flight = events / f".tmp-00000001.json.{other}.feed"
-    in_flight.write_bytes(b"in flight")
-    FsStore(tmp_path).put_if_absent(key=KEY, data=b"{}")
-    assert in_flight.exists()
+    assert _swept_beside(tmp_path, other).exists()
 
 
 def test_a_leftover_another_sweeper_removed_first_does_not_fail_the_write(
