@@ -54,6 +54,10 @@ def _stale(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _unlistable(e: OSError) -> StoreError:
+    return StoreError(f"cannot list records: {e.strerror or e}", where=str(e.filename))
+
+
 class FsStore(Store):
     """A store in a local directory; keys map to relative paths.
 
@@ -158,7 +162,7 @@ class FsStore(Store):
         base_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         top = self.root.joinpath(*base_dir.split("/")) if base_dir else self.root
         keys: list[str] = []
-        for dirpath, _dirs, files in os.walk(top):
+        for dirpath, _dirs, files in os.walk(top, onerror=self._walk_error):
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in files:
                 if name.startswith(_TMP_MARK):
@@ -175,3 +179,12 @@ class FsStore(Store):
             return sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
         except (FileNotFoundError, NotADirectoryError):  # a prefix through a record: nothing under it, as list
             return []
+        except OSError as e:
+            raise _unlistable(e) from e
+
+    @staticmethod
+    def _walk_error(e: OSError) -> None:
+        """os.walk's error hook: by default it skips what it cannot read, and a listing would leave those records
+        out without a word. Nothing to list where nothing is; a StoreError for a directory it cannot read."""
+        if not isinstance(e, FileNotFoundError | NotADirectoryError):
+            raise _unlistable(e) from e

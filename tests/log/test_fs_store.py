@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -198,3 +199,28 @@ def test_the_record_is_synced_before_it_is_published_and_a_directory_that_cannot
     store.put(key=KEY, data=b"[]")
     assert synced == [("file", b"{}"), ("directory", b"[]")]  # the old version until the new one is synced
     assert store.get(key=KEY) == b"[]"
+
+
+@pytest.mark.parametrize("listing", ["list", "children"])
+def test_a_directory_the_store_cannot_read_is_a_store_error_not_a_shorter_listing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listing: str) -> None:
+    # os.walk skips what it cannot read unless told otherwise: list() left those records out without a word,
+    # and children() let the bare PermissionError out (root reads everything, so the refusal is injected).
+    store = FsStore(tmp_path)
+    store.put(key="runs/a/events/00000000.json", data=b"{}")
+    store.put(key="runs/b/events/00000000.json", data=b"{}")
+    locked = tmp_path / "runs" / ("b" if listing == "list" else "")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if Path(path) == locked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(StoreError, match="cannot list records: Permission denied") as e:
+        store.list(prefix="runs/") if listing == "list" else store.children(prefix="runs/")
+    assert e.value.where == str(locked)
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    assert store.list(prefix="runs/") == ["runs/a/events/00000000.json", "runs/b/events/00000000.json"]
+    assert store.list(prefix="nothing/here/") == [] and store.children(prefix="nothing/") == []
