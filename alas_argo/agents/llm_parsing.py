@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from alas_argo import json_limits
 from alas_argo.agents.contracts import JobContext, ProposedOperation
 from alas_argo.errors import ContractError
 
@@ -26,9 +27,6 @@ _FIELDS = ("job", "step", "machine", "start", "end")
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 #: Answers longer than this are not scanned character by character (a runaway model, not a schedule).
 _MAX_SCAN = 200_000
-#: What decoding a JSON value can raise on a model's text: nesting deeper than Python's recursion limit (a
-#: runaway ``[[[[...``) raises RecursionError, which is as unreadable as malformed JSON, not a crash.
-_UNDECODABLE = (json.JSONDecodeError, RecursionError)
 #: Characters of a run of openers (with the blanks between them) skipped after a RecursionError.
 _RUN = frozenset("[{ \t\r\n")
 
@@ -91,13 +89,13 @@ def extract_json(text: str) -> tuple[Any, list[str]]:
     if len(stripped) > _MAX_SCAN:
         raise ParseError(f"the model's answer is {len(stripped)} characters long: not a schedule")
     try:
-        return json.loads(stripped), []
-    except _UNDECODABLE:
+        return json_limits.loads(stripped), []
+    except json.JSONDecodeError:  # nesting too deep for json included (json_limits.loads)
         pass
     for block in _FENCE.findall(stripped):
         try:
-            return json.loads(block.strip()), ["answer wrapped in a code fence"]
-        except _UNDECODABLE:
+            return json_limits.loads(block.strip()), ["answer wrapped in a code fence"]
+        except json.JSONDecodeError:
             continue
     for opener in "{[":
         candidates = [(v, span) for v, span in _decode_all(stripped, opener) if _looks_like_ops(v)]

@@ -10,6 +10,7 @@ late, Ctrl-C in the first case) leaves an earlier run's table where it was.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import os
 import tempfile
@@ -41,7 +42,7 @@ class PartialTable:
             path.parent.mkdir(parents=True, exist_ok=True)
             tempfile.TemporaryFile(dir=path.parent).close()
             if path.is_dir():
-                raise IsADirectoryError(21, "Is a directory")
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         except OSError as e:
             raise InputError(f"cannot write: {e.strerror or e}", where=str(path)) from None
 

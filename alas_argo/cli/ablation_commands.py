@@ -11,7 +11,7 @@ from rich.table import Table
 
 from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
 from alas_argo.cli.app import Commands, print_json, run_with_progress
-from alas_argo.cli.flag_values import finite_float, members
+from alas_argo.cli.flag_values import at_least, finite_float, members
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
@@ -23,8 +23,7 @@ __all__ = ["register"]
 def _ablation(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.faults < 0:
         raise InputError("--trials must be at least 1 and --faults at least 0")
-    if args.feedback_rounds < 0:
-        raise InputError(f"--feedback-rounds must be at least 0, got {args.feedback_rounds}")
+    at_least(args.feedback_rounds, "--feedback-rounds", 0)
     names = suite(args.suite)
     variants = members(args.variants, Variant, "--variants") if args.variants else list(Variant)
     out = Path(args.out) if args.out else Path("bench/results") / (

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, write_tables
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import at_least, finite_float
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
@@ -41,8 +41,7 @@ def default_directory(suite_name: str, now: datetime | None = None, *, kind: str
 def _static(args: argparse.Namespace) -> int:
     if args.time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
-    if args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    at_least(args.workers, "--workers", 1)
     names = suite(args.suite)
     directory = check_output_dir(Path(args.out) if args.out else default_directory(args.suite))
     limits = "deterministic limits, 1 worker" if args.deterministic else f"{args.workers} workers"

@@ -15,7 +15,7 @@ from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
 
-__all__ = ["counts", "finite_float", "flag_error", "members", "plan_version", "seed"]
+__all__ = ["at_least", "counts", "finite_float", "flag_error", "members", "plan_version", "seed"]
 
 
 def finite_float(text: str) -> float:
@@ -32,6 +32,16 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
     return value
+
+
+def at_least(value: int, flag: str, minimum: int) -> None:
+    """Refuse an integer flag below ``minimum`` (a worker count, a number of rounds).
+
+    Raises:
+        InputError: ``value`` is below ``minimum``; the message names the flag.
+    """
+    if value < minimum:
+        raise InputError(f"{flag} must be at least {minimum}, got {value}")
 
 
 def seed(text: str) -> int:

@@ -13,7 +13,7 @@ from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, check_bench_arguments, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
 from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import at_least, finite_float
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
@@ -84,14 +84,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
     return instance, schedule, disruption
 
 
-def _workers(workers: int) -> None:
-    if workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
-
-
 def _repair(args: argparse.Namespace) -> int:
     _positive(args.time_limit, "--time-limit")
-    _workers(args.workers)
+    at_least(args.workers, "--workers", 1)
     check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
@@ -152,7 +147,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
                        f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
-    _workers(args.workers)
+    at_least(args.workers, "--workers", 1)
     if args.seeds < 1:
         raise InputError(f"--seeds must be at least 1, got {args.seeds}")
     if args.first_seed + args.seeds - 1 > MAX_SEED:

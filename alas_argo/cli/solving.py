@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from alas_argo.cli.app import Commands, print_json, write_json_file
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import at_least, finite_float
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
@@ -65,8 +65,7 @@ def progress_display(enabled: bool, title: str) -> Iterator[Callable[[ProgressEv
 def _solve(args: argparse.Namespace) -> int:
     if args.time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
-    if args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    at_least(args.workers, "--workers", 1)
     if args.out:
         check_output_file(args.out)
     instance = load_instance(args.instance)

@@ -54,8 +54,12 @@ def _stale(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _unlistable(e: OSError) -> StoreError:
-    return StoreError(f"cannot list records: {e.strerror or e}", where=str(e.filename))
+def _listing_error(e: OSError) -> None:
+    """What listing makes of an OSError (os.walk's hook too, which skips what it cannot read by default, so a
+    listing would leave those records out without a word): nothing to list where nothing is, or where a prefix
+    runs through a record; a StoreError for a directory the store cannot read."""
+    if not isinstance(e, FileNotFoundError | NotADirectoryError):
+        raise StoreError(f"cannot list records: {e.strerror or e}", where=str(e.filename)) from e
 
 
 class FsStore(Store):
@@ -162,7 +166,7 @@ class FsStore(Store):
         base_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         top = self.root.joinpath(*base_dir.split("/")) if base_dir else self.root
         keys: list[str] = []
-        for dirpath, _dirs, files in os.walk(top, onerror=self._walk_error):
+        for dirpath, _dirs, files in os.walk(top, onerror=_listing_error):
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in files:
                 if name.startswith(_TMP_MARK):
@@ -177,14 +181,6 @@ class FsStore(Store):
         top = self.root.joinpath(*check_key(prefix, prefix=True).strip("/").split("/")) if prefix else self.root
         try:
             return sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
-        except (FileNotFoundError, NotADirectoryError):  # a prefix through a record: nothing under it, as list
-            return []
         except OSError as e:
-            raise _unlistable(e) from e
-
-    @staticmethod
-    def _walk_error(e: OSError) -> None:
-        """os.walk's error hook: by default it skips what it cannot read, and a listing would leave those records
-        out without a word. Nothing to list where nothing is; a StoreError for a directory it cannot read."""
-        if not isinstance(e, FileNotFoundError | NotADirectoryError):
-            raise _unlistable(e) from e
+            _listing_error(e)
+            return []

@@ -224,17 +224,25 @@ def test_a_gate_reads_the_run_inputs() -> None:
     assert Runtime({"echo": echo}).run(wf, {"go": False}).states["a"] is NodeState.SKIPPED
 
 
+def _waiting_for(key: str) -> tuple[Handler, Handler]:
+    """Two handlers: one that waits (at most 5 s) until the other has run and answers ``{key: whether it had}``,
+    and the other, an echo that says it ran."""
+    ran = threading.Event()
+
+    def waiting(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {key: ran.wait(5)}
+
+    def running(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        ran.set()
+        return echo(ctx, inputs)
+
+    return waiting, running
+
+
 def test_a_join_still_waiting_holds_back_nothing_else() -> None:
     """z finishes while pick = any_of(first, z) still waits for first: z's other successor y runs meanwhile
     (first returns only once y has run)."""
-    y_ran = threading.Event()
-
-    def first(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        return {"saw_y": y_ran.wait(5)}
-
-    def mark(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        y_ran.set()
-        return echo(ctx, inputs)
+    first, mark = _waiting_for("saw_y")
     wf = workflow([{"id": "first", "role": "first"}, {"id": "z", "role": "echo"},
                    {"id": "pick", "role": "echo", "join": "any_of"}, {"id": "y", "role": "mark"}],
                   [("first", "pick"), ("z", "pick"), ("z", "y")])
@@ -260,14 +268,7 @@ def test_the_losers_of_an_any_of_join_are_decided_with_everything_around_them() 
     """first wins pick = any_of(first, third) while third still waits behind gate. In that same pass: also
     (after first, declared before pick) is started, g (after first) is gated off, so h after it runs; third is
     skipped, so y = any_of(third, w), which waited on third's turn, is won by w."""
-    picked = threading.Event()
-
-    def gate(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        return {"saw_pick": picked.wait(5)}
-
-    def pick(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-        picked.set()
-        return echo(ctx, inputs)
+    gate, pick = _waiting_for("saw_pick")
     wf = workflow([{"id": "w", "role": "echo"}, {"id": "gate", "role": "gate"}, {"id": "first", "role": "echo"},
                    {"id": "also", "role": "echo"},
                    {"id": "g", "role": "echo", "when": {"path": "inputs.never", "op": "exists"}},
