@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
+from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json, run_with_progress
-from alas_argo.cli.flag_values import at_least, finite_float, members
+from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, members, whole
 from alas_argo.cli.flag_values import seed as seed_flag
-from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
 
@@ -21,9 +21,6 @@ __all__ = ["register"]
 
 
 def _ablation(args: argparse.Namespace) -> int:
-    if args.trials < 1 or args.faults < 0:
-        raise InputError("--trials must be at least 1 and --faults at least 0")
-    at_least(args.feedback_rounds, "--feedback-rounds", 0)
     names = suite(args.suite)
     variants = members(args.variants, Variant, "--variants") if args.variants else list(Variant)
     out = Path(args.out) if args.out else Path("bench/results") / (
@@ -64,15 +61,17 @@ def register(commands: Commands) -> None:
                      "--optimizer none), optionally with FAULTS more injected; report the rate of valid final "
                      "plans (checked by the independent validator), the optimal rate and the gap.")
     p.add_argument("--suite", default="smoke", help="suite, family or comma-separated names (default smoke)")
-    p.add_argument("--trials", type=int, default=20, help="trials per case (default 20)")
-    p.add_argument("--faults", type=int, default=0, help="structural faults injected after the optimizer per "
+    p.add_argument("--trials", type=whole(1, MAX_SEEDS), default=20, help="trials per case (default 20)")
+    p.add_argument("--faults", type=whole(0, MAX_FAULTS), default=0,
+                   help="structural faults injected after the optimizer per "
                    "trial, on top of the planner's own mistakes (default 0)")
     p.add_argument("--variants", default=None, help="comma-separated subset of full,no_repair,no_validator")
     p.add_argument("--planner", choices=["simulated", "heuristic", "cpsat"], default="simulated",
                    help="planner (default simulated: the declared LLM simulator, whose mistakes are the faults)")
     p.add_argument("--optimizer", choices=["auto", "none", "heuristic", "cpsat"], default="auto",
                    help="auto: none for the simulated planner, else the planner's default")
-    p.add_argument("--feedback-rounds", type=int, default=5, help="K rounds of validator feedback (default 5)")
+    p.add_argument("--feedback-rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5,
+                   help="K rounds of validator feedback (default 5)")
     p.add_argument("--time-limit", type=finite_float, default=1.0, help="optimizer and repair seconds (default 1)")
     p.add_argument("--seed", type=seed_flag, default=0, help="first trial's seed (default 0)")
     p.add_argument("-o", "--out", default=None, help="directory for ablation.csv and ablation.md")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from enum import Enum
 from typing import TypeVar
 
@@ -15,7 +16,17 @@ from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
 
-__all__ = ["at_least", "counts", "finite_float", "flag_error", "members", "plan_version", "seed"]
+__all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "flag_error", "members", "plan_version",
+           "seed", "whole"]
+
+#: Most seeds or trials a bench takes: each one is a row per case and variant, kept in memory until the tables
+#: are written (``bench llm --seeds 100000`` on one instance held 4 GB; a trillion ended in a MemoryError).
+MAX_SEEDS = 10_000
+#: Most repetitions of a timing loop (``bench validator --repeat``, ``bench log --appends``): ten times what any
+#: figure in bench/README.md needed, and still minutes, not years.
+MAX_REPEATS = 100_000
+#: The last TCP port.
+MAX_PORT = 65_535
 
 
 def finite_float(text: str) -> float:
@@ -34,14 +45,29 @@ def finite_float(text: str) -> float:
     return value
 
 
-def at_least(value: int, flag: str, minimum: int) -> None:
-    """Refuse an integer flag below ``minimum`` (a worker count, a number of rounds).
+def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """``type=`` of an integer flag that counts something (workers, seeds, trials, repeats, a port): a whole
+    number from ``minimum`` to ``maximum`` (``None``: no upper bound, for a count that only limits output).
+    ``type=int`` let any value through, and each command checked the lower bound its own way or not at all:
+    ``bench runtime --repeats -1`` ended in a KeyError, ``metrics serve --port 99999`` in an OverflowError, and
+    ``bench llm --seeds 1000000000000`` in a MemoryError.
 
     Raises:
-        InputError: ``value`` is below ``minimum``; the message names the flag.
+        argparse.ArgumentTypeError: not a whole number, or out of that range (argparse prints it with the
+            flag, exit 2, before any work).
     """
-    if value < minimum:
-        raise InputError(f"{flag} must be at least {minimum}, got {value}")
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            span = f"at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
+        return value
+
+    parse.__name__ = "whole number"  # what argparse calls the type in its own messages
+    return parse
 
 
 def seed(text: str) -> int:
@@ -88,19 +114,19 @@ def members(text: str, enum: type[E], flag: str) -> list[E]:
     return out
 
 
-def counts(text: str, flag: str, *, minimum: int = 1) -> list[int]:
-    """A comma-separated list of whole numbers of at least ``minimum`` (``--events 10,100``).
+def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS) -> list[int]:
+    """A comma-separated list of whole numbers from ``minimum`` to ``maximum`` (``--events 10,100``).
 
     Raises:
-        InputError: an entry that is not a whole number, or is below ``minimum``, named with the flag.
+        InputError: an entry that is not a whole number, or is out of that range, named with the flag.
     """
     out = []
     for part in text.split(","):
         part = part.strip()
         if not part.lstrip("-").isdigit():
             raise InputError(f"{flag}: takes whole numbers such as 10,100, got {part!r}")
-        if int(part) < minimum:
-            raise InputError(f"{flag}: must be at least {minimum}, got {part}")
+        if not minimum <= int(part) <= maximum:
+            raise InputError(f"{flag}: must be from {minimum} to {maximum}, got {part}")
         out.append(int(part))
     return out
 

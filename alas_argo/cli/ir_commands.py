@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import MAX_REPEATS, finite_float, whole
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
 from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
@@ -124,8 +124,8 @@ def _export(args: argparse.Namespace) -> int:
 def _bench_runtime(args: argparse.Namespace) -> int:
     from alas_argo.benchmarks.runtime import report
 
-    if args.nodes < 1 or args.tasks < 1 or args.seconds <= 0:
-        raise InputError("--nodes and --tasks must be >= 1 and --seconds > 0", where="alas bench runtime")
+    if args.seconds <= 0:
+        raise InputError(f"must be positive, got {args.seconds:g}", where="--seconds")
     doc = report(args.nodes, args.tasks, args.seconds, args.repeats)
     if args.json:
         print_json(doc)
@@ -164,8 +164,11 @@ def register(commands: Commands) -> None:
     e.add_argument("--workflows", metavar="DIR", help="directory of other IR definitions (default: the shipped ones)")
     b = commands.add("runtime", _bench_runtime, group="bench",
                      help="Local runtime overhead per node and parallel speed-up on a process pool.")
-    b.add_argument("--nodes", type=int, default=500, help="no-op nodes per overhead workflow (default 500)")
-    b.add_argument("--repeats", type=int, default=3, help="runs per configuration; the best is reported (default 3)")
-    b.add_argument("--tasks", type=int, default=4, help="CPU-bound nodes in the speed-up run (default 4)")
+    b.add_argument("--nodes", type=whole(1, MAX_REPEATS), default=500,
+                   help="no-op nodes per overhead workflow (default 500)")
+    b.add_argument("--repeats", type=whole(1, MAX_REPEATS), default=3,
+                   help="runs per configuration; the best is reported (default 3)")
+    b.add_argument("--tasks", type=whole(1, MAX_REPEATS), default=4,
+                   help="CPU-bound nodes in the speed-up run (default 4)")
     b.add_argument("--seconds", type=finite_float, default=0.25, help="CPU seconds per CPU-bound node (default 0.25)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")

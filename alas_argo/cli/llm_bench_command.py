@@ -107,8 +107,6 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     from alas_argo.agents.llm import client_from_settings
     from alas_argo.cli.llm_flags import llm_settings_from_args
 
-    if args.seeds < 1 or args.rounds < 0:
-        raise InputError("--seeds must be at least 1 and --rounds at least 0")
     settings = llm_settings_from_args(args)
     variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
     model = ErrorModel(**{k: v for k, v in (("entry_error_rate", args.error_rate),

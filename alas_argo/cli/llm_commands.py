@@ -19,8 +19,9 @@ from alas_argo.agents.llm import client_from_settings, make_llm_backend
 from alas_argo.agents.llm_benchmark import BenchRow, compare_planners
 from alas_argo.agents.llm_client import ExchangeKey
 from alas_argo.benchmarks.llm_disruption import REPAIRS, PlanInForce
+from alas_argo.bounds import MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, whole
 from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption_families import FAMILIES
@@ -124,8 +125,9 @@ def register(commands: Commands) -> None:
                    help="suite, family or comma-separated instance names (default: smoke)")
     p.add_argument("--variants", default=None, help="comma-separated subset of alas, alas_no_repair, "
                    "alas_no_validator, single_agent, planner_critic (default all)")
-    p.add_argument("--seeds", type=int, default=3, help="threads per case: seeds 0..N-1 (default 3)")
-    p.add_argument("--rounds", type=int, default=5, help="K: feedback rounds / critic turns (default 5)")
+    p.add_argument("--seeds", type=whole(1, MAX_SEEDS), default=3, help="threads per case: seeds 0..N-1 (default 3)")
+    p.add_argument("--rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5,
+                   help="K: feedback rounds / critic turns (default 5)")
     p.add_argument("--error-rate", type=finite_float, default=None, help="simulator: share of entries wrong on a "
                    "first answer (default 0.36, the seed's trace)")
     p.add_argument("--correction-rate", type=finite_float, default=None,

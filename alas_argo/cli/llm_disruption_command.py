@@ -100,8 +100,6 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     """`alas bench llm --disruptions` (see its help)."""
     from alas_argo.cli.llm_flags import llm_settings_from_args
 
-    if args.seeds < 1 or args.rounds < 0:
-        raise InputError("--seeds must be at least 1 and --rounds at least 0")
     if args.reference_budget <= 0 or args.repair_budget <= 0:
         raise InputError("--reference-budget and --repair-budget must be positive")
     scenarios = parse_scenarios(args.disruptions)

@@ -14,9 +14,8 @@ import tempfile
 from alas_argo.benchmarks.log import run_log_bench
 from alas_argo.benchmarks.open_cost import KINDS, run_open_bench
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import counts
+from alas_argo.cli.flag_values import MAX_REPEATS, counts, whole
 from alas_argo.cli.running import add_store_arguments
-from alas_argo.errors import InputError
 from alas_argo.settings import Settings, StoreKind, load_settings
 
 __all__ = ["register"]
@@ -32,9 +31,6 @@ def _settings(args: argparse.Namespace, stack: contextlib.ExitStack) -> Settings
 
 
 def _log(args: argparse.Namespace) -> int:
-    for flag, value in (("--appends", args.appends), ("--versions", args.versions)):
-        if value < 1:  # before the store is touched: nothing to time, nothing to leave behind
-            raise InputError(f"must be at least 1, got {value}", where=flag)
     with contextlib.ExitStack() as stack:
         result = run_log_bench(_settings(args, stack), appends=args.appends, versions=args.versions,
                                replay=not args.no_replay)
@@ -73,8 +69,9 @@ def register(commands: Commands) -> None:
     p = commands.add("log", _log, help="Execution log: append latency, bytes per plan version, replay time.",
                      group="bench")
     add_store_arguments(p)
-    p.add_argument("--appends", type=int, default=200, help="appends to time (default 200)")
-    p.add_argument("--versions", type=int, default=100, help="plan versions in the replayed run (default 100)")
+    p.add_argument("--appends", type=whole(1, MAX_REPEATS), default=200, help="appends to time (default 200)")
+    p.add_argument("--versions", type=whole(1, MAX_REPEATS), default=100,
+                   help="plan versions in the replayed run (default 100)")
     p.add_argument("--no-replay", action="store_true", help="skip the replay figure")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
     p = commands.add("open", _open, help="Execution log: store requests per pod against the run's length.",

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import plan_version
+from alas_argo.cli.flag_values import plan_version, whole
 from alas_argo.cli.run_report import cell
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
@@ -200,7 +200,7 @@ def register(commands: Commands) -> None:
     _common(p)
     p.add_argument("a", type=plan_version, help="first version (2 or v2)")
     p.add_argument("b", type=plan_version, help="second version")
-    p.add_argument("--limit", type=int, default=20, help="moved operations to list (default 20)")
+    p.add_argument("--limit", type=whole(0), default=20, help="moved operations to list (default 20)")
     _common(commands.add("verify", cmd_verify, help="Check the hash chain, gaps and plan objects (exit 1 if "
                          "broken).", group="log"))
     p = commands.add("replay", cmd_replay, stoppable=True,

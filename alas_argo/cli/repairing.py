@@ -12,8 +12,9 @@ from typing import Any
 from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, check_bench_arguments, rerun_command, run_repair_bench
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
+from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
-from alas_argo.cli.flag_values import at_least, finite_float
+from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
@@ -86,7 +87,6 @@ def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
 
 def _repair(args: argparse.Namespace) -> int:
     _positive(args.time_limit, "--time-limit")
-    at_least(args.workers, "--workers", 1)
     check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
@@ -147,9 +147,6 @@ def _bench_repair(args: argparse.Namespace) -> int:
                        f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")
     _positive(args.baseline_time_limit, "--baseline-time-limit")
-    at_least(args.workers, "--workers", 1)
-    if args.seeds < 1:
-        raise InputError(f"--seeds must be at least 1, got {args.seeds}")
     if args.first_seed + args.seeds - 1 > MAX_SEED:
         raise InputError(f"--first-seed {args.first_seed} with --seeds {args.seeds} runs past the last seed, "
                          f"{MAX_SEED}")
@@ -266,13 +263,14 @@ def register(commands: Commands) -> None:
                    "reached, where that keeps more operations at their planned start (a last count solve of "
                    "0.002 s per free operation times --effort). Default 0: no makespan is traded. Measured in "
                    "bench/README.md (trading makespan for moves); other methods ignore it.")
-    p.add_argument("--streams", type=int, default=1, metavar="N",
+    p.add_argument("--streams", type=whole(1, MAX_STREAMS), default=1, metavar="N",
                    help=f"Run LCRP's re-optimizing search as N independent streams side by side, one thread each, "
                    f"and keep the shortest plan (1 to {MAX_STREAMS}; default 1). Still reproducible; on the "
                    "issue-17 sets two streams gave plans about 0.1 %% shorter for about twice the CPU "
                    "(bench/README.md, search streams). Other methods ignore it.")
     p.add_argument("--seed", type=seed_flag, default=0, help="CP-SAT's random seed (default 0).")
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers with --wall-clock (default 2).")
+    p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2,
+                   help="CP-SAT search workers with --wall-clock (default 2).")
     p.add_argument("--wall-clock", action="store_true",
                    help="Count the budget in wall time on --workers workers instead of CP-SAT deterministic time on "
                    "one (the default, so the same inputs give the same repair).")
@@ -298,7 +296,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--scenarios", default="breakdown,shock,mixed",
                    help="Comma-separated disruption kinds or families (default breakdown,shock,mixed; families: "
                    f"{', '.join(FAMILIES)}, see alas disrupt --help).")
-    p.add_argument("--seeds", type=int, default=3, metavar="N",
+    p.add_argument("--seeds", type=whole(1, MAX_SEEDS), default=3, metavar="N",
                    help="A count: N disruptions per instance and scenario, drawn with seeds 0..N-1 (default 3).")
     p.add_argument("--first-seed", type=seed_flag, default=0, metavar="S",
                    help="Start the seeds at S (seeds S..S+N-1): with --suite NAME --scenarios X --seeds 1 it "
@@ -313,7 +311,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--lcrp-tolerance", type=finite_float, default=0.0, metavar="T",
                    help="LCRP's makespan tolerance (see alas repair --tolerance) for every LCRP row; rows named "
                    "lcrp+tolT and lcrp@4+tolT (default 0).")
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT search workers (default 2).")
+    p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("-o", "--out", default="bench/results/repair", help="Output directory.")
     p.add_argument("--deterministic", action="store_true",
                    help="repair under CP-SAT deterministic limits on one worker, as alas run and alas repair do by "

@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float, flag_error
+from alas_argo.cli.flag_values import finite_float, flag_error, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
@@ -94,9 +95,6 @@ def check_disrupt_flags(args: argparse.Namespace, instance: Instance | None = No
         raise InputError("--disruptions counts generated disruptions: give it with --disrupt "
                          f"{'|'.join(kinds)}" + ("" if args.disrupt is None else
                                                        f" (the file {args.disrupt} holds its own)"))
-    if args.disruptions is not None and not 1 <= args.disruptions <= 20:
-        # Checked here, not left to the run's configuration: a 0 would otherwise read as "the default, 1".
-        raise InputError(f"must be between 1 and 20, got {args.disruptions}", where="--disruptions")
     if args.disrupt is None or args.disrupt in kinds:
         return
     path = Path(args.disrupt)
@@ -256,7 +254,7 @@ def register(commands: Commands) -> None:
     p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")
     p.add_argument("--disrupt", metavar="KIND|FILE", default=None,
                    help="breakdown, shock, mixed, or a disruption JSON file (one object or a list)")
-    p.add_argument("--disruptions", type=int, default=None, metavar="N",
+    p.add_argument("--disruptions", type=whole(1, MAX_LOCAL_DISRUPTIONS), default=None, metavar="N",
                    help="how many disruptions (1-20) --disrupt KIND generates, revealed one after another "
                    "(default 1); the cluster's alas-plan reveals at most 3 (-p disruptions=N)")
     p.add_argument("--seed", type=seed_flag, default=0, help="seed of every random choice (default 0)")
@@ -269,7 +267,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--manual-plan", type=Path, default=None, metavar="FILE",
                    help="resume a run that handed over to a person (human fallback) with this edited plan: the "
                    "node that gave up checks it first")
-    p.add_argument("--feedback-rounds", type=int, default=5, metavar="K",
+    p.add_argument("--feedback-rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5, metavar="K",
                    help="rounds of validator feedback to the job agents before the patch (default 5)")
     p.add_argument("--time-limit", type=finite_float, default=10.0,
                    help="optimizer budget in nominal seconds of deterministic search (default 10)")
@@ -283,7 +281,7 @@ def register(commands: Commands) -> None:
                    help="makespan share LCRP may give up for fewer moved operations (default 0; 0.005 with "
                    "--repair-effort 4 moved 0.633 of what a full re-solve moves at 0.9987 of its makespan on the "
                    "held-out 20x15 families; see alas repair --tolerance)")
-    p.add_argument("--workers", type=int, default=2,
+    p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2,
                    help="parallel agents, and CP-SAT workers with --wall-clock (default 2)")
     p.add_argument("--wall-clock", action="store_true",
                    help="limit solves and repairs by wall time on --workers workers instead of deterministic time "
@@ -291,7 +289,8 @@ def register(commands: Commands) -> None:
                    "plans; replay then reports drift)")
     p.add_argument("--variant", choices=[v.value for v in Variant], default="full",
                    help="ablation variant (default full)")
-    p.add_argument("--faults", type=int, default=0, help="structural faults injected into the merged plan")
+    p.add_argument("--faults", type=whole(0, MAX_FAULTS), default=0,
+                   help="structural faults injected into the merged plan")
     p.add_argument("-o", "--out", type=Path, default=None, metavar="DIR",
                    help="write plans (final.json), disruptions, report, gantt.png and gantt.html (interactive) here")
     p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")

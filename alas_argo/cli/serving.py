@@ -11,8 +11,9 @@ from types import FrameType
 
 from pydantic import ValidationError
 
+from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands
-from alas_argo.cli.flag_values import finite_float, flag_error
+from alas_argo.cli.flag_values import MAX_PORT, finite_float, flag_error, whole
 from alas_argo.errors import InputError
 
 __all__ = ["register"]
@@ -92,9 +93,6 @@ def _controller(args: argparse.Namespace) -> int:
     if token is None and not args.no_auth:
         raise InputError("no bearer token: set ALAS_CONTROLLER__TOKEN (the chart takes it from a Secret), "
                          "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
-    if args.max_concurrent < 1:
-        # A semaphore of 0 slots would accept every request and never repair one.
-        raise InputError(f"must be at least 1, got {args.max_concurrent}", where="--max-concurrent")
     if args.create_bucket and settings.store.kind != "s3":
         raise InputError("--create-bucket needs the s3 store (ALAS_STORE__KIND=s3)", where="--create-bucket")
     service = RepairService(open_store(settings), workers=settings.solver.workers,
@@ -137,10 +135,11 @@ def register(commands: Commands) -> None:
         "token (ALAS_CONTROLLER__TOKEN) and an Idempotency-Key header. The store comes from ALAS_STORE__* "
         "(e.g. ALAS_STORE__KIND=s3 ALAS_STORE__S3_ENDPOINT=...).")
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1, or ALAS_CONTROLLER__HOST)")
-    p.add_argument("--port", type=int, default=None, help="port to bind, 0 for any (default 8080)")
+    p.add_argument("--port", type=whole(0, MAX_PORT), default=None, help="port to bind, 0 for any (default 8080)")
     p.add_argument("--store", choices=["fs", "s3"], default=None, help="log backend (default: settings)")
     p.add_argument("--root", default=None, help="directory of the fs store (default .alas)")
-    p.add_argument("--max-concurrent", type=int, default=2, help="repairs running at once (default 2)")
+    p.add_argument("--max-concurrent", type=whole(1, MAX_WORKERS), default=2,
+                   help="repairs running at once (default 2)")
     p.add_argument("--no-auth", action="store_true", help="accept requests without a token (local tests only)")
     p.add_argument("--create-bucket", action="store_true",
                    help="create the S3 bucket if it is missing (in the background, retrying until the store "
@@ -150,7 +149,8 @@ def register(commands: Commands) -> None:
     p = commands.add("serve", _metrics_serve, group="metrics",
                      help="Serve the Prometheus metrics of this process on /metrics until stopped.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=9464, help="port to bind, 0 for any free one (default 9464)")
+    p.add_argument("--port", type=whole(0, MAX_PORT), default=9464,
+                   help="port to bind, 0 for any free one (default 9464)")
 
     p = commands.add(
         "operator", _operator,
@@ -167,7 +167,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--plan-template", default="alas-plan", help="WorkflowTemplate of an instance PlanRun")
     p.add_argument("--bench-template", default="alas-bench", help="WorkflowTemplate of a suite PlanRun")
     p.add_argument("--service-account", default="alas-workflow", help="ServiceAccount of workflow pods")
-    p.add_argument("--metrics-port", type=int, default=0,
+    p.add_argument("--metrics-port", type=whole(0, MAX_PORT), default=0,
                    help="serve /metrics and /healthz (liveness) on this port (0: off)")
     p.add_argument("--liveness-max-age", type=finite_float, default=None,
                    help="/healthz fails when no reconcile pass finished for this many seconds "

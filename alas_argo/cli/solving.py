@@ -11,8 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json, write_json_file
-from alas_argo.cli.flag_values import at_least, finite_float
+from alas_argo.cli.flag_values import finite_float, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
@@ -65,7 +66,6 @@ def progress_display(enabled: bool, title: str) -> Iterator[Callable[[ProgressEv
 def _solve(args: argparse.Namespace) -> int:
     if args.time_limit <= 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
-    at_least(args.workers, "--workers", 1)
     if args.out:
         check_output_file(args.out)
     instance = load_instance(args.instance)
@@ -102,7 +102,8 @@ def register(commands: Commands) -> None:
     p.add_argument("instance", metavar="INSTANCE", help="bundled instance name or instance file")
     p.add_argument("--time-limit", type=finite_float, default=10.0, metavar="S",
                    help="nominal seconds of deterministic search (default 10; wall seconds with --wall-clock)")
-    p.add_argument("--workers", type=int, default=2, metavar="N", help="CP-SAT workers with --wall-clock (default 2)")
+    p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, metavar="N",
+                   help="CP-SAT workers with --wall-clock (default 2)")
     p.add_argument("--wall-clock", action="store_true",
                    help="limit the search by wall time on --workers workers instead of deterministic time on one: "
                    "often a better plan in the same time on an idle machine, but not reproducible")

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from alas_argo.benchmarks.validator import benchmark_validator
 from alas_argo.cli.app import Commands, print_json, read_json_file
+from alas_argo.cli.flag_values import MAX_REPEATS, whole
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption
@@ -196,5 +197,6 @@ def register(commands: Commands) -> None:
                      description="Time the validator on a valid semi-active schedule of an instance, with and "
                      "without a disruption, and print operations checked per second.")
     p.add_argument("--instance", default="ta71", help="bundled instance name or file (default: ta71, 100x20)")
-    p.add_argument("--repeat", type=int, default=50, help="timed validate() calls per scenario (default: 50)")
+    p.add_argument("--repeat", type=whole(1, MAX_REPEATS), default=50,
+                   help="timed validate() calls per scenario (default: 50)")
     p.add_argument("--json", action="store_true", help="print the timings as JSON")

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Action", "CreateWorkflow", "OperatorConfig", "PatchStatus", "PostDisruption", "PostOutcome"]
 
+#: Largest ttlStrategy the Workflow CRD takes (``format: int32`` in its schema): a larger one passed the flag
+#: and would only be refused by the API server, on each Workflow the operator created.
+MAX_TTL = 2**31 - 1
+
 
 class OperatorConfig(BaseModel):
     """Where the operator sends work, and how patient it is."""
@@ -24,9 +28,11 @@ class OperatorConfig(BaseModel):
     service_account: str = Field("alas-workflow", description="ServiceAccount the workflow pods run as.")
     pod_gc: str | None = Field(None, description="Argo podGC strategy of submitted Workflows (None: the "
                                                  "template's).")
-    ttl_after_success: int | None = Field(None, ge=0, description="Seconds a succeeded Workflow is kept (None: "
+    ttl_after_success: int | None = Field(None, ge=0, le=MAX_TTL,
+                                          description="Seconds a succeeded Workflow is kept (None: "
                                                                    "the template's ttlStrategy).")
-    ttl_after_failure: int | None = Field(None, ge=0, description="Seconds a failed Workflow is kept (None: the "
+    ttl_after_failure: int | None = Field(None, ge=0, le=MAX_TTL,
+                                          description="Seconds a failed Workflow is kept (None: the "
                                                                    "template's ttlStrategy).")
     controller_url: str = Field("http://alas-controller:8080", description="Base URL of the repair controller.")
     retry_base_seconds: float = Field(5.0, gt=0, description="First delay after a transient repair failure.")

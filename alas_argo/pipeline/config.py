@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
 from alas_argo.seeds import MAX_SEED
 
 __all__ = ["RunConfig", "Variant"]
@@ -30,11 +31,13 @@ class RunConfig(BaseModel):
     optimizer: str = Field("auto", description="auto (the planner's default), heuristic, cpsat, or none: the "
                            "supervisor's merged plan is the plan (with llm / simulated job agents: the LLM in "
                            "charge, asked in job order and given the validator's feedback).")
-    feedback_rounds: int = Field(5, ge=0, le=50, description="K: rounds in which the validator's violations go "
+    feedback_rounds: int = Field(5, ge=0, le=MAX_FEEDBACK_ROUNDS,
+                                 description="K: rounds in which the validator's violations go "
                                  "back to the job agents responsible (LLM in charge only) before the patch.")
     disrupt: str | None = Field(None, description="breakdown, shock, mixed, or a disruption JSON file "
                                 "(one disruption object or a list of them); None for no disruption.")
-    disruptions: int = Field(1, ge=1, le=20, description="How many disruptions a generated sequence holds.")
+    disruptions: int = Field(1, ge=1, le=MAX_LOCAL_DISRUPTIONS,
+                             description="How many disruptions a generated sequence holds.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
     time_limit: float = Field(10.0, gt=0, description="Nominal seconds for the optimizer (CP-SAT / LNS); see "
                               "`deterministic`.")
@@ -43,10 +46,10 @@ class RunConfig(BaseModel):
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     repair_tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan LCRP may give up, as a share, for "
                                     "fewer moved operations (see alas repair --tolerance); 0: none.")
-    workers: int = Field(2, ge=1, le=64, description="CP-SAT workers and parallel job agents.")
+    workers: int = Field(2, ge=1, le=MAX_WORKERS, description="CP-SAT workers and parallel job agents.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
     variant: Variant = Field(Variant.FULL, description="Ablation variant.")
-    faults: int = Field(0, ge=0, le=100, description="Structural faults injected into the supervisor's plan "
+    faults: int = Field(0, ge=0, le=MAX_FAULTS, description="Structural faults injected into the supervisor's plan "
                         "(ablation and demonstrations).")
     agent_timeout: float = Field(60.0, gt=0, description="Seconds one job agent may take.")
     deterministic: bool = Field(True, description="Limit every CP-SAT solve (optimizer and repairs) by "

@@ -95,7 +95,8 @@ def test_disruptions_outside_1_to_20_is_refused_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, count: str) -> None:
     """A 0 used to read as the default (one disruption revealed and repaired)."""
     monkeypatch.setattr("alas_argo.cli.running.run_pipeline", _no_run)
-    assert _run(tmp_path, "--disrupt", "breakdown", "--disruptions", count) == 2
-    err = capsys.readouterr().err
-    assert f"error: --disruptions: must be between 1 and 20, got {count}\n" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as done:
+        _run(tmp_path, "--disrupt", "breakdown", "--disruptions", count)
+    assert done.value.code == 2
+    assert f"error: argument --disruptions: must be from 1 to 20, got {count}\n" in capsys.readouterr().err
     assert not (tmp_path / "store").exists()

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.cli import main
-from alas_argo.cli.flag_values import counts, members
+from alas_argo.cli.flag_values import counts, members, whole
 from alas_argo.controller import RepairService
 from alas_argo.errors import InputError
 from alas_argo.log import FsStore
+from alas_argo.operator.actions import OperatorConfig
+from alas_argo.pipeline import RunConfig
+from alas_argo.settings import LlmSettings
 
 
 def _refused_by_argparse(argv: list[str], where: Path, monkeypatch: pytest.MonkeyPatch,
@@ -62,25 +67,83 @@ def test_a_seed_flag_must_fit_the_solver(argv: list[str], tmp_path: Path, monkey
     assert f"argument {flag}: {expected}" in err, err
 
 
-@pytest.mark.parametrize("argv", [
-    ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--workers", "0",
-     "--out", "r.json"],
-    ["bench", "repair", "--suite", "ft06", "--workers", "-3", "--out", "o"],
-], ids=lambda a: " ".join(a[:2]))
-def test_a_repair_needs_a_worker(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """Taken silently before (deterministic limits use one worker whatever the flag says)."""
-    monkeypatch.chdir(tmp_path)
-    assert main(argv) == 2
-    workers = argv[argv.index("--workers") + 1]
-    assert capsys.readouterr().err == f"alas: error: --workers must be at least 1, got {workers}\n"
-    assert list(tmp_path.iterdir()) == []
+_REPAIR = ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--out", "r.json"]
 
 
-def test_ablation_refuses_negative_feedback_rounds_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
-    """It used to start and end in pydantic's ValidationError traceback from the first trial's configuration."""
-    assert main(["bench", "ablation", "--suite", "ft06", "--feedback-rounds", "-1"]) == 2
-    assert capsys.readouterr().err == "alas: error: --feedback-rounds must be at least 0, got -1\n"
+@pytest.mark.parametrize(("argv", "flag", "lowest", "highest"), [
+    (["solve", "ft06"], "--workers", 1, 64),
+    (["run", "ft06"], "--workers", 1, 64),
+    (["run", "ft06"], "--feedback-rounds", 0, 50),
+    (["run", "ft06"], "--faults", 0, 100),
+    # A 0 used to read as the default (one disruption revealed and repaired).
+    (["run", "ft06", "--disrupt", "breakdown"], "--disruptions", 1, 20),
+    (["run", "ft06", "--planner", "llm"], "--llm-retries", 0, 100),
+    (_REPAIR, "--workers", 1, 64),
+    (_REPAIR, "--streams", 1, 16),
+    (["bench", "static", "--suite", "ft06", "--out", "o"], "--workers", 1, 64),
+    (["bench", "repair", "--suite", "ft06", "--out", "o"], "--workers", 1, 64),
+    (["bench", "repair", "--suite", "ft06", "--out", "o"], "--seeds", 1, 10_000),
+    # Each of these used to start: --trials 0 and --faults -1 ran nothing, --faults 101 ended in pydantic's
+    # ValidationError traceback from the first trial, --trials 1000000000000 ran until stopped.
+    (["bench", "ablation", "--suite", "ft06"], "--trials", 1, 10_000),
+    (["bench", "ablation", "--suite", "ft06"], "--faults", 0, 100),
+    (["bench", "ablation", "--suite", "ft06"], "--feedback-rounds", 0, 50),
+    # --seeds 1000000000000 ended in a MemoryError (a list of every seed), after "started".
+    (["bench", "llm", "--planner", "simulated", "--suite", "ft06"], "--seeds", 1, 10_000),
+    (["bench", "llm", "--planner", "simulated", "--suite", "ft06"], "--rounds", 0, 50),
+    (["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--disruptions", "breakdown"], "--seeds", 1,
+     10_000),
+    # --repeats -1 ended in a KeyError; --nodes 1000000000000 ran silently until stopped.
+    (["bench", "runtime"], "--repeats", 1, 100_000),
+    (["bench", "runtime"], "--nodes", 1, 100_000),
+    (["bench", "runtime"], "--tasks", 1, 100_000),
+    (["bench", "validator"], "--repeat", 1, 100_000),
+    (["bench", "log", "--root", "store"], "--appends", 1, 100_000),
+    (["bench", "log", "--root", "store"], "--versions", 1, 100_000),
+    # A semaphore of 0 slots would accept every disruption and never repair one (the request hangs).
+    (["controller", "--no-auth", "--root", "store"], "--max-concurrent", 1, 64),
+    # 99999 was an OverflowError traceback from bind().
+    (["controller", "--no-auth", "--root", "store"], "--port", 0, 65_535),
+    (["metrics", "serve"], "--port", 0, 65_535),
+    (["operator", "--once"], "--metrics-port", 0, 65_535),
+], ids=lambda v: " ".join(v[:2]) if isinstance(v, list) else str(v))
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_a_count_flag_is_refused_out_of_its_range_before_any_work(
+        argv: list[str], flag: str, lowest: int, highest: int, side: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    value = str(lowest - 1 if side == "below" else highest + 1)
+    err = _refused_by_argparse([*argv, flag, value], tmp_path, monkeypatch, capsys)
+    assert f"argument {flag}: must be from {lowest} to {highest}, got {value}\n" in err, err
+
+
+@pytest.mark.parametrize("text", ["1.5", "two", ""])
+def test_a_count_flag_takes_whole_numbers_only(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused_by_argparse(["solve", "ft06", "--workers", text], tmp_path, monkeypatch, capsys)
+    assert f"argument --workers: not a whole number: {text!r}\n" in err, err
+
+
+def test_the_bounds_are_the_values_a_count_flag_reaches() -> None:
+    """Both ends pass: the flag refuses only what its range leaves out."""
+    parse = whole(1, 64)
+    assert (parse("1"), parse("64"), parse(" 7 ")) == (1, 64, 7)
+    assert whole(0)("123456789012") == 123456789012  # no upper bound: --limit only shortens a listing
+    with pytest.raises(argparse.ArgumentTypeError, match="must be at least 0, got -1"):
+        whole(0)("-1")
+    with pytest.raises(argparse.ArgumentTypeError, match="must be from 1 to 64, got 1000000000000"):
+        parse("1000000000000")
+
+
+def test_a_run_model_refuses_what_its_flag_refuses() -> None:
+    """The flag and the model share one bound (alas_argo.bounds), so neither lets through what the other
+    refuses: a setting from the environment meets the same limit as the flag."""
+    with pytest.raises(ValidationError, match="less than or equal to 64"):
+        RunConfig(instance="ft06", workers=65)
+    with pytest.raises(ValidationError, match="less than or equal to 100"):
+        LlmSettings(max_retries=101)
+    with pytest.raises(ValidationError, match="less than or equal to 2147483647"):
+        OperatorConfig(ttl_after_success=2**31)
+    assert RunConfig(instance="ft06", workers=64, faults=100, feedback_rounds=50, disruptions=20).workers == 64
 
 
 def test_seeds_past_the_last_one_are_refused_before_the_bench_starts(tmp_path: Path,
@@ -92,15 +155,6 @@ def test_seeds_past_the_last_one_are_refused_before_the_bench_starts(tmp_path: P
     assert not (tmp_path / "o").exists()
 
 
-def test_log_bench_with_nothing_to_time_is_refused_before_the_store(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "log", "--root", str(tmp_path / "store"), "--appends", "0"]) == 2
-    assert capsys.readouterr().err == "alas: error: --appends: must be at least 1, got 0\n"
-    assert main(["bench", "log", "--root", str(tmp_path / "store"), "--versions", "-2"]) == 2
-    assert capsys.readouterr().err == "alas: error: --versions: must be at least 1, got -2\n"
-    assert not (tmp_path / "store").exists()
-
-
 def test_the_operator_names_the_flag_of_a_refused_value(capsys: pytest.CaptureFixture[str]) -> None:
     """Refused before any Kubernetes configuration is looked for (it used to print pydantic's traceback text)."""
     assert main(["operator", "--ttl-after-success", "-5", "--once"]) == 2
@@ -108,18 +162,17 @@ def test_the_operator_names_the_flag_of_a_refused_value(capsys: pytest.CaptureFi
                                        "to 0\n")
 
 
-def test_a_controller_with_no_repair_slot_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_repair_service_with_no_repair_slot_is_refused(tmp_path: Path) -> None:
     """Zero slots would accept every disruption and never repair one (the request hangs)."""
-    assert main(["controller", "--max-concurrent", "0", "--no-auth", "--root", str(tmp_path), "--port", "0"]) == 2
-    assert capsys.readouterr().err == "alas: error: --max-concurrent: must be at least 1, got 0\n"
     with pytest.raises(ValueError, match="max_concurrent must be at least 1"):
         RepairService(FsStore(tmp_path), max_concurrent=0)
 
 
 def test_a_setting_given_as_a_flag_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["controller", "--port", "99999", "--no-auth", "--root", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == ("alas: error: command line: invalid setting controller.port: Input should "
-                                       "be less than or equal to 65535\n")
+    assert main(["run", "ft06", "--planner", "llm", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-timeout",
+                 "0", "--root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("alas: error: command line: invalid setting llm.timeout: Input should be "
+                                       "greater than 0\n")
 
 
 def test_members_and_counts_parse_what_they_name() -> None:
@@ -127,8 +180,10 @@ def test_members_and_counts_parse_what_they_name() -> None:
     assert counts("10, 100", "--events") == [10, 100]
     with pytest.raises(InputError, match=r"--variants: unknown value 'nope'; known: alas, alas_no_repair"):
         members("alas,nope", LlmVariant, "--variants")
-    with pytest.raises(InputError, match=r"--events: must be at least 1, got -3"):
+    with pytest.raises(InputError, match=r"--events: must be from 1 to 100000, got -3"):
         counts("10,-3", "--events")
+    with pytest.raises(InputError, match=r"--events: must be from 1 to 100000, got 100001"):
+        counts("100001", "--events")
     for bad in ("abc", "1.5", "", "10,,20"):
         with pytest.raises(InputError, match="--events: takes whole numbers"):
             counts(bad, "--events")
@@ -143,7 +198,7 @@ def test_members_and_counts_parse_what_they_name() -> None:
     (["bench", "ablation", "--suite", "ft06", "--variants", "q"], "--variants: unknown value 'q'; known: full"),
     (["bench", "open", "--events", "10,abc"], "--events: takes whole numbers such as 10,100, got 'abc'"),
     # 0 events ran a run of 4 (the least a run holds) and reported it as asked.
-    (["bench", "open", "--events", "0"], "--events: must be at least 1, got 0"),
+    (["bench", "open", "--events", "0"], "--events: must be from 1 to 100000, got 0"),
 ])
 def test_a_bad_list_entry_exits_2_naming_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   argv: list[str], needle: str) -> None:

@@ -200,7 +200,7 @@ def test_a_bench_whose_cases_never_solve_stops_after_the_case_in_hand(tmp_path: 
     """The simulated LLM bench calls no solver a stop request would reach: it ran on after SIGTERM until killed
     (seen for 10 minutes). The progress callback now ends it after the case in hand, nothing written."""
     out = tmp_path / "out"
-    child = _start(["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--seeds", "100000", "-o", str(out)])
+    child = _start(["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--seeds", "10000", "-o", str(out)])
     _wait_for(child, lambda: _handlers_installed(child.pid), "the stop handlers")
     time.sleep(1.0)  # into the cases
     err = _stop(child, signum)

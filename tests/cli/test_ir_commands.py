@@ -91,5 +91,6 @@ def test_bench_runtime_reports_figures(capsys: pytest.CaptureFixture[str]) -> No
     assert 1 <= two["distinct_pids"] <= 2 and two["tasks"] == 2 and two["cpu_s"] > 0
 
 
-def test_bench_runtime_rejects_bad_sizes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "runtime", "--nodes", "0"]) == 2
+def test_bench_runtime_rejects_a_cpu_time_that_is_not_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "runtime", "--seconds", "0"]) == 2
+    assert capsys.readouterr().err == "alas: error: --seconds: must be positive, got 0\n"
