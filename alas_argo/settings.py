@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from alas_argo.bounds import MAX_RETRIES, MAX_WORKERS
+from alas_argo.bounds import MAX_RETRIES, MAX_WAIT_SECONDS, MAX_WORKERS
 from alas_argo.errors import InputError, first_error
 from alas_argo.scrubbing import register_secret
 from alas_argo.seeds import MAX_SEED
@@ -51,8 +51,9 @@ class StoreSettings(BaseModel):
     s3_region: str = Field("us-east-1", description="Region passed to the S3 client.")
     s3_access_key: SecretStr | None = Field(None, description="Access key id (else AWS_ACCESS_KEY_ID).")
     s3_secret_key: SecretStr | None = Field(None, description="Secret key (else AWS_SECRET_ACCESS_KEY).")
-    connect_timeout: float = Field(3.0, gt=0, description="Seconds to wait for a connection to the store.")
-    read_timeout: float = Field(10.0, gt=0, description="Seconds to wait for a store response.")
+    connect_timeout: float = Field(3.0, gt=0, le=MAX_WAIT_SECONDS,
+                                   description="Seconds to wait for a connection to the store.")
+    read_timeout: float = Field(10.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for a store response.")
     max_retries: int = Field(4, ge=0, le=MAX_RETRIES, description="Retries of transient store errors, with backoff.")
     log_key: SecretStr | None = Field(None, min_length=16, description=(
         "Key of the execution log's keyed seals (HMAC-SHA256; at least 16 characters, from a Secret): "
@@ -73,7 +74,7 @@ class LlmSettings(BaseModel):
     base_url: str | None = Field(None, description="Chat-completions base URL (else OPENAI_BASE_URL).")
     model: str = Field("gpt-4o-mini", description="Model name sent with each request.")
     api_key: SecretStr | None = Field(None, description="Bearer token (else OPENAI_API_KEY).")
-    timeout: float = Field(60.0, gt=0, description="Seconds per HTTP call.")
+    timeout: float = Field(60.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds per HTTP call.")
     max_retries: int = Field(3, ge=0, le=MAX_RETRIES, description="Retries on 429 / 5xx, honouring Retry-After.")
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature (the paper's baselines: 1.0).")
 

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo import json_limits
+from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import AlasError, InputError
 from alas_argo.log import ExecutionLog, Store
 
@@ -40,7 +41,8 @@ class StepInput(BaseModel):
     item: Any = Field(None, description="The map item this pod handles.")
     loop_until: dict[str, Any] | None = Field(None, description="Loop condition on the output.")
     max_iters: int = Field(1, ge=1, description="Loop guard: iterations.")
-    loop_deadline: float | None = Field(None, gt=0, description="Loop guard: seconds from the first iteration.")
+    loop_deadline: float | None = Field(None, gt=0, le=MAX_WAIT_SECONDS,
+                                        description="Loop guard: seconds from the first iteration.")
     choices: dict[str, Any] | None = Field(None, description="A choice node's branches and default.")
     branches: list[str] = Field(default_factory=list, description="A parallel node's branches.")
     compensations: dict[str, Any] = Field(default_factory=dict, description="Node -> its compensation.")

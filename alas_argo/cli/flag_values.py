@@ -11,13 +11,14 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import InputError
 from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
 
 __all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "flag_error", "members", "plan_version",
-           "seed", "whole"]
+           "seconds", "seed", "whole"]
 
 #: Most seeds or trials a bench takes: each one is a row per case and variant, kept in memory until the tables
 #: are written (``bench llm --seeds 100000`` on one instance held 4 GB; a trillion ended in a MemoryError).
@@ -42,6 +43,21 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """``type=`` of a flag that is a wait (a timeout, a polling interval, an age): a number of seconds above 0
+    and at most :data:`~alas_argo.bounds.MAX_WAIT_SECONDS`. The operator's ``--interval 0`` (or -5) polled the
+    API server in a hot loop, and ``--interval 1e12`` ended in an OverflowError after the first pass.
+
+    Raises:
+        argparse.ArgumentTypeError: not a finite number, or out of that range.
+    """
+    value = finite_float(text)
+    if not 0 < value <= MAX_WAIT_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_WAIT_SECONDS:.0f} seconds (a year), "
+                                         f"got {text}")
     return value
 
 

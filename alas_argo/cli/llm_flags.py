@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from alas_argo.bounds import MAX_RETRIES
-from alas_argo.cli.flag_values import finite_float, whole
+from alas_argo.cli.flag_values import finite_float, seconds, whole
 from alas_argo.settings import Settings, load_settings
 
 __all__ = ["add_llm_arguments", "llm_settings_from_args"]
@@ -20,7 +20,7 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url", metavar="URL",
                         help="OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (else OPENAI_BASE_URL)")
     parser.add_argument("--llm-model", metavar="NAME", help="model name (default: settings, gpt-4o-mini)")
-    parser.add_argument("--llm-timeout", type=finite_float, metavar="SECONDS", help="seconds per HTTP call")
+    parser.add_argument("--llm-timeout", type=seconds, metavar="SECONDS", help="seconds per HTTP call")
     parser.add_argument("--llm-retries", type=whole(0, MAX_RETRIES), metavar="N",
                         help="retries on 429 / 5xx / timeouts")
     parser.add_argument("--llm-temperature", type=finite_float, metavar="T",

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands
-from alas_argo.cli.flag_values import MAX_PORT, finite_float, flag_error, whole
+from alas_argo.cli.flag_values import MAX_PORT, flag_error, seconds, whole
 from alas_argo.errors import InputError
 
 __all__ = ["register"]
@@ -160,7 +160,7 @@ def register(commands: Commands) -> None:
         "and record the new plan version. Uses the in-cluster config, else ~/.kube/config. The controller "
         "token is read from ALAS_CONTROLLER__TOKEN.")
     p.add_argument("--namespace", default="default", help="namespace to watch (default: default)")
-    p.add_argument("--interval", type=finite_float, default=5.0, help="seconds between passes (default 5)")
+    p.add_argument("--interval", type=seconds, default=5.0, help="seconds between passes (default 5)")
     p.add_argument("--once", action="store_true", help="run one pass, print the actions taken, and exit")
     p.add_argument("--controller-url", default="http://alas-controller:8080",
                    help="base URL of the repair controller")
@@ -169,7 +169,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--service-account", default="alas-workflow", help="ServiceAccount of workflow pods")
     p.add_argument("--metrics-port", type=whole(0, MAX_PORT), default=0,
                    help="serve /metrics and /healthz (liveness) on this port (0: off)")
-    p.add_argument("--liveness-max-age", type=finite_float, default=None,
+    p.add_argument("--liveness-max-age", type=seconds, default=None,
                    help="/healthz fails when no reconcile pass finished for this many seconds "
                    "(default: max(300, 10 x interval))")
     p.add_argument("--pod-gc", choices=["OnPodCompletion", "OnPodSuccess", "OnWorkflowCompletion",

@@ -10,7 +10,7 @@ import urllib.parse
 from rich.console import Console
 
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float
+from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
 from alas_argo.log import open_store
@@ -26,8 +26,6 @@ def _smoke(args: argparse.Namespace) -> int:
     from alas_argo.smoke import smoke
 
     get_instance(args.instance)  # an unknown name is bad input, before anything is written
-    if args.timeout <= 0:
-        raise InputError(f"must be positive, got {args.timeout:g}", where="--timeout")
     if args.controller is not None:
         _check_url(args.controller)
     settings = load_settings(store={"kind": args.store, "root": args.root})
@@ -78,7 +76,7 @@ def register(commands: Commands) -> None:
                    "the store is checked")
     p.add_argument("--instance", default="ft06", help="bundled instance to plan (default ft06: seconds)")
     p.add_argument("--run-id", default=None, help="run id to write (default: smoke-<UTC time>-<random>)")
-    p.add_argument("--timeout", type=finite_float, default=30.0,
+    p.add_argument("--timeout", type=seconds, default=30.0,
                    help="seconds to wait for each controller answer (default 30)")
     add_store_arguments(p)
     p.add_argument("--json", action="store_true", help="print the checks as JSON")

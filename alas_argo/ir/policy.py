@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from pydantic import Field, model_validator
 
+from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.ir.base import IRModel
 
 __all__ = [
@@ -69,8 +70,9 @@ class Backoff(IRModel):
 
     kind: BackoffKind = Field(BackoffKind.EXPONENTIAL, description="Growth of the delay: fixed, linear or "
                               "exponential.")
-    initial: float = Field(1.0, ge=0, description="Delay after the first failed attempt, in seconds.")
-    max: float | None = Field(None, ge=0, description="Cap on any single delay, in seconds.")
+    initial: float = Field(1.0, ge=0, le=MAX_WAIT_SECONDS,
+                           description="Delay after the first failed attempt, in seconds.")
+    max: float | None = Field(None, ge=0, le=MAX_WAIT_SECONDS, description="Cap on any single delay, in seconds.")
     factor: float = Field(2.0, ge=1, description="Growth factor of exponential backoff.")
     jitter: float = Field(0.0, ge=0, le=1, description="Fraction of each delay that is randomized "
                           "(0 none, 1 full jitter).")
@@ -106,15 +108,16 @@ class LoopGuard(IRModel):
     """Bounds on a looping node: it stops with ``LoopGuardTripped`` when either bound is reached."""
 
     max_iters: int = Field(..., ge=1, description="Maximum number of loop iterations (over all attempts).")
-    deadline: float | None = Field(None, gt=0, description="Maximum seconds from the loop's first "
-                                   "iteration; no new iteration starts after it.")
+    deadline: float | None = Field(None, gt=0, le=MAX_WAIT_SECONDS, description="Maximum seconds from the "
+                                   "loop's first iteration; no new iteration starts after it.")
 
 
 class Policy(IRModel):
     """A named bundle of execution policies that nodes refer to by ``policy_ref``."""
 
     retry: Retry = Field(default_factory=Retry, description="Attempts and backoff.")
-    timeout: float | None = Field(None, gt=0, description="Seconds one attempt may run before it is "
+    timeout: float | None = Field(None, gt=0, le=MAX_WAIT_SECONDS,
+                                  description="Seconds one attempt may run before it is "
                                   "stopped and fails with 'Timeout'.")
     catch: list[Catch] = Field(default_factory=list, description="Error routes, tried in order.")
     idempotency: Idempotency | None = Field(None, description="Idempotency key template.")

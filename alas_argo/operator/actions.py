@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from alas_argo.bounds import MAX_WAIT_SECONDS
+
 __all__ = ["Action", "CreateWorkflow", "OperatorConfig", "PatchStatus", "PostDisruption", "PostOutcome"]
 
 #: Largest ttlStrategy the Workflow CRD takes (``format: int32`` in its schema): a larger one passed the flag
@@ -35,8 +37,10 @@ class OperatorConfig(BaseModel):
                                           description="Seconds a failed Workflow is kept (None: the "
                                                                    "template's ttlStrategy).")
     controller_url: str = Field("http://alas-controller:8080", description="Base URL of the repair controller.")
-    retry_base_seconds: float = Field(5.0, gt=0, description="First delay after a transient repair failure.")
-    retry_max_seconds: float = Field(300.0, gt=0, description="Cap of the exponential retry delay.")
+    retry_base_seconds: float = Field(5.0, gt=0, le=MAX_WAIT_SECONDS,
+                                      description="First delay after a transient repair failure.")
+    retry_max_seconds: float = Field(300.0, gt=0, le=MAX_WAIT_SECONDS,
+                                     description="Cap of the exponential retry delay.")
     max_attempts: int = Field(8, ge=1, description="Repair attempts before a Disruption is marked Failed.")
 
 

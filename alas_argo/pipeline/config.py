@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
+from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WAIT_SECONDS, MAX_WORKERS
 from alas_argo.seeds import MAX_SEED
 
 __all__ = ["RunConfig", "Variant"]
@@ -51,7 +51,7 @@ class RunConfig(BaseModel):
     variant: Variant = Field(Variant.FULL, description="Ablation variant.")
     faults: int = Field(0, ge=0, le=MAX_FAULTS, description="Structural faults injected into the supervisor's plan "
                         "(ablation and demonstrations).")
-    agent_timeout: float = Field(60.0, gt=0, description="Seconds one job agent may take.")
+    agent_timeout: float = Field(60.0, gt=0, le=MAX_WAIT_SECONDS, description="Seconds one job agent may take.")
     deterministic: bool = Field(True, description="Limit every CP-SAT solve (optimizer and repairs) by "
                                 "deterministic time on one search worker, so that the same inputs give the same "
                                 "plans (replay, resume); False: wall-clock limits on `workers` workers.")

@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.bounds import MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
+from alas_argo.bounds import MAX_LOCAL_DISRUPTIONS, MAX_WAIT_SECONDS, MAX_WORKERS
 from alas_argo.ir import (
     Backoff,
     Condition,
@@ -104,7 +104,8 @@ class Shape(BaseModel):
                              description="Disruptions revealed in sequence (0: plan only).")
     job_concurrency: int = Field(8, ge=1, le=MAX_WORKERS, description="Job agents running at once.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
-    agent_timeout: float = Field(60.0, gt=0, description="Seconds one job agent may take (local engine).")
+    agent_timeout: float = Field(60.0, gt=0, le=MAX_WAIT_SECONDS,
+                                 description="Seconds one job agent may take (local engine).")
     name: str = Field("alas-plan", description="Workflow name.")
 
 

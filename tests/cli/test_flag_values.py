@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from alas_argo.benchmarks.llm_bench import LlmVariant
 from alas_argo.cli import main
-from alas_argo.cli.flag_values import counts, members, whole
+from alas_argo.cli.flag_values import counts, members, seconds, whole
 from alas_argo.controller import RepairService
 from alas_argo.errors import InputError
 from alas_argo.log import FsStore
@@ -116,6 +116,29 @@ def test_a_count_flag_is_refused_out_of_its_range_before_any_work(
     assert f"argument {flag}: must be from {lowest} to {highest}, got {value}\n" in err, err
 
 
+@pytest.mark.parametrize(("argv", "flag"), [
+    # 0 or -5 polled the API server in a hot loop; 1e12 ended in an OverflowError after the first pass.
+    (["operator", "--once"], "--interval"),
+    # 0 made every liveness probe fail (and read as "the default" besides), so the kubelet restarted the pod.
+    (["operator", "--once"], "--liveness-max-age"),
+    # 1e300 failed the run's propose step with an OverflowError from the socket.
+    (["run", "ft06", "--planner", "llm"], "--llm-timeout"),
+    (["smoke"], "--timeout"),
+])
+@pytest.mark.parametrize("value", ["0", "-5", "31536001", "1e12"])
+def test_a_wait_flag_takes_seconds_above_0_and_at_most_a_year(
+        argv: list[str], flag: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused_by_argparse([*argv, flag, value], tmp_path, monkeypatch, capsys)
+    assert f"argument {flag}: must be above 0 and at most 31536000 seconds (a year), got {value}\n" in err, err
+
+
+def test_a_wait_of_a_year_or_a_millisecond_is_taken() -> None:
+    assert (seconds("31536000"), seconds("0.001")) == (31_536_000.0, 0.001)
+    with pytest.raises(argparse.ArgumentTypeError, match="not a finite number"):
+        seconds("inf")
+
+
 @pytest.mark.parametrize("text", ["1.5", "two", ""])
 def test_a_count_flag_takes_whole_numbers_only(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,6 +166,8 @@ def test_a_run_model_refuses_what_its_flag_refuses() -> None:
         LlmSettings(max_retries=101)
     with pytest.raises(ValidationError, match="less than or equal to 2147483647"):
         OperatorConfig(ttl_after_success=2**31)
+    with pytest.raises(ValidationError, match="less than or equal to 31536000"):
+        LlmSettings(timeout=1e12)
     assert RunConfig(instance="ft06", workers=64, faults=100, feedback_rounds=50, disruptions=20).workers == 64
 
 
@@ -169,10 +194,10 @@ def test_a_repair_service_with_no_repair_slot_is_refused(tmp_path: Path) -> None
 
 
 def test_a_setting_given_as_a_flag_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "ft06", "--planner", "llm", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-timeout",
-                 "0", "--root", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == ("alas: error: command line: invalid setting llm.timeout: Input should be "
-                                       "greater than 0\n")
+    assert main(["run", "ft06", "--planner", "llm", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-temperature",
+                 "3", "--root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("alas: error: command line: invalid setting llm.temperature: Input should "
+                                       "be less than or equal to 2\n")
 
 
 def test_members_and_counts_parse_what_they_name() -> None:

@@ -58,7 +58,6 @@ def test_the_store_alone_and_a_generated_run_id(tmp_path: Path, capsys: pytest.C
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--instance", "nope"], "unknown instance 'nope'"),
-    (["--timeout", "0"], "--timeout: must be positive"),
     (["--controller", "localhost:8080"], "localhost:8080: not a controller address"),
     (["--controller", "http://"], "http://: not a controller address"),
     (["--controller", "http://h:99999"], "http://h:99999: not a controller address"),

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from pydantic import ValidationError
 
 import alas_argo.ir as ir
+from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.ir import (
     Backoff,
     BackoffKind,
@@ -109,3 +112,17 @@ def test_package_exports_are_pinned() -> None:
         "validate_document", "workflow_schema"])
     for name in ir.__all__:
         assert hasattr(ir, name)
+
+
+@pytest.mark.parametrize("build", [
+    lambda s: Policy(timeout=s),
+    lambda s: Backoff(initial=s),
+    lambda s: Backoff(max=s),
+    lambda s: ir.LoopGuard(max_iters=2, deadline=s),
+], ids=["timeout", "backoff.initial", "backoff.max", "loopGuard.deadline"])
+def test_a_wait_is_at_most_a_year(build: Callable[[float], object]) -> None:
+    """A backoff of 1e12 s passed validation and failed its node with an OverflowError from the sleep between
+    attempts (Python's timers end near 9.2e9 s); a year is the longest wait any field takes."""
+    assert build(MAX_WAIT_SECONDS) is not None
+    with pytest.raises(ValidationError, match="less than or equal to 31536000"):
+        build(MAX_WAIT_SECONDS + 1)
