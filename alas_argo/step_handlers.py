@@ -94,9 +94,9 @@ def compensation_step(ctx: StepContext) -> StepOutput:
 
 def bench_plan(ctx: StepContext) -> StepOutput:
     """The benchmark cases: suite x scenarios x seeds, as a short list Argo fans out over."""
-    names = suite(ctx.run_input("suite"))
-    cases = [{"instance": n, "scenario": s, "seed": int(seed)} for n in names
-             for s in ctx.json_input("scenarios", ["none"]) for seed in ctx.json_input("seeds", [0])]
+    from alas_argo.pipeline.parameters import bench_cases
+
+    cases = bench_cases(ctx.input.run_inputs, suite(ctx.run_input("suite")))
     return StepOutput({"cases": cases}, {"cases": _compact(cases)})
 
 

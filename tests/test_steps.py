@@ -52,6 +52,18 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["InputError"]
 
 
+def test_a_bench_listing_with_a_malformed_seed_exits_2_and_lists_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`seeds='["a"]'` ended the listing pod in a ValueError traceback (exit 1); a string of scenarios fanned
+    out one case per letter."""
+    for param in ('seeds=["a"]', 'scenarios="breakdown"'):
+        assert _step(tmp_path, "bench-plan", "--run-input", "suite=ft06", "--run-input", param, "--outputs",
+                     str(tmp_path / "o")) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("alas: error: parameter ") and "\n" not in err
+        assert not (tmp_path / "o" / "cases").exists()
+
+
 def test_nesting_json_cannot_decode_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # json raises RecursionError, not JSONDecodeError, on such text: exit 2 and one line, not a traceback (exit 1)
     # that Argo's retry strategy would take for a transient failure.

@@ -2,11 +2,13 @@
 ``alas-plan`` / ``alas-repair`` / ``alas-bench`` WorkflowTemplates (:data:`alas_argo.workflows.plan.INPUTS`).
 
 Parameters are strings (Argo's), JSON where they hold lists or documents. The first entry of ``scenarios``
-and of ``seeds`` picks the disruption and the seed (``none`` plans only); a ``disruption`` document (one
-disruption or a list) is revealed instead of a generated one. ``disruptions`` counts the generated disruptions
-revealed in sequence (0: plan only), at most :data:`~alas_argo.workflows.plan.MAX_DISRUPTIONS` (the segments
-``alas-plan`` is rendered with; a larger count is refused, never truncated); a given list reveals each of its
-entries, as many. An empty ``repair-budget`` is the time limit.
+(``none``, which plans only, or a disruption kind) and of ``seeds`` picks the disruption and the seed;
+``alas-bench`` fans out over every entry of both (:func:`bench_cases`, which checks them all before the first
+case pod starts). A ``disruption`` document (one disruption or a list) is revealed instead of a generated
+one. ``disruptions`` counts the generated disruptions revealed in sequence (0: plan only), at most
+:data:`~alas_argo.workflows.plan.MAX_DISRUPTIONS` (the segments ``alas-plan`` is rendered with; a larger count
+is refused, never truncated); a given list reveals each of its entries, as many. An empty ``repair-budget`` is
+the time limit.
 The pods run one CP-SAT worker each, so ``workers`` is 1 on a cluster; with ``deterministic`` (the default)
 the solves do not depend on it.
 """
@@ -22,11 +24,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import json_limits
 from alas_argo.errors import InputError, first_error
-from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.disruption import Disruption, DisruptionKind
 from alas_argo.pipeline.config import RunConfig
 from alas_argo.workflows.plan import MAX_DISRUPTIONS
 
-__all__ = ["config_from_parameters", "parameters_for"]
+__all__ = ["bench_cases", "config_from_parameters", "parameters_for"]
 
 
 def _json(values: Mapping[str, str], name: str, default: Any) -> Any:
@@ -39,11 +41,29 @@ def _json(values: Mapping[str, str], name: str, default: Any) -> Any:
         raise InputError(f"workflow parameter {name!r} is not JSON: {e.msg}", where=f"parameter {name}") from None
 
 
-def _first(values: Mapping[str, str], name: str, default: Any) -> Any:
-    items = _json(values, name, [default])
+def _list(values: Mapping[str, str], name: str, default: list[Any]) -> list[Any]:
+    items = _json(values, name, default)
     if not isinstance(items, list):
         raise InputError(f"workflow parameter {name!r} must be a JSON list", where=f"parameter {name}")
+    return items
+
+
+def _first(values: Mapping[str, str], name: str, default: Any) -> Any:
+    items = _list(values, name, [default])
     return items[0] if items else default
+
+
+#: What an entry of ``scenarios`` may be: plan only, or a generated disruption of a kind.
+_SCENARIOS = ("none", *(k.value for k in DisruptionKind))
+
+
+def _scenario(entry: Any) -> str:
+    """An entry of ``scenarios``, one of :data:`_SCENARIOS` (a path, say, would have the pod read a file of its
+    own image as a disruption; a given disruption comes in the ``disruption`` parameter)."""
+    if entry not in _SCENARIOS:
+        raise InputError(f"workflow parameter 'scenarios': unknown scenario {entry!r}; known: "
+                         f"{', '.join(_SCENARIOS)}", where="parameter scenarios")
+    return str(entry)
 
 
 def _count(values: Mapping[str, str], *, given: int) -> int:
@@ -96,7 +116,7 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
     Raises:
         InputError: A parameter is malformed (names it).
     """
-    scenario = str(_first(values, "scenarios", "breakdown"))
+    scenario = _first(values, "scenarios", "breakdown")
     given = _json(values, "disruption", None)
     try:
         disruptions = [] if given is None else TypeAdapter(list[Disruption]).validate_python(
@@ -104,6 +124,8 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
     except ValidationError as e:
         loc, msg = first_error(e)
         raise InputError(f"{loc}: {msg}", where="parameter disruption") from None
+    if not disruptions:  # with a given disruption the scenario is not read (parameters_for writes "given")
+        scenario = _scenario(scenario)
     count = _count(values, given=len(disruptions))
     limit = _number(values, "time-limit", 10.0)
     fields: dict[str, Any] = {
@@ -122,6 +144,35 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
         loc, msg = first_error(e)
         name = _PARAMETER_OF.get(loc, loc.replace("_", "-"))
         raise InputError(f"workflow parameter {name!r}: {msg}", where=f"parameter {name}") from None
+
+
+def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[str, Any]]:
+    """The cases ``alas-bench`` fans out over: every instance x scenario x seed, its parameters checked first.
+
+    A case pod used to be the first to read them: ``scenarios='"breakdown"'`` (a string, not a list) fanned
+    out one case per letter, ``seeds='["a"]'`` ended the listing step in a ValueError traceback, and a seed
+    CP-SAT cannot take or a misspelt scenario failed every case pod, each with the same error.
+
+    Args:
+        values: Workflow parameters: ``scenarios`` (a JSON list of ``none`` and disruption kinds, default
+            ``["none"]``), ``seeds`` (a JSON list of seeds, default ``[0]``) and the parameters each case's run
+            configuration reads (``time-limit``, ``method``, ...).
+        instances: The suite's instances, in order.
+
+    Raises:
+        InputError: A parameter is malformed, empty, or names an unknown scenario (names it).
+    """
+    scenarios, seeds = _list(values, "scenarios", ["none"]), _list(values, "seeds", [0])
+    for name, items in (("scenarios", scenarios), ("seeds", seeds)):
+        if not items:  # no cases: the aggregate would report an empty benchmark as a finished one
+            raise InputError(f"workflow parameter {name!r} must list at least one entry", where=f"parameter {name}")
+    scenarios = [_scenario(s) for s in scenarios]
+    whole = [_whole(seed, "seeds") for seed in seeds]
+    for scenario in scenarios:  # every case's run configuration, as its pod will build it
+        for seed in whole:
+            config_from_parameters(values, instance=instances[0], seed=seed,
+                                   disrupt=None if scenario == "none" else scenario)
+    return [{"instance": n, "scenario": s, "seed": seed} for n in instances for s in scenarios for seed in whole]
 
 
 def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disruption] | None = None) -> dict[str, str]:

@@ -241,10 +241,12 @@ def test_a_job_agent_stopped_while_python_starts_dies_on_143_and_is_retried(argo
 
 
 def test_a_step_that_fails_for_good_after_a_commit_is_compensated_on_exit(argo: Argo, store: Store) -> None:
-    """An unknown disruption scenario fails disrupt_1 for good (exit 2, not retried) after commit_v1 committed
-    the baseline: the workflow fails and its onExit handler retracts what it committed, once."""
+    """A given disruption revealed after the plan ends fails disrupt_1 for good (exit 2, not retried) after
+    commit_v1 committed the baseline: the workflow fails and its onExit handler retracts what it committed,
+    once. (A well-formed disruption: the reveal time is the one rule only a step that sees the plan can check.)"""
     run_id = f"e2e-saga-{int(time.time())}"
-    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft10", "scenarios": '["earthquake"]'},
+    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft10", "disruption": json.dumps(
+        {"time": 100_000, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 100_000, "duration": 5}]})},
                        wait=False)["metadata"]["name"]
     argo("wait", name, check=False)
     workflow = argo.get(name)

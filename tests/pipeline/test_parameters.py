@@ -7,7 +7,7 @@ import pytest
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.pipeline import RunConfig
-from alas_argo.pipeline.parameters import config_from_parameters, parameters_for
+from alas_argo.pipeline.parameters import bench_cases, config_from_parameters, parameters_for
 from alas_argo.workflows.plan import INPUTS
 
 
@@ -49,8 +49,44 @@ def test_a_given_disruption_travels_as_a_document() -> None:
     ("seeds", "[2147483648]", "Input should be less than or equal to 2147483647"),
     ("disruptions", "two", "'disruptions' must hold a whole number, got 'two'"),
     ("variant", "bogus", "'variant': Input should be"),
+    # Each used to pass the first step and fail the disrupt step, after the plan was made and committed (the
+    # path would have had the pod read a file of its own image as a disruption).
+    ("scenarios", '["flood"]', "'scenarios': unknown scenario 'flood'; known: none, breakdown, shock, mixed"),
+    ("scenarios", '["/etc/passwd"]', "unknown scenario '/etc/passwd'"),
+    ("scenarios", "[5]", "unknown scenario 5"),
+    ("scenarios", '"breakdown"', "'scenarios' must be a JSON list"),
 ])
 def test_a_malformed_parameter_is_named(name: str, value: str, fragment: str) -> None:
     with pytest.raises(InputError, match="workflow parameter") as e:
         config_from_parameters({**INPUTS, name: value})
+    assert fragment in str(e.value) and e.value.where == f"parameter {name}"
+
+
+def test_the_bench_cases_are_every_instance_scenario_and_seed() -> None:
+    cases = bench_cases({"scenarios": '["none", "shock"]', "seeds": '[3, "4"]'}, ["ft06", "la01"])
+    assert [(c["instance"], c["scenario"], c["seed"]) for c in cases] == [
+        (n, s, k) for n in ("ft06", "la01") for s in ("none", "shock") for k in (3, 4)]
+    assert bench_cases({}, ["ft06"]) == [{"instance": "ft06", "scenario": "none", "seed": 0}]  # the defaults
+
+
+@pytest.mark.parametrize(("name", "value", "fragment"), [
+    # A string fanned out one case per letter ("b", "r", ...), every one of them failing in its pod.
+    ("scenarios", '"breakdown"', "'scenarios' must be a JSON list"),
+    ("seeds", "5", "'seeds' must be a JSON list"),  # was a TypeError traceback from the listing step
+    ("seeds", '["a"]', "'seeds' must hold a whole number, got 'a'"),  # was a ValueError traceback
+    ("seeds", "[1.5]", "'seeds' must hold a whole number, got 1.5"),  # was silently seed 1
+    ("seeds", "[true]", "'seeds' must hold a whole number, got True"),  # was silently seed 1
+    # Every entry is checked, not only the first one alas-plan reads: each used to fail its case pods.
+    ("seeds", "[0, 2147483648]", "Input should be less than or equal to 2147483647"),
+    ("seeds", "[0, -1]", "Input should be greater than or equal to 0"),
+    ("scenarios", '["none", "flood"]', "unknown scenario 'flood'"),
+    # No case: the aggregate would have reported an empty benchmark as a finished one.
+    ("seeds", "[]", "'seeds' must list at least one entry"),
+    ("scenarios", "[]", "'scenarios' must list at least one entry"),
+    # The rest of each case's configuration is read before the fan-out too.
+    ("time-limit", "soon", "'time-limit' must be a number"),
+])
+def test_a_malformed_bench_parameter_is_refused_before_the_fanout(name: str, value: str, fragment: str) -> None:
+    with pytest.raises(InputError, match="workflow parameter") as e:
+        bench_cases({"scenarios": '["none"]', "seeds": "[0]", name: value}, ["ft06"])
     assert fragment in str(e.value) and e.value.where == f"parameter {name}"

@@ -23,6 +23,10 @@ from tests.s3server import LoopbackS3
 from tests.workflows.argo_walker import Walker
 
 GOLDENS = Path(__file__).resolve().parents[2] / "workflows" / "argo"
+#: A given disruption revealed long after any ft06 plan ends: well-formed, so the first step takes it, but
+#: disrupt_1 refuses it for good (exit 2) once it sees the committed plan, the only step that can tell.
+LATE = json.dumps({"time": 100_000, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 100_000,
+                                                 "duration": 5}]})
 
 # Each walk runs every step as a CLI call against S3: 6 to 27 s measured in the whole suite on a loaded 2-core
 # machine, above the suite's default per-test limit.
@@ -94,9 +98,9 @@ def test_plan_and_repair_walk_ends_with_a_valid_repaired_plan(s3_env: S3Store) -
 
 
 def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: S3Store) -> None:
-    # commit_v1 commits v1, then disrupt_1 fails permanently on an unknown scenario (exit 2, not retried):
+    # commit_v1 commits v1, then disrupt_1 fails permanently on a disruption after the plan (exit 2, not retried):
     # the exit handler must retract what this workflow committed, and only that, exactly once.
-    args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    args = {"run-id": "walk-saga", "instance": "ft06", "time-limit": "2", "disruption": LATE}
     settled = write_report(s3_env, source="earlier tests")
     walk = _walk("alas-plan", "alas-plan-saga1", args)
     assert walk.status == "Failed"
@@ -133,7 +137,7 @@ def test_failure_after_a_commit_is_compensated_by_the_exit_handler_once(s3_env: 
 def test_a_compensation_template_run_on_its_own_retracts_its_node_once(s3_env: S3Store) -> None:
     """The retract-v1 template (`alas step retract --compensates commit_v1`) undoes what its workflow
     committed, and shares the exit handler's record: whichever runs first compensates, the other does not."""
-    args = {"run-id": "walk-retract", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    args = {"run-id": "walk-retract", "instance": "ft06", "time-limit": "2", "disruption": LATE}
     doc = yaml.safe_load((GOLDENS / "alas-plan.yaml").read_text())
     walker = Walker(doc, _run, name="alas-plan-r1", arguments=args)
     assert walker.template(doc["spec"]["entrypoint"], {})[0] == "Failed"  # v1 committed, then disrupt failed
@@ -222,7 +226,7 @@ def test_injected_faults_are_caught_before_the_commit(s3_env: S3Store) -> None:
 def test_resubmitting_a_compensated_run_id_commits_no_second_baseline(s3_env: S3Store) -> None:
     """Issue 14's failure path continued: after the exit handler retracted v1, the same run id submitted again
     (same inputs, so it fails the same way) commits nothing new; the run stays with no plan in force."""
-    args = {"run-id": "walk-resubmit", "instance": "ft06", "time-limit": "2", "scenarios": '["earthquake"]'}
+    args = {"run-id": "walk-resubmit", "instance": "ft06", "time-limit": "2", "disruption": LATE}
     assert _walk("alas-plan", "alas-plan-again1", args).status == "Failed"
     assert _walk("alas-plan", "alas-plan-again2", args).status == "Failed"
     log = ExecutionLog(s3_env, "walk-resubmit")
