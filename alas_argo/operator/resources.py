@@ -37,6 +37,9 @@ PLANRUN_PLURAL = "planruns"
 DISRUPTION_PLURAL = "disruptions"
 
 
+#: A PlanRun's disruption scenario: what the workflows' first step takes (none plans only).
+Scenario = Literal["none", "breakdown", "shock", "mixed"]
+
 class Phase(StrEnum):
     """The ``.status.phase`` of both resources."""
 
@@ -70,8 +73,11 @@ class PlanRunSpec(_Spec):
     instance: str | None = Field(None, min_length=1, max_length=63, description="A bundled instance name.")
     suite: str | None = Field(None, min_length=1, max_length=63, description="A suite name (fan-out).")
     planner: Planner = Field(Planner.CPSAT, description="Planner backend.")
-    scenarios: list[str] = Field(default_factory=lambda: ["none"], min_length=1, max_length=16,
-                                 description="Disruption scenarios to run (e.g. none, breakdown, duration).")
+    # The kinds a workflow's first step takes (none plans only); anything else used to pass here and fail
+    # the workflow's pods (the PlanRun's own description even named "duration", which no step knows).
+    scenarios: list[Scenario] = Field(
+        default_factory=lambda: list[Scenario](["none"]), min_length=1, max_length=16,
+        description="Disruption scenarios to run: none (plan only), breakdown, shock, mixed.")
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, max_length=64,
                              description="Random seeds; one case per (instance, scenario, seed).")
     time_limit: float = Field(10.0, gt=0, le=3600, alias="timeLimit", description="Seconds per solve.")

@@ -73,6 +73,17 @@ def test_repair_methods_match_the_repair_package() -> None:
     assert set(enum) == {m.value for m in RepairMethod}
 
 
+def test_scenarios_are_the_ones_the_workflows_take() -> None:
+    from typing import get_args
+
+    from alas_argo.jssp.disruption import DisruptionKind
+
+    kinds = {"none", *(k.value for k in DisruptionKind)}
+    (item,) = get_args(PlanRunSpec.model_fields["scenarios"].annotation)
+    assert set(get_args(item)) == kinds
+    assert set(spec_schema("PlanRun")["properties"]["scenarios"]["items"]["enum"]) == kinds
+
+
 def test_there_are_two_crds() -> None:
     assert [p.name for p in CRDS] == ["disruptions.alas.dev.yaml", "planruns.alas.dev.yaml"]
 
@@ -118,6 +129,9 @@ CASES = [
     ("PlanRun", {"instance": "ta01", "seeds": [0, 2**31 - 1]}, True),
     ("PlanRun", {"instance": "ta01", "seeds": [2**31]}, False),  # past CP-SAT's 32-bit seed
     ("PlanRun", {"instance": "ta01", "timeLimit": 0}, False),
+    ("PlanRun", {"suite": "smoke", "scenarios": ["none", "breakdown", "shock", "mixed"]}, True),
+    ("PlanRun", {"suite": "smoke", "scenarios": ["duration"]}, False),  # the old description's example
+    ("PlanRun", {"suite": "smoke", "scenarios": ["none", "flood"]}, False),
     ("PlanRun", {"instance": "ta01", "parallelism": 0}, False),
     ("PlanRun", {"instance": "ta01", "extra": 1}, False),
     ("PlanRun", {"instance": ""}, False),
