@@ -4,7 +4,9 @@ shows no Forbidden."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from tests.cluster.conftest import Kube, Store
 
 # Real workflows take minutes (a plan run is 2 min, a failure path up to 5 on a busy machine).
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +63,16 @@ def test_no_forbidden_in_the_operators_log(planrun: dict[str, Any], kube: Kube) 
     # The operator logs only what went wrong (a quiet log is a healthy one); RBAC refusals would be here.
     logs = kube("logs", "-l", "app.kubernetes.io/component=operator", "--tail=-1").stdout
     assert "Forbidden" not in logs and "forbidden" not in logs, logs[-2000:]
+
+
+def test_the_api_server_takes_every_shipped_example_and_refuses_an_unknown_scenario(kube: Kube) -> None:
+    """The examples the chart's README applies pass the installed CRDs' schemas on the real API server (a
+    server-side dry run: nothing is created). planrun-smoke.yaml asked for a 'duration' scenario that no step
+    knows until 2026-12-05; the CRD's enum now refuses such a PlanRun at `kubectl apply`."""
+    for path in sorted((ROOT / "operators" / "examples").glob("*.yaml")):
+        kube("apply", "--dry-run=server", "-f", str(path))
+    bad = {"apiVersion": "alas.dev/v1alpha1", "kind": "PlanRun", "metadata": {"name": "e2e-bad-scenario"},
+           "spec": {"suite": "smoke", "scenarios": ["none", "duration"]}}
+    refused = kube("apply", "--dry-run=server", "-f", "-", stdin=json.dumps(bad), check=False)
+    assert refused.returncode != 0 and "duration" in refused.stderr and "Unsupported value" in refused.stderr, \
+        refused.stderr
