@@ -129,6 +129,12 @@ def _submit(args: argparse.Namespace) -> int:
                              where="alas submit")
         doc = to_argo(builders[args.workflow](), image=settings.argo.image, namespace=settings.argo.namespace)
     workflow = as_submission(doc, params, namespace=settings.argo.namespace)
+    from alas_argo.pipeline.parameters import check_submission
+
+    # The shipped workflow it is (rendered ones carry the label; a WorkflowTemplate file is named after it).
+    meta = doc.get("metadata") or {}
+    name = (meta.get("labels") or {}).get("alas-argo.dev/workflow") or meta.get("name") or ""
+    check_submission(name, {p["name"]: p["value"] for p in workflow["spec"]["arguments"]["parameters"]})
     if args.dry_run:
         if args.json:
             print_json(workflow)

@@ -24,11 +24,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import json_limits
 from alas_argo.errors import InputError, first_error
+from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
 from alas_argo.pipeline.config import RunConfig
 from alas_argo.workflows.plan import MAX_DISRUPTIONS
 
-__all__ = ["bench_cases", "config_from_parameters", "parameters_for"]
+__all__ = ["bench_cases", "check_submission", "config_from_parameters", "parameters_for"]
 
 
 def _json(values: Mapping[str, str], name: str, default: Any) -> Any:
@@ -173,6 +174,26 @@ def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[st
             config_from_parameters(values, instance=instances[0], seed=seed,
                                    disrupt=None if scenario == "none" else scenario)
     return [{"instance": n, "scenario": s, "seed": seed} for n in instances for s in scenarios for seed in whole]
+
+
+def check_submission(workflow: str, values: Mapping[str, str]) -> None:
+    """Check the parameters of a shipped workflow as its first step will, before it is submitted: a typo in
+    ``-p`` is an error at ``alas submit``, not a failed pod minutes later. Other workflows pass unchecked.
+
+    Args:
+        workflow: The workflow's name (``alas-plan``, ``alas-repair``, ``alas-bench``, or another).
+        values: Every parameter it will run with (the template's defaults and the given ones).
+
+    Raises:
+        InputError: A parameter the first step would refuse, or an unknown bundled instance or suite.
+    """
+    if workflow == "alas-bench":
+        bench_cases(values, suite(values.get("suite") or "smoke"))
+    elif workflow in ("alas-plan", "alas-repair"):
+        config, _ = config_from_parameters(values)
+        # A bundled name is checked here; a path is one inside the pod's image, which only the pod can read.
+        if workflow == "alas-plan" and "/" not in config.instance and "." not in config.instance:
+            get_instance(config.instance)
 
 
 def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disruption] | None = None) -> dict[str, str]:

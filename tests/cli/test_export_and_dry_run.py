@@ -13,6 +13,7 @@ from alas_argo.cli import main
 from alas_argo.engines.rendering import load_definitions
 
 NAMES = sorted(load_definitions())
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -46,3 +47,33 @@ def test_submit_dry_run_prints_yaml_and_json_on_request(capsys: pytest.CaptureFi
     assert json.loads(capsys.readouterr().out) == as_yaml
     params = {p["name"]: p.get("value") for p in as_yaml["spec"]["arguments"]["parameters"]}
     assert params["instance"] == "ft06"
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    # Each used to be submitted and fail in a pod: the plan's first step, or every case pod of the bench.
+    (["alas-plan", "-p", "instance=nope99"], "unknown instance 'nope99'"),
+    (["alas-plan", "-p", 'scenarios=["flood"]'], "unknown scenario 'flood'"),
+    (["alas-plan", "-p", "time-limit=soon"], "'time-limit' must be a number, got 'soon'"),
+    (["alas-plan", "-p", "disruptions=7"], "disruptions must be between 0 and 3"),
+    (["alas-repair", "-p", "repair-effort=0"], "'repair-effort': Input should be greater than 0"),
+    (["alas-bench", "-p", 'seeds=["a"]'], "'seeds' must hold a whole number, got 'a'"),
+    (["alas-bench", "-p", "suite=nope"], "unknown suite or instance 'nope'"),
+    (["alas-bench", "-p", 'scenarios=["none", "flood"]'], "unknown scenario 'flood'"),
+    # A rendered file is the same workflow: its label names it.
+    ([str(ROOT / "workflows" / "argo" / "alas-plan.yaml"), "-p", "instance=nope99"], "unknown instance 'nope99'"),
+], ids=lambda a: " ".join(a[-2:]) if isinstance(a, list) else a)
+def test_submit_refuses_a_parameter_the_first_step_would(argv: list[str], needle: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["submit", *argv, "--dry-run"]) == 2  # with or without --dry-run: nothing is sent
+    err = capsys.readouterr()
+    assert needle in err.err and err.out == "" and err.err.count("\n") == 1, err.err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_submit_takes_each_shipped_workflow_with_its_defaults(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The check is no stricter than the steps: the templates' own defaults pass, and so does an instance
+    given as a path (a file in the pod's image, which only the pod can read)."""
+    assert main(["submit", name, "--dry-run"]) == 0
+    if name == "alas-plan":
+        assert main(["submit", name, "-p", "instance=/data/mine.txt", "--dry-run"]) == 0
+    assert capsys.readouterr().err == ""
