@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from alas_argo.errors import InputError, first_error
+from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import DisruptionEvent
 from alas_argo.seeds import MAX_SEED
 
@@ -89,6 +90,15 @@ class PlanRunSpec(_Spec):
             raise ValueError("give exactly one of instance or suite")
         if any(not 0 <= s <= MAX_SEED for s in self.seeds):
             raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}")
+        # Names the schema cannot list: an unknown one used to create a workflow whose pods all failed; now
+        # the PlanRun is Invalid at once, naming it (the operator's image holds the same catalog as the pods').
+        try:
+            if self.instance is not None:
+                get_instance(self.instance)
+            else:
+                suite(str(self.suite))
+        except InputError as e:
+            raise ValueError(str(e)) from None
         return self
 
     @property
@@ -157,6 +167,7 @@ def parse_spec(model: type[S], resource: Resource, kind: str) -> S:
     try:
         return model.model_validate(resource.spec)
     except ValidationError as e:
-        field, msg = first_error(e, "spec")
-        raise InputError(f"invalid spec.{field}: {msg}",
+        field, msg = first_error(e)
+        # A rule over the whole spec has no field (it used to read "invalid spec.spec: Value error, ...").
+        raise InputError(f"invalid {f'spec.{field}' if field else 'spec'}: {msg.removeprefix('Value error, ')}",
                          where=f"{kind} {resource.namespace}/{resource.name}") from None

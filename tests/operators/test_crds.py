@@ -155,3 +155,25 @@ CASES = [
 def test_schema_and_model_agree(kind: str, spec: dict[str, Any], ok: bool) -> None:
     assert schema_accepts(kind, spec) is ok
     assert model_accepts(kind, spec) is ok
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"instance": "nope99"}, "PlanRun alas/p1: invalid spec: unknown instance 'nope99'"),
+    ({"suite": "nope"}, "PlanRun alas/p1: invalid spec: unknown suite or instance 'nope'"),
+    ({"instance": "ta01", "suite": "smoke"}, "invalid spec: give exactly one of instance or suite"),
+    ({"instance": "ta01", "seeds": "x"}, "invalid spec.seeds: Input should be a valid list"),
+    ({"suite": "ft06,nope99"}, "unknown instance 'nope99'"),
+])
+def test_a_planrun_naming_no_bundled_instance_or_suite_is_invalid_at_once(spec: dict[str, Any], message: str) -> None:
+    """The schema takes any short name; the model looks it up, so the PlanRun turns Invalid naming it instead
+    of creating a workflow whose every pod fails on it. A rule over the whole spec is named as such."""
+    from alas_argo.operator import OperatorConfig, reconcile_planrun
+    from alas_argo.operator.actions import PatchStatus
+    from alas_argo.operator.resources import Resource
+
+    assert not model_accepts("PlanRun", spec)
+    resource = Resource(name="p1", namespace="alas", uid="u1", spec=spec)
+    (patch,) = reconcile_planrun(resource, None, OperatorConfig())
+    assert isinstance(patch, PatchStatus)
+    status = patch.status
+    assert status["phase"] == "Invalid" and message in status["message"], status
