@@ -76,3 +76,21 @@ def test_the_api_server_takes_every_shipped_example_and_refuses_an_unknown_scena
     refused = kube("apply", "--dry-run=server", "-f", "-", stdin=json.dumps(bad), check=False)
     assert refused.returncode != 0 and "duration" in refused.stderr and "Unsupported value" in refused.stderr, \
         refused.stderr
+
+
+def test_a_planrun_for_an_unknown_instance_turns_invalid_and_submits_nothing(kube: Kube) -> None:
+    """The operator looks the name up in the catalog its image holds: the PlanRun is Invalid, naming it, and
+    no workflow is created (before 2026-12-05 the workflow ran and its pods failed on the name)."""
+    name = f"e2e-bad-{int(time.time()) % 100000}"
+    kube.apply({"apiVersion": "alas.dev/v1alpha1", "kind": "PlanRun", "metadata": {"name": name},
+                "spec": {"instance": "nope99", "planner": "heuristic"}})
+    try:
+        def judged() -> dict[str, Any] | None:
+            status = kube.json("get", "planrun", name).get("status") or {}
+            return status if status.get("phase") else None
+
+        status = kube.wait_for(f"PlanRun {name} to be judged", judged, timeout=120)
+        assert status["phase"] == "Invalid" and "unknown instance 'nope99'" in status["message"], status
+        assert not status.get("workflow"), status
+    finally:
+        kube("delete", "planrun", name, "--wait=false", check=False)
