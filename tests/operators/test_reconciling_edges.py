@@ -11,6 +11,7 @@ import pytest
 
 from alas_argo.operator import (
     CreateWorkflow,
+    Operator,
     OperatorConfig,
     PatchStatus,
     PostDisruption,
@@ -20,8 +21,10 @@ from alas_argo.operator import (
     reconcile_planrun,
     status_after_post,
 )
+from alas_argo.operator.running import ARGO
 from tests.operators.test_crds import crd, strict
 from tests.operators.test_reconciling import CONFIG, by_planrun, disruption, planrun, workflow
+from tests.operators.test_running import MemoryApi, cr
 
 
 def merged(status: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -144,3 +147,45 @@ def test_a_disruption_that_failed_for_good_shows_no_next_attempt() -> None:
     assert stored["phase"] == "Failed" and stored["attempts"] == 2 and stored["lastAttemptAt"] == 105.0
     assert "nextAttemptAt" not in stored
     assert stored["message"] == "repair failed (422): bad"
+
+
+# ---- A new generation ---------------------------------------------------------------------------------
+
+
+def test_a_rerun_planrun_shows_nothing_of_the_previous_generations_workflow() -> None:
+    """Guards against a bug: a PlanRun edited from a suite to an instance kept the suite's summary (and, until
+    the next pass, its progress and times) beside the new workflow, which has no summary output."""
+    api = MemoryApi()
+    api.put("alas.dev", "planruns", cr("PlanRun", "ta01", {"suite": "smoke"}))
+    op = Operator(api, "alas")
+    op.reconcile_once()
+    api.objects[ARGO[0], ARGO[2]]["ta01-g1"]["status"] = {
+        "phase": "Succeeded", "progress": "14/14", "startedAt": "2026-11-29T19:58:00Z",
+        "finishedAt": "2026-11-29T20:00:00Z",
+        "outputs": {"parameters": [{"name": "summary", "value": '{"cases": 12, "valid": 12}'}]}}
+    op.reconcile_once()
+    stored = api.objects["alas.dev", "planruns"]["ta01"]
+    assert stored["status"]["summary"] == {"cases": 12, "valid": 12}
+
+    stored["spec"], stored["metadata"]["generation"] = {"instance": "ta01"}, 2
+    op.reconcile_once()  # submits ta01-g2
+    status = stored["status"]
+    assert (status["workflow"], status["phase"], status["observedGeneration"]) == ("ta01-g2", "Pending", 2)
+    assert not {"summary", "progress", "startedAt", "finishedAt"} & set(status)
+
+    api.objects[ARGO[0], ARGO[2]]["ta01-g2"]["status"] = {"phase": "Succeeded", "progress": "4/4"}
+    op.reconcile_once()
+    assert status["phase"] == "Succeeded" and status["progress"] == "4/4"
+    assert "summary" not in status
+    assert op.reconcile_once() == []  # and no patch loop
+
+
+def test_a_summary_left_by_the_previous_generation_is_removed_when_the_new_workflow_has_none() -> None:
+    """Guards the same bug where the submission patch never landed (the pass failed between creating the
+    workflow and patching the status): the next pass finds the new workflow and must still drop the old
+    summary."""
+    old = {"phase": "Succeeded", "workflow": "ta01-g1", "runId": "alas.ta01-g1", "observedGeneration": 1,
+           "summary": {"cases": 12}}
+    actions = reconcile_planrun(planrun(status=old, generation=2), workflow("Running"), CONFIG)
+    assert len(actions) == 1 and isinstance(actions[0], PatchStatus)
+    assert "summary" not in merged(old, actions[0].status)
