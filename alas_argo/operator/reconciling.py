@@ -172,7 +172,10 @@ def status_after_post(resource: Resource, outcome: PostOutcome, now: float,
     gen = resource.generation
     prior = resource.status.get("attempts", 0) if resource.status.get("observedGeneration") == gen else 0
     attempts = int(prior) + 1
-    base = {"observedGeneration": gen, "attempts": attempts, "lastAttemptAt": now}
+    # A generation's repair results are written only by its own success (which ends it): any earlier
+    # generation's are nulled, so a failed or retried edit never shows a plan version it did not commit.
+    base = {"observedGeneration": gen, "attempts": attempts, "lastAttemptAt": now,
+            "planVersion": None, "makespan": None, "movedOperations": None, "method": None}
     if outcome.ok:
         body = outcome.body
         return {**base, "phase": Phase.SUCCEEDED.value, "message": "repaired",

@@ -189,3 +189,16 @@ def test_a_summary_left_by_the_previous_generation_is_removed_when_the_new_workf
     actions = reconcile_planrun(planrun(status=old, generation=2), workflow("Running"), CONFIG)
     assert len(actions) == 1 and isinstance(actions[0], PatchStatus)
     assert "summary" not in merged(old, actions[0].status)
+
+
+def test_an_edited_disruption_that_fails_shows_no_plan_version_of_the_previous_generation() -> None:
+    """Guards against a bug: after an edit, a Disruption whose new post failed still showed the previous
+    generation's planVersion, makespan, movedOperations and method, as if this repair had committed them."""
+    done = status_after_post(disruption(), PostOutcome(201, {"version": 3, "makespan": 1290,
+                                                             "moved_operations": 17, "method": "lcrp"}),
+                             100.0, CONFIG)
+    stored = merged({}, done)
+    for now, outcome in [(200.0, PostOutcome(503, message="busy")), (205.0, PostOutcome(422, message="bad"))]:
+        stored = merged(stored, status_after_post(disruption(status=stored, generation=2), outcome, now, CONFIG))
+        assert not {"planVersion", "makespan", "movedOperations", "method"} & set(stored), stored
+    assert stored["phase"] == "Failed" and stored["observedGeneration"] == 2 and stored["attempts"] == 2
