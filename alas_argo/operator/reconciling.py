@@ -42,6 +42,8 @@ _ARGO_PHASES = {"": Phase.PENDING, "Pending": Phase.PENDING, "Running": Phase.RU
                 "Succeeded": Phase.SUCCEEDED, "Failed": Phase.FAILED, "Error": Phase.FAILED}
 #: Bounds on what is copied from a workflow's summary into .status (etcd objects must stay small).
 _SUMMARY_KEYS, _SUMMARY_VALUE_CHARS = 24, 256
+#: The PlanRun's .status fields copied from its workflow (the rest say which workflow and why).
+_WORKFLOW_FIELDS = ("progress", "startedAt", "finishedAt", "summary")
 
 
 def _phase(value: Any) -> Phase:
@@ -110,7 +112,9 @@ def reconcile_planrun(resource: Resource, workflow: dict[str, Any] | None,
         return [CreateWorkflow(namespace=resource.namespace, manifest=workflow_manifest(resource, spec, config)),
                 *_patch_if_changed(resource, PLANRUN_PLURAL, {
                     "phase": Phase.PENDING.value, "workflow": name, "runId": run_id(resource),
-                    "observedGeneration": gen, "message": "workflow submitted"})]
+                    "observedGeneration": gen, "message": "workflow submitted",
+                    # The previous generation's workflow is not this one: null removes what it left.
+                    **dict.fromkeys(_WORKFLOW_FIELDS)})]
     wf_status = workflow.get("status") or {}
     phase = argo_phase(workflow)
     desired: dict[str, Any] = {
@@ -123,10 +127,9 @@ def reconcile_planrun(resource: Resource, workflow: dict[str, Any] | None,
         "progress": wf_status.get("progress"),
         "startedAt": wf_status.get("startedAt"),
         "finishedAt": wf_status.get("finishedAt"),
+        # Null when this workflow has none, so that no summary of an earlier generation's workflow stays.
+        "summary": workflow_summary(workflow),
     }
-    summary = workflow_summary(workflow)
-    if summary is not None:
-        desired["summary"] = summary
     return _patch_if_changed(resource, PLANRUN_PLURAL, desired)
 
 
@@ -169,7 +172,10 @@ def status_after_post(resource: Resource, outcome: PostOutcome, now: float,
     gen = resource.generation
     prior = resource.status.get("attempts", 0) if resource.status.get("observedGeneration") == gen else 0
     attempts = int(prior) + 1
-    base = {"observedGeneration": gen, "attempts": attempts, "lastAttemptAt": now}
+    # A generation's repair results are written only by its own success (which ends it): any earlier
+    # generation's are nulled, so a failed or retried edit never shows a plan version it did not commit.
+    base = {"observedGeneration": gen, "attempts": attempts, "lastAttemptAt": now,
+            "planVersion": None, "makespan": None, "movedOperations": None, "method": None}
     if outcome.ok:
         body = outcome.body
         return {**base, "phase": Phase.SUCCEEDED.value, "message": "repaired",
