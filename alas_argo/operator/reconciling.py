@@ -12,6 +12,7 @@ controller), retry transient failures with capped exponential backoff, and recor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,8 +83,9 @@ def workflow_summary(workflow: dict[str, Any]) -> dict[str, Any] | None:
             value = doc[key]
             if isinstance(value, bool | int | float) or value is None:
                 out[str(key)] = value
-            else:
-                out[str(key)] = str(value)[:_SUMMARY_VALUE_CHARS]
+            else:  # a list or an object as compact JSON (str() gave Python's "['a']"), text as it is
+                text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+                out[str(key)] = text[:_SUMMARY_VALUE_CHARS]
         return out
     return None
 

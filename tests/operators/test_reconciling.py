@@ -112,6 +112,16 @@ def test_summary_is_mirrored_and_bounded() -> None:
     assert got["note"] == "x" * 256 and "z19" in got and "z20" not in got
 
 
+def test_a_list_or_object_in_the_summary_is_stored_as_json() -> None:
+    """The aggregate's `failed` list was stored as Python's text, "['smoke-1.ta01.none.0']"."""
+    summary = {"failed": ["smoke-1.ta01.none.0"], "by": {"none": 2}, "long": list(range(200))}
+    wf = workflow("Succeeded", outputs={"parameters": [{"name": "summary", "value": json.dumps(summary)}]})
+    got = reconcile_planrun(planrun(), wf, CONFIG)[0].status["summary"]  # type: ignore[union-attr]
+    assert got["failed"] == '["smoke-1.ta01.none.0"]' and json.loads(got["failed"]) == summary["failed"]
+    assert got["by"] == '{"none":2}'
+    assert got["long"] == json.dumps(summary["long"], separators=(",", ":"))[:256]
+
+
 @pytest.mark.parametrize("value", ["not json", "[1, 2]", "", "[" * 5000])
 def test_unusable_summary_is_ignored(value: str) -> None:
     wf = workflow("Succeeded", outputs={"parameters": [{"name": "summary", "value": value}]})
