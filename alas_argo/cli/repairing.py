@@ -64,7 +64,8 @@ def _disrupt(args: argparse.Namespace) -> int:
     else:
         parts = [f"machine {b.machine} down [{b.start}, {b.end})" for b in d.breakdowns]
         if d.duration_changes:
-            parts.append(f"{len(d.duration_changes)} operations take longer")
+            n = len(d.duration_changes)
+            parts.append(f"{n} operation{'s take' if n > 1 else ' takes'} longer")
         print(f"{args.kind or args.family} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
     return 0
 

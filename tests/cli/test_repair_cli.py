@@ -201,3 +201,15 @@ def test_streams_are_recorded_with_the_repair(files: Path, capsys: pytest.Captur
     assert printed["limits"]["search_streams"] == 2 and printed["valid"]
     written = json.loads((files / "r.json").read_text())
     assert written["limits"]["search_streams"] == 2
+
+
+def test_the_disrupt_line_counts_the_operations_a_shock_lengthens(files: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    for share, out in (("0", "one.json"), ("0.5", "many.json")):
+        assert main(["disrupt", "--instance", "ft06", "--schedule", str(files / "s.json"), "--kind", "shock",
+                     "--share", share, "--seed", "1", "--out", str(files / out)]) == 0
+        line = capsys.readouterr().out
+        n = len(Disruption.model_validate(json.loads((files / out).read_text())).duration_changes)
+        # A share of 0 still lengthens one operation (a shock grows at least one): "1 operation takes longer".
+        assert (n == 1) is (share == "0")
+        assert f": {n} operation takes longer -> " in line if n == 1 else f": {n} operations take longer -> " in line
