@@ -116,6 +116,8 @@ class StoreUnavailable(TransientError):
 
 
 def first_error(e: ValidationError, default: str = "") -> tuple[str, str]:
-    """(dotted location, message) of the first problem pydantic found: what a one-line error names."""
+    """(dotted location, message) of the first problem pydantic found: what a one-line error names. A
+    validator's own message loses pydantic's "Value error, " prefix, which names Python's exception, not the
+    problem."""
     err = e.errors()[0]
-    return ".".join(str(p) for p in err["loc"]) or default, str(err["msg"])
+    return ".".join(str(p) for p in err["loc"]) or default, str(err["msg"]).removeprefix("Value error, ")

@@ -13,9 +13,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from alas_argo.addresses import is_http_url
 from alas_argo.bounds import MAX_RETRIES, MAX_WAIT_SECONDS, MAX_WORKERS
 from alas_argo.errors import InputError, first_error
 from alas_argo.scrubbing import register_secret
@@ -58,6 +59,16 @@ class StoreSettings(BaseModel):
     log_key: SecretStr | None = Field(None, min_length=16, description=(
         "Key of the execution log's keyed seals (HMAC-SHA256; at least 16 characters, from a Secret): "
         "with it, verify detects re-sealed events, rewritten heads and edited idempotency records."))
+
+    @field_validator("s3_endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if not value:
+            return None  # an empty variable (a chart value left blank) is no endpoint: AWS's own
+        if not is_http_url(value):
+            raise ValueError("not an S3 endpoint: expected http://host:port or https://host:port "
+                             "(e.g. http://minio:9000)")
+        return value
 
 
 class SolverSettings(BaseModel):

@@ -45,7 +45,11 @@ def test_rejects_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(("var", "value", "says"), [
     ("ALAS_CONTROLLER__PORT", "abc", "controller.port: Input should be a valid integer"),
     ("ALAS_STORE__KIND", "nfs", "store.kind: Input should be 'fs' or 's3'"),
-    ("ALAS_STORE__LOG_KEY", "s3cr3t", "store.log_key")])
+    ("ALAS_STORE__LOG_KEY", "s3cr3t", "store.log_key"),
+    # boto3 raised a bare ValueError ("Invalid endpoint") from the first store call: a traceback.
+    ("ALAS_STORE__S3_ENDPOINT", "localhost:9000", "store.s3_endpoint: not an S3 endpoint: expected "
+                                                  "http://host:port or https://host:port (e.g. http://minio:9000)"),
+    ("ALAS_STORE__S3_ENDPOINT", "ftp://s3.local", "store.s3_endpoint: not an S3 endpoint")])
 def test_an_invalid_setting_is_one_line_naming_its_variable(var: str, value: str, says: str,
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,3 +60,11 @@ def test_an_invalid_setting_is_one_line_naming_its_variable(var: str, value: str
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"alas: error: {var}: invalid setting {says}"), err
     assert "Traceback" not in err and (value not in err or var.endswith("KIND"))
+
+
+def test_an_empty_s3_endpoint_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart value left blank sets the variable to nothing: the store then talks to AWS, as with none."""
+    monkeypatch.setenv("ALAS_STORE__S3_ENDPOINT", "")
+    assert load_settings().store.s3_endpoint is None
+    monkeypatch.setenv("ALAS_STORE__S3_ENDPOINT", "https://s3.example.com:443/base")
+    assert load_settings().store.s3_endpoint == "https://s3.example.com:443/base"

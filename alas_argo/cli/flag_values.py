@@ -12,7 +12,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from alas_argo.bounds import MAX_WAIT_SECONDS
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, first_error
 from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
@@ -150,6 +150,6 @@ def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS
 def flag_error(e: ValidationError) -> InputError:
     """The first error of a model built from flags whose fields are the flags' names (``repair_effort`` for
     ``--repair-effort``), as one line naming the flag: "--repair-effort: Input should be greater than 0"."""
-    first = e.errors()[0]
-    flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "a flag"
-    return InputError(f"{flag}: {first['msg']}")
+    field, msg = first_error(e)
+    flag = "--" + field.split(".")[0].replace("_", "-") if field else "a flag"
+    return InputError(f"{flag}: {msg}")

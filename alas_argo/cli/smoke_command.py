@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import secrets
 import time
-import urllib.parse
 
 from rich.console import Console
 
+from alas_argo.addresses import is_http_url
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.running import add_store_arguments
@@ -49,12 +49,7 @@ def _smoke(args: argparse.Namespace) -> int:
 
 def _check_url(url: str) -> None:
     """Refuse a controller address that is not http(s)://host[:port][/path] before anything is written."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        parts, port_ok = None, False
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or parts.query:
+    if not is_http_url(url):
         raise InputError("not a controller address: expected http://host:port or https://host:port "
                          "(e.g. http://alas-controller:8080)", where=url)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
+from alas_argo.addresses import is_http_url
 from alas_argo.errors import InputError, TransientError
 from alas_argo.settings import ArgoSettings
 
@@ -65,19 +65,10 @@ def server_url(host: str, *, secure: bool = True) -> str:
     """
     text = host.strip()
     url = text if "://" in text else f"{'https' if secure else 'http'}://{text}"
-    if not _is_server(url):
+    if not is_http_url(url):
         raise InputError("not an Argo server address: expected https://host:port, http://host:port or host:port "
                          "(the `argo` CLI's ARGO_SERVER form; ARGO_SECURE=false for http)", where=host)
     return url.rstrip("/")
-
-
-def _is_server(url: str) -> bool:
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 (read for the ValueError of a port that is not a number)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query and not parts.fragment
 
 
 def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:

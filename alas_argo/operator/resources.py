@@ -168,6 +168,6 @@ def parse_spec(model: type[S], resource: Resource, kind: str) -> S:
         return model.model_validate(resource.spec)
     except ValidationError as e:
         field, msg = first_error(e)
-        # A rule over the whole spec has no field (it used to read "invalid spec.spec: Value error, ...").
-        raise InputError(f"invalid {f'spec.{field}' if field else 'spec'}: {msg.removeprefix('Value error, ')}",
+        # A rule over the whole spec has no field (it used to read "invalid spec.spec: ...").
+        raise InputError(f"invalid {f'spec.{field}' if field else 'spec'}: {msg}",
                          where=f"{kind} {resource.namespace}/{resource.name}") from None
