@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from alas_argo import json_limits
+from alas_argo.addresses import is_http_url
 from alas_argo.errors import AlasError, PermanentError, TransientError
 
 __all__ = [
@@ -143,8 +144,9 @@ class HttpChatClient:
                  temperature: float = 0.0, max_tokens: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise LlmRequestError("LLM base URL must start with http:// or https://", where=base_url)
+        if not is_http_url(base_url):  # "http://" alone used to be tried, and fail as transient (exit 75)
+            raise LlmRequestError("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1",
+                                  where=base_url)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key

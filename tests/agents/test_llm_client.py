@@ -151,11 +151,6 @@ def test_connection_refused_is_transient() -> None:
     assert sleeps.waits == [0.5]
 
 
-def test_bad_base_url() -> None:
-    with pytest.raises(LlmRequestError, match="http:// or https://"):
-        HttpChatClient("localhost:8000", "m")
-
-
 def test_retry_after_forms() -> None:
     from alas_argo.agents.llm_client import _retry_after
 
@@ -179,3 +174,11 @@ def test_endpoint_and_key_from_conventional_environment(llm_server: ScriptedLlmS
     assert backend.transport.complete(MESSAGES, key=KEY).text == "ok"
     assert llm_server.requests[0]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert llm_server.requests[0]["body"]["model"] == "env-model"
+
+
+@pytest.mark.parametrize("url", ["notaurl", "localhost:8000/v1", "http://", "ftp://x/v1", "http://h:99999/v1"])
+def test_a_base_url_that_is_no_server_is_refused_before_any_call(url: str) -> None:
+    """`http://` alone (no host) and a port past 65535 were tried and failed as transient, exit 75."""
+    with pytest.raises(LlmRequestError, match=r"LLM base URL must be http\(s\)://host\[:port\]\[/path\]") as e:
+        HttpChatClient(url, "m")
+    assert e.value.where == url and e.value.exit_code == 2
