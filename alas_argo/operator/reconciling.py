@@ -103,8 +103,11 @@ def reconcile_planrun(resource: Resource, workflow: dict[str, Any] | None,
     try:
         spec = parse_spec(PlanRunSpec, resource, "PlanRun")
     except InputError as e:
+        # This generation has no workflow and no run: null removes an earlier generation's, which a Disruption
+        # naming the PlanRun would otherwise still be posted to (it waits for a valid spec instead).
         return _patch_if_changed(resource, PLANRUN_PLURAL, {
-            "phase": Phase.INVALID.value, "message": str(e), "observedGeneration": gen})
+            "phase": Phase.INVALID.value, "message": str(e), "observedGeneration": gen,
+            "workflow": None, "runId": None, **dict.fromkeys(_WORKFLOW_FIELDS)})
     name = workflow_name(resource)
     status = resource.status
     if workflow is None:

@@ -57,9 +57,28 @@ def test_an_invalid_planrun_is_patched_on_planruns_with_its_generation() -> None
     actions = reconcile_planrun(planrun({"instance": "ta01", "planner": "oracle"}, generation=3), None, CONFIG)
     assert len(actions) == 1 and isinstance(actions[0], PatchStatus)
     message = actions[0].status["message"]
+    nulls = dict.fromkeys(("workflow", "runId", "progress", "startedAt", "finishedAt", "summary"))
     assert actions[0] == PatchStatus("planruns", "alas", "ta01",
-                                     {"phase": "Invalid", "message": message, "observedGeneration": 3})
+                                     {"phase": "Invalid", "message": message, "observedGeneration": 3, **nulls})
     assert_fits_the_crd("PlanRun", actions[0].status)
+
+
+def test_a_planrun_edited_into_an_invalid_spec_drops_the_earlier_run_and_its_disruptions_wait() -> None:
+    """Its status used to keep generation 1's workflow, run id and summary next to generation 2's Invalid
+    phase, and a Disruption naming the PlanRun was still posted to that run."""
+    done = {"phase": "Succeeded", "workflow": "ta01-g1", "runId": "alas.ta01-g1", "observedGeneration": 1,
+            "summary": {"cases": 1}, "startedAt": "t0", "finishedAt": "t1", "progress": "1/1", "message": ""}
+    edited = planrun({"instance": "nope99"}, status=done, generation=2)
+    (patch,) = reconcile_planrun(edited, None, CONFIG)
+    assert isinstance(patch, PatchStatus)
+    stored = {k: v for k, v in {**done, **patch.status}.items() if v is not None}  # a merge patch's nulls delete
+    assert stored == {"phase": "Invalid", "observedGeneration": 2, "message": patch.status["message"]}
+    assert "unknown instance 'nope99'" in stored["message"]
+    resource = Resource(name="ta01", namespace="alas", uid="uid-1", generation=2, spec=edited.spec, status=stored)
+    (waiting,) = reconcile_disruption(by_planrun(), now=0, config=CONFIG, planruns={"ta01": resource})
+    assert isinstance(waiting, PatchStatus)
+    assert waiting.status["phase"] == "Pending" and waiting.status["message"] == \
+        "waiting for PlanRun ta01 to start its run"
 
 
 def test_the_workflow_is_created_in_the_planruns_namespace() -> None:
