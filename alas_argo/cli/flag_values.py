@@ -23,8 +23,8 @@ __all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "fl
 #: Most seeds or trials a bench takes: each one is a row per case and variant, kept in memory until the tables
 #: are written (``bench llm --seeds 100000`` on one instance held 4 GB; a trillion ended in a MemoryError).
 MAX_SEEDS = 10_000
-#: Most repetitions of a timing loop (``bench validator --repeat``, ``bench log --appends``): ten times what any
-#: figure in bench/README.md needed, and still minutes, not years.
+#: Most repetitions of a timing loop (``bench validator --repeat``, ``bench log --appends``): a hundred times the
+#: most any command in bench/README.md uses (1,000 nodes or events), and still minutes, not years.
 MAX_REPEATS = 100_000
 #: The last TCP port.
 MAX_PORT = 65_535
