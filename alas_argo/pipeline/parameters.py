@@ -165,7 +165,7 @@ def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[st
     """
     scenarios, seeds = _list(values, "scenarios", ["none"]), _list(values, "seeds", [0])
     for name, items in (("scenarios", scenarios), ("seeds", seeds)):
-        if not items:  # no cases: the aggregate would report an empty benchmark as a finished one
+        if not items:  # no cases: a benchmark of nothing, which no one asks for on purpose
             raise InputError(f"workflow parameter {name!r} must list at least one entry", where=f"parameter {name}")
     scenarios = [_scenario(s) for s in scenarios]
     whole = [_whole(seed, "seeds") for seed in seeds]

@@ -80,7 +80,7 @@ def test_the_bench_cases_are_every_instance_scenario_and_seed() -> None:
     ("seeds", "[0, 2147483648]", "Input should be less than or equal to 2147483647"),
     ("seeds", "[0, -1]", "Input should be greater than or equal to 0"),
     ("scenarios", '["none", "flood"]', "unknown scenario 'flood'"),
-    # No case: the aggregate would have reported an empty benchmark as a finished one.
+    # No case: a benchmark of nothing used to fan out over an empty list.
     ("seeds", "[]", "'seeds' must list at least one entry"),
     ("scenarios", "[]", "'scenarios' must list at least one entry"),
     # The rest of each case's configuration is read before the fan-out too.
