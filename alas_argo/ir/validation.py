@@ -94,7 +94,7 @@ def _check_kind(n: Node, ids: set[str], out: list[Problem]) -> None:
 def _check_policy(wf: Workflow, n: Node, ids: set[str], out: list[Problem]) -> None:
     if n.policy_ref is not None and n.policy_ref not in wf.policies:
         out.append(Problem("unknown_policy", f"policy_ref {n.policy_ref!r} does not resolve", n.id))
-    policy = wf.policies.get(n.policy_ref) if n.policy_ref else None
+    policy = wf.policies.get(n.policy_ref) if n.policy_ref is not None else None
     if policy is not None:
         for c in policy.catch:
             if c.next not in ids:
