@@ -253,14 +253,15 @@ def parse_workflow(doc: Any) -> tuple[Workflow | None, list[Problem]]:
     try:
         return Workflow.model_validate(doc), []
     except ValidationError as e:
+        listed = doc.get("nodes") if isinstance(doc, dict) else None
         problems = []
         for err in e.errors():
             loc = err["loc"]
             node = None
-            if len(loc) >= 2 and loc[0] == "nodes" and isinstance(loc[1], int) and isinstance(doc, dict):
-                raw = (doc.get("nodes") or [None] * (loc[1] + 1))[loc[1]]
-                node = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) \
-                    else f"#{loc[1]}"
+            if len(loc) >= 2 and loc[0] == "nodes" and isinstance(loc[1], int):
+                # By id when the node can be looked up by position (a YAML !!set loads as a set: it cannot).
+                raw = listed[loc[1]] if isinstance(listed, list | tuple) else None
+                node = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{loc[1]}"
             where = ".".join(str(x) for x in loc)
             problems.append(Problem("schema", f"{where}: {err['msg']}", node))
         return None, problems

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+import yaml
 
 from alas_argo.errors import WorkflowError
 from alas_argo.ir import Problem, Workflow, ensure_valid, parse_workflow, validate_document
@@ -233,3 +234,16 @@ def test_a_policy_named_by_the_empty_string_is_checked_like_any_other() -> None:
     assert _problems(doc) == [
         ("unknown_node", "a", "catch routes to unknown node 'ghost'"),
         ("missing_repair", "a", "on_failure 'retry' escalates through recovery and needs a repair spec")]
+
+
+@pytest.mark.parametrize(("nodes", "node"), [
+    (yaml.safe_load("!!set {a}"), "#0"),  # what `nodes: !!set {a}` in a workflow file loads as
+    (({"id": "a", "kind": "teleport"},), "a"),  # a tuple from Python callers: listed, so named by id
+], ids=["set", "tuple"])
+def test_nodes_given_as_another_collection_are_reported_not_a_crash(nodes: Any, node: str) -> None:
+    """A set of nodes made parse_workflow raise TypeError ('set' object is not subscriptable) while naming the
+    node of pydantic's error nodes.0, a traceback from `alas ir validate` instead of a schema problem."""
+    wf, problems = parse_workflow({"name": "w", "nodes": nodes})
+    assert wf is None
+    assert [(p.code, p.node) for p in problems] == [("schema", node)]
+    assert problems[0].message.startswith("nodes.0")
