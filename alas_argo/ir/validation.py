@@ -219,9 +219,11 @@ def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Pr
     for node_id in sorted(ids & _RESERVED):
         out.append(Problem("reserved_id", f"{node_id!r} is reserved (a condition or key root)", node_id))
     entry = wf.meta.get("entry")
-    entry_ids = set(entry) if isinstance(entry, list) else set()
-    for e in sorted(entry_ids - ids):
-        out.append(Problem("unknown_node", f"meta.entry names unknown node {e!r}", None))
+    listed = entry if isinstance(entry, list) else []
+    entry_ids = {e for e in listed if isinstance(e, str)}
+    # meta is free-form: an entry may be a number, a list or a mapping, named (and ordered) by its repr.
+    for e in sorted({repr(e) for e in listed if not isinstance(e, str) or e not in ids}):
+        out.append(Problem("unknown_node", f"meta.entry names unknown node {e}", None))
     for n in wf.nodes:
         _check_kind(n, ids, out)
         _check_policy(wf, n, ids, out)

@@ -247,3 +247,17 @@ def test_nodes_given_as_another_collection_are_reported_not_a_crash(nodes: Any, 
     assert wf is None
     assert [(p.code, p.node) for p in problems] == [("schema", node)]
     assert problems[0].message.startswith("nodes.0")
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ([["a"]], ["meta.entry names unknown node ['a']"]),
+    ([1, "ghost", "a"], ["meta.entry names unknown node 'ghost'", "meta.entry names unknown node 1"]),
+    ([{"id": "a"}, "ghost", 2.5], ["meta.entry names unknown node 'ghost'", "meta.entry names unknown node 2.5",
+                                   "meta.entry names unknown node {'id': 'a'}"]),
+], ids=["a list", "a number beside ids", "a mapping, a number and an unknown id"])
+def test_meta_entry_items_that_are_not_ids_are_reported_not_a_crash(entry: list[Any], expected: list[str]) -> None:
+    """meta is free-form, so a YAML entry list may hold anything: a list or mapping in it made validate raise
+    TypeError (unhashable), a number beside a string made it raise TypeError while sorting the unknown ones."""
+    problems = validate_document(_doc([{"id": "a", **T}], meta={"entry": entry}))
+    assert [(p.code, p.node, p.message) for p in problems if p.code == "unknown_node"] == \
+        [("unknown_node", None, m) for m in expected]
