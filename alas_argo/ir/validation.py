@@ -46,6 +46,13 @@ class Problem:
 def _check_schema(schema: dict[str, Any] | None, node: str | None, what: str, out: list[Problem]) -> None:
     if schema is None:
         return
+    # jsonschema checks a dialect it does not know by its latest draft (with a warning) and fails on a $schema
+    # that is not hashable: either way the contract would not be checked by the rules its author named.
+    if "$schema" in schema and (not isinstance(schema["$schema"], str)
+                                or jsonschema.validators.validator_for(schema, default=None) is None):
+        out.append(Problem("bad_contract", f"{what} names no JSON Schema dialect jsonschema knows: $schema "
+                           f"{schema['$schema']!r}", node))
+        return
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as e:

@@ -261,3 +261,17 @@ def test_meta_entry_items_that_are_not_ids_are_reported_not_a_crash(entry: list[
     problems = validate_document(_doc([{"id": "a", **T}], meta={"entry": entry}))
     assert [(p.code, p.node, p.message) for p in problems if p.code == "unknown_node"] == \
         [("unknown_node", None, m) for m in expected]
+
+
+@pytest.mark.parametrize(("dialect", "expected"), [
+    ([], "output contract names no JSON Schema dialect jsonschema knows: $schema []"),
+    ("bogus", "output contract names no JSON Schema dialect jsonschema knows: $schema 'bogus'"),
+    ("http://json-schema.org/draft-07/schema#", None),
+    ("https://json-schema.org/draft/2020-12/schema", None),
+], ids=["not a string", "unknown", "draft 7", "draft 2020-12"])
+def test_a_contract_must_name_a_dialect_jsonschema_knows(dialect: Any, expected: str | None) -> None:
+    """A $schema that is not a string made validate raise TypeError (unhashable, in jsonschema's dialect lookup);
+    an unknown one passed, and the runtime then checked the contract by the latest draft with a
+    DeprecationWarning (jsonschema: 'this will raise an error in the future')."""
+    problems = _problems(_doc([{"id": "a", **T, "output": {"$schema": dialect, "type": "object"}}]))
+    assert problems == ([("bad_contract", "a", expected)] if expected else [])
