@@ -275,3 +275,9 @@ def test_a_contract_must_name_a_dialect_jsonschema_knows(dialect: Any, expected:
     DeprecationWarning (jsonschema: 'this will raise an error in the future')."""
     problems = _problems(_doc([{"id": "a", **T, "output": {"$schema": dialect, "type": "object"}}]))
     assert problems == ([("bad_contract", "a", expected)] if expected else [])
+
+
+@pytest.mark.parametrize("doc", [["a"], "w", None], ids=["list", "string", "null"])
+def test_a_document_that_is_not_a_mapping_is_one_schema_problem(doc: Any) -> None:
+    """validate_document takes any decoded document; a mutant that read doc['nodes'] from a non-mapping crashed."""
+    assert [(p.code, p.node) for p in validate_document(doc)] == [("schema", None)]
