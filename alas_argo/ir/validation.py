@@ -46,6 +46,13 @@ class Problem:
 def _check_schema(schema: dict[str, Any] | None, node: str | None, what: str, out: list[Problem]) -> None:
     if schema is None:
         return
+    # jsonschema checks a dialect it does not know by its latest draft (with a warning) and fails on a $schema
+    # that is not hashable: either way the contract would not be checked by the rules its author named.
+    if "$schema" in schema and (not isinstance(schema["$schema"], str)
+                                or jsonschema.validators.validator_for(schema, default=None) is None):
+        out.append(Problem("bad_contract", f"{what} names no JSON Schema dialect jsonschema knows: $schema "
+                           f"{schema['$schema']!r}", node))
+        return
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as e:
@@ -94,7 +101,7 @@ def _check_kind(n: Node, ids: set[str], out: list[Problem]) -> None:
 def _check_policy(wf: Workflow, n: Node, ids: set[str], out: list[Problem]) -> None:
     if n.policy_ref is not None and n.policy_ref not in wf.policies:
         out.append(Problem("unknown_policy", f"policy_ref {n.policy_ref!r} does not resolve", n.id))
-    policy = wf.policies.get(n.policy_ref) if n.policy_ref else None
+    policy = wf.policies.get(n.policy_ref) if n.policy_ref is not None else None
     if policy is not None:
         for c in policy.catch:
             if c.next not in ids:
@@ -219,9 +226,11 @@ def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Pr
     for node_id in sorted(ids & _RESERVED):
         out.append(Problem("reserved_id", f"{node_id!r} is reserved (a condition or key root)", node_id))
     entry = wf.meta.get("entry")
-    entry_ids = set(entry) if isinstance(entry, list) else set()
-    for e in sorted(entry_ids - ids):
-        out.append(Problem("unknown_node", f"meta.entry names unknown node {e!r}", None))
+    listed = entry if isinstance(entry, list) else []
+    entry_ids = {e for e in listed if isinstance(e, str)}
+    # meta is free-form: an entry may be a number, a list or a mapping, named (and ordered) by its repr.
+    for e in sorted({repr(e) for e in listed if not isinstance(e, str) or e not in ids}):
+        out.append(Problem("unknown_node", f"meta.entry names unknown node {e}", None))
     for n in wf.nodes:
         _check_kind(n, ids, out)
         _check_policy(wf, n, ids, out)
@@ -253,14 +262,15 @@ def parse_workflow(doc: Any) -> tuple[Workflow | None, list[Problem]]:
     try:
         return Workflow.model_validate(doc), []
     except ValidationError as e:
+        listed = doc.get("nodes") if isinstance(doc, dict) else None
         problems = []
         for err in e.errors():
             loc = err["loc"]
             node = None
-            if len(loc) >= 2 and loc[0] == "nodes" and isinstance(loc[1], int) and isinstance(doc, dict):
-                raw = (doc.get("nodes") or [None] * (loc[1] + 1))[loc[1]]
-                node = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) \
-                    else f"#{loc[1]}"
+            if len(loc) >= 2 and loc[0] == "nodes" and isinstance(loc[1], int):
+                # By id when the node can be looked up by position (a YAML !!set loads as a set: it cannot).
+                raw = listed[loc[1]] if isinstance(listed, list | tuple) else None
+                node = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{loc[1]}"
             where = ".".join(str(x) for x in loc)
             problems.append(Problem("schema", f"{where}: {err['msg']}", node))
         return None, problems
