@@ -69,7 +69,10 @@ class Node(IRModel):
                                           "output for map nodes); a node is executed only if it does.")
     join: Join = Field(Join.ALL_OF, description="all_of: wait for every incoming edge; any_of: the first "
                       "success in declared edge order wins, the other candidates are skipped.")
-    policy_ref: str | None = Field(None, description="Name of the workflow policy that governs this node.")
+    # Not empty: the compilers read "" as no policy and the runtime as the policy named "" (min_length on both
+    # the reference and the policies' names settles it).
+    policy_ref: str | None = Field(None, min_length=1,
+                                   description="Name of the workflow policy that governs this node.")
     side_effect: SideEffect = Field(SideEffect.NONE, description="none, read, write or external.")
     compensation: str | None = Field(None, description="Id of the node that undoes this node's side effect.")
     repair: RepairSpec | None = Field(None, description="Patch and replan handlers for recovery.")

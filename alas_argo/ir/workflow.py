@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from alas_argo.ir.base import IRModel, content_hash
 from alas_argo.ir.node import Node, NodeKind
@@ -56,7 +56,8 @@ class Workflow(IRModel):
     description: str | None = Field(None, description="What the workflow does.")
     nodes: list[Node] = Field(..., min_length=1, description="The nodes, in declaration order.")
     edges: list[Edge] = Field(default_factory=list, description="Explicit dependencies.")
-    policies: dict[str, Policy] = Field(default_factory=dict, description="Named policies nodes refer to.")
+    policies: dict[Annotated[str, StringConstraints(min_length=1)], Policy] = Field(
+        default_factory=dict, description="Named policies nodes refer to.")
     schemas: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Named JSON Schemas the "
                                                "nodes' contracts may share.")
     log_schemas: dict[str, dict[str, Any]] = Field(default_factory=dict, description="JSON Schema of the "

@@ -224,16 +224,15 @@ def test_a_parse_error_outside_the_nodes_names_no_node() -> None:
     assert problems[0].message.startswith("edges.0.source: ")
 
 
-def test_a_policy_named_by_the_empty_string_is_checked_like_any_other() -> None:
-    """policyRef '' resolves to the policy '' (Workflow.policy_for, compensation_of and dependencies read it so);
-    the validator took it for no policy: a catch route to a missing node and on_failure 'retry' without a repair
-    spec went unreported, and the policy's loop guard was not seen."""
-    doc = _doc([{"id": "a", **T, "policyRef": "", "loop": {"until": {"path": "output.ok"}}}],
-               policies={"": {"catch": [{"errors": ["*"], "next": "ghost"}], "loopGuard": {"maxIters": 3},
-                              "onFailure": "retry"}})
-    assert _problems(doc) == [
-        ("unknown_node", "a", "catch routes to unknown node 'ghost'"),
-        ("missing_repair", "a", "on_failure 'retry' escalates through recovery and needs a repair spec")]
+def test_an_empty_policy_name_or_reference_is_a_schema_problem() -> None:
+    """policyRef '' resolved to the policy '' in the runtime (Workflow.policy_for) but meant no policy to the
+    compilers and, until 6161819, to the validator; neither an empty reference nor an empty name is taken now."""
+    doc = _doc([{"id": "a", **T, "policyRef": ""}], policies={"": {"onFailure": "retry"}})
+    wf, problems = parse_workflow(doc)
+    assert wf is None
+    assert [(p.code, p.node, p.message) for p in problems] == [
+        ("schema", "a", "nodes.0.policyRef: String should have at least 1 character"),
+        ("schema", None, "policies..[key]: String should have at least 1 character")]  # pydantic's path to a key
 
 
 @pytest.mark.parametrize(("nodes", "node"), [
