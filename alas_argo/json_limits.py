@@ -118,7 +118,8 @@ def check_document(doc: Any, *, where: str) -> None:
         seen += 1
         if seen > MAX_NODES:
             raise InputError(f"document holds more than {MAX_NODES} values", where=where)
-        if isinstance(node, dict | list):
+        # Sets too (YAML's !!set loads as one, and escaped every limit before), and tuples from Python callers.
+        if isinstance(node, dict | list | set | frozenset | tuple):
             if depth > MAX_DEPTH:
                 raise InputError(f"nested more than {MAX_DEPTH} levels deep", where=where)
             children = node.values() if isinstance(node, dict) else node

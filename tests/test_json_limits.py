@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from alas_argo.cli import main
 from alas_argo.errors import InputError
-from alas_argo.json_limits import MAX_DEPTH, check_document, load_json, loads
+from alas_argo.json_limits import MAX_DEPTH, MAX_NODES, check_document, load_json, loads
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.planning import plan
 
@@ -96,3 +97,14 @@ def test_loads_reports_nesting_json_cannot_decode_as_malformed_json(text: str | 
     with pytest.raises(json.JSONDecodeError, match="nested too deep to decode"):
         loads(text)
     assert loads(b'{"a": [1]}') == {"a": [1]}
+
+
+def test_a_yaml_set_is_held_to_the_same_limits() -> None:
+    """`!!set` loads as a Python set, which check_document did not walk: its integers and its size escaped."""
+    with pytest.raises(InputError, match="integer out of range"):
+        check_document(yaml.safe_load("nodes: !!set {" + "9" * 40 + "}"), where="w.yaml")
+    with pytest.raises(InputError, match="more than"):
+        check_document({"s": set(range(MAX_NODES + 1))}, where="w.yaml")
+    with pytest.raises(InputError, match="integer out of range"):
+        check_document((1, 10**40), where="py")
+    check_document(yaml.safe_load("nodes: !!set {a, b}"), where="w.yaml")  # a small set passes
