@@ -29,7 +29,10 @@ __all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_v
 def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:
     if inp.output_contract is None:
         return
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(inp.output_contract).iter_errors(doc))
+    # By the dialect its $schema names, as the local runtime's ContractChecker does (always 2020-12 here, a
+    # draft-07 contract's list form of `items` crashed the pod with an AttributeError, exit 1).
+    validator = jsonschema.validators.validator_for(inp.output_contract)(inp.output_contract)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "output"
         raise ContractError(f"output breaks the node's contract at {where}: {error.message}", where=f"node {inp.node}")

@@ -188,6 +188,22 @@ def test_output_breaking_the_contract_fails_permanently(tmp_path: Path, capsys: 
     assert [e.payload["error"] for e in events if e.type is EventType.NODE_FAILED] == ["ContractError"]
 
 
+@pytest.mark.parametrize(("first", "code"), [("object", 0), ("string", 2)])
+def test_a_contract_is_checked_by_the_dialect_its_schema_names(first: str, code: int, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A draft-07 contract's list form of `items` (each position its own schema) crashed the pod with an
+    AttributeError (exit 1, retried) under the 2020-12 validator the step always used; the local runtime reads
+    the contract's $schema, and so does the step now."""
+    contract = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                           "properties": {"cases": {"type": "array", "items": [{"type": first}]}}})
+    got = _step(tmp_path, "bench-plan", "--run-input", "suite=ft06", "--output-contract", contract, "--outputs",
+                str(tmp_path / "o"))
+    err = capsys.readouterr().err
+    assert got == code, err
+    if code:
+        assert "output breaks the node's contract at cases/0: " in err and "is not of type 'string'" in err
+
+
 def test_a_rung_climbs_one_level_citing_the_failure_below_and_records_under_the_node(tmp_path: Path) -> None:
     from alas_argo.errors import InfeasibleError, InputError
     from alas_argo.steps import Handler
