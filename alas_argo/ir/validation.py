@@ -226,6 +226,8 @@ def validate(wf: Workflow, *, require_output_contracts: bool = False) -> list[Pr
     for node_id in sorted(ids & _RESERVED):
         out.append(Problem("reserved_id", f"{node_id!r} is reserved (a condition or key root)", node_id))
     entry = wf.meta.get("entry")
+    if entry is not None and not isinstance(entry, list):  # `entry: a` was ignored: every root an entry
+        out.append(Problem("schema", f"meta.entry must be a list of node ids, got {entry!r}", None))
     listed = entry if isinstance(entry, list) else []
     entry_ids = {e for e in listed if isinstance(e, str)}
     # meta is free-form: an entry may be a number, a list or a mapping, named (and ordered) by its repr.

@@ -262,6 +262,14 @@ def test_meta_entry_items_that_are_not_ids_are_reported_not_a_crash(entry: list[
         [("unknown_node", None, m) for m in expected]
 
 
+@pytest.mark.parametrize("entry", ["a", {"a": 1}, 3])
+def test_a_meta_entry_that_is_not_a_list_is_reported(entry: Any) -> None:
+    """`entry: a` (a name, not a list of them) was ignored: every root counted as an entry, without a word."""
+    problems = validate_document(_doc([{"id": "a", **T}], meta={"entry": entry}))
+    assert [(p.code, p.node, p.message) for p in problems] == [
+        ("schema", None, f"meta.entry must be a list of node ids, got {entry!r}")]
+
+
 @pytest.mark.parametrize(("dialect", "expected"), [
     ([], "output contract names no JSON Schema dialect jsonschema knows: $schema []"),
     ("bogus", "output contract names no JSON Schema dialect jsonschema knows: $schema 'bogus'"),
