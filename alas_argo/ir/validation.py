@@ -273,7 +273,8 @@ def parse_workflow(doc: Any) -> tuple[Workflow | None, list[Problem]]:
                 # By id when the node can be looked up by position (a YAML !!set loads as a set: it cannot).
                 raw = listed[loc[1]] if isinstance(listed, list | tuple) else None
                 node = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{loc[1]}"
-            where = ".".join(str(x) for x in loc)
+            # The document itself has no location (it is not a mapping): "document", not a bare ": ...".
+            where = ".".join(str(x) for x in loc) or "document"
             problems.append(Problem("schema", f"{where}: {err['msg']}", node))
         return None, problems
 
