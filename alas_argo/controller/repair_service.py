@@ -71,6 +71,17 @@ def _instance(log: ExecutionLog, plan: dict[str, Any]) -> Instance:
     return get_instance(names[0] if names else str(plan.get("instance", "")))
 
 
+def _instance_ref(instance: Instance) -> dict[str, Any]:
+    """How ``repair.finished`` names the instance (replay's payload contract): by name when it is the bundled
+    instance of that name, else in full (a custom instance's name means nothing to a replay)."""
+    try:
+        if get_instance(instance.name) == instance:
+            return {"name": instance.name}
+    except InputError:  # not a bundled name
+        pass
+    return instance.to_json()
+
+
 def _disruption_in_force(log: ExecutionLog, version: int) -> Disruption | None:
     """The cumulative disruption plan ``version`` was repaired for (None for an undisrupted plan): the one its
     commit recorded, else the latest disruption observed before its commit."""
@@ -178,7 +189,7 @@ class RepairService:
             "total_start_shift": result.total_start_shift, "edit_radius": result.edit_radius,
             "method": result.method, "fallback": result.fallback, "seconds": result.seconds}
         log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
-            "instance": {"name": instance.name}, "baseline": baseline.to_json(),
+            "instance": _instance_ref(instance), "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
             "effort": request.effort, "tolerance": request.tolerance, "plan": result.schedule.to_json(),
             "metrics": result.metrics()})
