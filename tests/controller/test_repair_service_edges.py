@@ -25,6 +25,7 @@ from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.log import EventType, ExecutionLog, FsStore
 from alas_argo.log.replay import replay_log
 from alas_argo.metrics import REGISTRY
+from alas_argo.step_context import output_key
 from tests.controller.conftest import greedy
 
 REQUEST = DisruptionRequest.model_validate(
@@ -167,6 +168,23 @@ def test_a_replica_whose_key_is_taken_meanwhile_by_another_request_is_refused(st
     log = ExecutionLog(store, "r")
     assert log.versions() == [1, 2]
     assert log.plan_event(2).payload["meta"]["disruption"] == OTHER.disruption().to_json()
+
+
+@pytest.mark.parametrize("first", ["step", "controller"])
+def test_a_key_shaped_like_a_step_record_stays_apart_from_it(store: FsStore, tiny: Instance, first: str) -> None:
+    """The controller's idempotency records live under ``controller/<key>``, as its commit keys do: a client key
+    spelled like a workflow step's output record (``output/<scope>/<node>``) neither is refused because the
+    step recorded there, nor takes the place of the step's record."""
+    new_run(store, "r", tiny)
+    key = output_key("wf-1", "commit-plan")
+    step = {"doc": {"version": 1}, "params": {"version": "1"}}
+    if first == "step":
+        ExecutionLog(store, "r").idempotency_claim(key, step)
+    response = RepairService(store).handle("r", REQUEST, key)
+    assert (response.version, response.idempotent_replay) == (2, False)
+    recorded = ExecutionLog(store, "r").idempotency_get(key)
+    assert recorded == (step if first == "step" else None)
+    assert RepairService(store).handle("r", REQUEST, key) == response.model_copy(update={"idempotent_replay": True})
 
 
 # ---- the compare-and-swap -------------------------------------------------------------------------------------
