@@ -324,14 +324,19 @@ def test_the_request_budget_reaches_the_repair(store: FsStore, tiny: Instance) -
     assert "aor: makespan 16; time box 0.05 s" in finished.payload["metrics"]["notes"]
 
 
-def test_a_repair_is_counted_once_with_its_figures(store: FsStore) -> None:
-    """One committed repair: one commit and one repair counted, and its figures observed. A one-operation plan
-    (makespan 1) shifted by one: the makespan gap is (2 - 1) / 1."""
-    one = Instance(name="one", jobs=[[(0, 1)]], lower_bound=None, upper_bound=None)
-    new_run(store, "r", one)
-    shift = DisruptionRequest.model_validate(
-        {"time": 0, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 0, "duration": 1}],
-         "method": "right-shift"})
+@pytest.mark.parametrize("plan", ["one-operation", "tiny"])
+def test_a_repair_is_counted_once_with_its_figures(store: FsStore, tiny: Instance, plan: str) -> None:
+    """One committed repair: one commit and one repair counted, and its figures observed, the makespan gap
+    relative to the plan in force: (16 - 11) / 11 on tiny, and (2 - 1) / 1 for a one-operation plan
+    (makespan 1) shifted by one."""
+    if plan == "tiny":
+        instance, request, figures = tiny, REQUEST, (11, 16)
+    else:
+        instance = Instance(name="one", jobs=[[(0, 1)]], lower_bound=None, upper_bound=None)
+        request, figures = DisruptionRequest.model_validate(
+            {"time": 0, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 0, "duration": 1}],
+             "method": "right-shift"}), (1, 2)
+    new_run(store, "r", instance)
     method = {"method": "right-shift"}
     names = {"committed": ("alas_plans_committed_total", {"source": "repair"}),
              "repairs": ("alas_repairs_total", {**method, "fallback": "false"}),
@@ -341,10 +346,11 @@ def test_a_repair_is_counted_once_with_its_figures(store: FsStore) -> None:
              "seconds": ("alas_repair_duration_seconds_sum", method),
              "observed": ("alas_repair_duration_seconds_count", method)}
     before = {k: count(*v) for k, v in names.items()}
-    response = RepairService(store).handle("r", shift, "k1")
-    assert (response.baseline_makespan, response.makespan, response.moved_operations) == (1, 2, 1)
+    response = RepairService(store).handle("r", request, "k1")
+    assert (response.baseline_makespan, response.makespan) == figures
     delta = {k: count(*v) - before[k] for k, v in names.items()}
-    assert delta == {"committed": 1, "repairs": 1, "gap": 1.0, "moved": 1, "radius": response.edit_radius,
+    assert delta == {"committed": 1, "repairs": 1, "gap": pytest.approx((figures[1] - figures[0]) / figures[0]),
+                     "moved": response.moved_operations, "radius": response.edit_radius,
                      "seconds": pytest.approx(response.seconds), "observed": 1}
 
 
@@ -446,3 +452,28 @@ def test_repairs_of_different_runs_do_not_wait_for_each_other(store: FsStore, ti
     for thread in threads:
         thread.join(2 * PATIENCE)
     assert all(isinstance(answers[r], RepairResponse) and answers[r].version == 2 for r in ("a", "b")), answers
+
+
+# ---- readiness --------------------------------------------------------------------------------------------------
+
+class Listing(FsStore):
+    """The filesystem store, keeping what each listing returned."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.listed: list[list[str]] = []
+
+    def list(self, *, prefix: str, start_after: str | None = None) -> list[str]:
+        keys = super().list(prefix=prefix, start_after=start_after)
+        self.listed.append(keys)
+        return keys
+
+
+def test_the_readiness_probe_asks_the_store_for_nothing_it_holds(tmp_path: Path, tiny: Instance) -> None:
+    """/readyz runs every few seconds: one listing that returns no key, however many runs the store holds (on
+    S3 a listing of every run is a request per 1000 keys)."""
+    store = Listing(tmp_path / "log")
+    for run_id in ("a", "b"):
+        new_run(store, run_id, tiny)
+    RepairService(store).ready()
+    assert store.listed == [[]]
