@@ -187,6 +187,24 @@ def test_a_key_shaped_like_a_step_record_stays_apart_from_it(store: FsStore, tin
     assert RepairService(store).handle("r", REQUEST, key) == response.model_copy(update={"idempotent_replay": True})
 
 
+def test_a_record_kept_under_the_bare_key_by_the_previous_version_is_still_answered(store: FsStore,
+                                                                                     tiny: Instance) -> None:
+    """Records moved under ``controller/<key>`` (cd7aec2): a retry of a request answered before finds its commit by
+    the key in the head, answers it without repairing, and still refuses the key for another request."""
+    new_run(store, "r", tiny)
+    first = RepairService(store).handle("r", REQUEST, "k1")
+    log = ExecutionLog(store, "r")
+    record = log.idempotency_get("controller/k1")
+    assert record is not None
+    lose_records(store, "r")
+    log.idempotency_put("k1", record)  # where the previous version kept it
+    events = len(log.events())
+    assert RepairService(store).handle("r", REQUEST, "k1") == first.model_copy(update={"idempotent_replay": True})
+    with pytest.raises(InputError, match="already used for a different request"):
+        RepairService(store).handle("r", OTHER, "k1")
+    assert len(ExecutionLog(store, "r").events()) == events
+
+
 # ---- the compare-and-swap -------------------------------------------------------------------------------------
 
 #: What another replica commits while ours repairs, one per attempt (later starts, so each fits its plan).
