@@ -8,9 +8,11 @@ concurrent requests for one run from doing the same work twice.
 
 Idempotency: the Idempotency-Key is the commit's idempotency key in the log (``controller/<key>``), so the
 log's guard lets one commit per key land, however many replicas race; a fingerprint of the request goes
-into the commit's metadata and into the log's idempotency record. A repeated key returns the recorded answer
-(even if the record was not yet written when the committing request died: the commit is found by its key
-in the log's head); a key reused for a different request is refused.
+into the commit's metadata and into the log's idempotency record, kept under the same ``controller/<key>``
+(apart from the records of workflow steps, ``output/<scope>/<node>``, which a client's key may spell). A
+repeated key returns the recorded answer (even if the record was not yet written when the committing request
+died, or was written under the bare key before records moved under ``controller/``: the commit is found by
+its key in the log's head); a key reused for a different request is refused.
 
 Every acknowledged disruption is in force afterwards: an answer names the commit that carries its own
 disruption (never another request's commit that happens to hold the same plan), and that commit's
@@ -51,8 +53,8 @@ _INSTANCE_EVENTS = (EventType.RUN_STARTED, EventType.VALIDATION_PASSED, EventTyp
 
 
 def commit_key(key: str) -> str:
-    """The log's commit idempotency key of a request's Idempotency-Key (``/`` cannot occur in a run id, so
-    it never meets the pipeline's ``<run>:<node>`` keys)."""
+    """The log's key of a request's Idempotency-Key, for its commit and its idempotency record (``/`` cannot
+    occur in a run id, so it never meets the pipeline's ``<run>:<node>`` keys, nor a step's ``output/...``)."""
     return f"controller/{key}"
 
 
@@ -69,6 +71,17 @@ def _instance(log: ExecutionLog, plan: dict[str, Any]) -> Instance:
         if isinstance(ref, dict) and ref.get("name"):
             names.append(str(ref["name"]))
     return get_instance(names[0] if names else str(plan.get("instance", "")))
+
+
+def _instance_ref(instance: Instance) -> dict[str, Any]:
+    """How ``repair.finished`` names the instance (replay's payload contract): by name when it is the bundled
+    instance of that name, else in full (a custom instance's name means nothing to a replay)."""
+    try:
+        if get_instance(instance.name) == instance:
+            return {"name": instance.name}
+    except InputError:  # not a bundled name
+        pass
+    return instance.to_json()
 
 
 def _disruption_in_force(log: ExecutionLog, version: int) -> Disruption | None:
@@ -115,8 +128,8 @@ class RepairService:
         self.store.list(prefix="runs/", start_after="runs/~")
 
     def _replay(self, log: ExecutionLog, key: str, fingerprint: str) -> RepairResponse | None:
-        record = log.idempotency_get(key)
-        if record is None:  # the committing request may have died before writing the record
+        record = log.idempotency_get(commit_key(key))
+        if record is None:  # the committing request may have died before writing the record (module doc)
             version = log.head().commit_keys.get(commit_key(key))
             if version is not None:
                 record = _recorded_response(log, version)
@@ -178,7 +191,7 @@ class RepairService:
             "total_start_shift": result.total_start_shift, "edit_radius": result.edit_radius,
             "method": result.method, "fallback": result.fallback, "seconds": result.seconds}
         log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
-            "instance": {"name": instance.name}, "baseline": baseline.to_json(),
+            "instance": _instance_ref(instance), "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
             "effort": request.effort, "tolerance": request.tolerance, "plan": result.schedule.to_json(),
             "metrics": result.metrics()})
@@ -194,7 +207,7 @@ class RepairService:
         if recorded.get("fingerprint") != fingerprint:  # a different request with this key won the race
             raise InputError("Idempotency-Key was already used for a different request", where="Idempotency-Key")
         ours = (log.plan_event(version).payload.get("meta") or {}).get("attempt") == attempt
-        winner = log.idempotency_put(key, recorded)
+        winner = log.idempotency_put(commit_key(key), recorded)
         if ours:
             metrics.count_plan_committed("repair")
             gap = (result.makespan - result.baseline_makespan) / max(1, result.baseline_makespan)
