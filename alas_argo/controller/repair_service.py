@@ -86,13 +86,25 @@ def _instance_ref(instance: Instance) -> dict[str, Any]:
 
 def _disruption_in_force(log: ExecutionLog, version: int) -> Disruption | None:
     """The cumulative disruption plan ``version`` was repaired for (None for an undisrupted plan): the one its
-    commit recorded, else the latest disruption observed before its commit."""
+    commit recorded, else the latest disruption observed before its commit by anyone but the controller.
+
+    A controller's observation belongs to the controller's own commit, which records its disruption: one that is
+    the latest before a commit without one is a request still repairing, failed, or beaten to that commit. Taken
+    for the commit's, it was carried forward onto itself (a request whose compare-and-swap lost to a restore
+    committed its breakdown twice), or into the next request's repair.
+    """
     commit = log.plan_event(version)
     meta = commit.payload.get("meta") or {}
     if "disruption" in meta:
         return Disruption.model_validate(meta["disruption"])
     ref = log.version_ref(version)
     observed = log.event(ref.observed) if ref is not None and ref.observed is not None else None
+    if observed is not None and observed.payload.get("source") == "controller" and ref is not None:
+        # Rare (a commit without a disruption landed while a request was in flight): one full read finds the
+        # latest observation of the others before it.
+        others = [e for e in log.events()[:ref.seq] if e.type is EventType.DISRUPTION_OBSERVED
+                  and e.payload.get("source") != "controller"]
+        observed = others[-1] if others else None
     if observed is not None and "disruption" in observed.payload:
         return Disruption.model_validate(observed.payload["disruption"])
     return None

@@ -264,6 +264,36 @@ def test_a_plan_committed_without_its_disruption_takes_the_one_observed_before_i
     assert ExecutionLog(store, "r").plan_event(3).payload["meta"]["disruption"] == in_force.to_json()
 
 
+
+def test_a_request_beaten_by_a_commit_without_a_disruption_carries_its_own_only_once(store: FsStore,
+                                                                                    tiny: Instance) -> None:
+    """The first attempt's own `disruption.observed` was the latest before the restore that beat it, so the retry
+    took it for the restored plan's disruption and carried it forward onto itself: the committed disruption
+    listed the request's breakdown twice."""
+    new_run(store, "r", tiny)
+    racing = Counting(before=lambda n: ExecutionLog(store, "r").restore(1) if n == 1 else None)
+    response = RepairService(store, repairer=racing).handle("r", REQUEST, "k1")
+    assert racing.calls == 2 and (response.version, response.parent_version) == (3, 2)
+    committed = ExecutionLog(store, "r").plan_event(3).payload["meta"]["disruption"]
+    assert committed == REQUEST.disruption().to_json()  # once, as nothing else was in force
+
+
+def test_a_failed_request_is_not_carried_into_the_next_ones_repair(store: FsStore, tiny: Instance) -> None:
+    """A request whose repair failed leaves its observation as the latest before a later commit without a
+    disruption (a restore): the next request used to carry that failed disruption into its own repair."""
+    log = new_run(store, "r", tiny)
+
+    def failing(*args: Any, **kwargs: Any) -> RepairResult:
+        raise InfeasibleError("no plan", where="test")
+
+    with pytest.raises(InfeasibleError):
+        RepairService(store, repairer=failing).handle("r", OTHER, "bad")
+    assert log.restore(1) == 2
+    response = RepairService(store).handle("r", REQUEST, "k1")
+    assert (response.version, response.parent_version) == (3, 2)
+    assert ExecutionLog(store, "r").plan_event(3).payload["meta"]["disruption"] == REQUEST.disruption().to_json()
+
+
 # ---- the run's instance -----------------------------------------------------------------------------------------
 
 def test_a_run_that_names_its_bundled_instance_is_repaired_on_it(store: FsStore) -> None:
