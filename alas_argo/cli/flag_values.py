@@ -82,7 +82,6 @@ def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
         return value
 
-    parse.__name__ = "whole number"  # what argparse calls the type in its own messages
     return parse
 
 

@@ -41,6 +41,7 @@ DISRUPTION_PLURAL = "disruptions"
 #: A PlanRun's disruption scenario: what the workflows' first step takes (none plans only).
 Scenario = Literal["none", "breakdown", "shock", "mixed"]
 
+
 class Phase(StrEnum):
     """The ``.status.phase`` of both resources."""
 

@@ -169,10 +169,11 @@ def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[st
             raise InputError(f"workflow parameter {name!r} must list at least one entry", where=f"parameter {name}")
     scenarios = [_scenario(s) for s in scenarios]
     whole = [_whole(seed, "seeds") for seed in seeds]
-    for scenario in scenarios:  # every case's run configuration, as its pod will build it
-        for seed in whole:
-            config_from_parameters(values, instance=instances[0], seed=seed,
-                                   disrupt=None if scenario == "none" else scenario)
+    # Each scenario and each seed in a run configuration, as the case pods will build them: a seed's validity
+    # does not depend on the scenario, so one configuration per entry covers the product.
+    for scenario, seed in [*((s, whole[0]) for s in scenarios), *((scenarios[0], k) for k in whole[1:])]:
+        config_from_parameters(values, instance=instances[0], seed=seed,
+                               disrupt=None if scenario == "none" else scenario)
     return [{"instance": n, "scenario": s, "seed": seed} for n in instances for s in scenarios for seed in whole]
 
 
