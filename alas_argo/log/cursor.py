@@ -98,6 +98,13 @@ class ChainCursor:
         head = self.state()
         while (event := self.read(len(self._events))) is not None:
             self._events.append(event)
+        if len(self._events) < head.events:
+            # A hole below the head: the events read so far are a prefix, not the run. Handing it out would
+            # let a replay, a resume or `log show` judge the run by its first events without a word.
+            seq = len(self._events)
+            where = f"{self.store.location}/{event_key(self.run_id, seq)}"
+            raise IntegrityError(f"event {seq} is missing, but the head counts {head.events} events: the chain "
+                                 "has a hole; run `alas log verify`", where=where)
         for event in self._events[head.events:]:
             head.advance(event)
         return list(self._events)

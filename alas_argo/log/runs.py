@@ -26,7 +26,8 @@ class RunSummary(BaseModel):
     events: int = Field(description="Number of event records.")
     plans: int = Field(description="Number of stored plan objects.")
     status: str = Field(description="succeeded, failed, interrupted (stopped by SIGINT / SIGTERM; resumable), "
-                        "running (no terminal event yet) or empty.")
+                        "running (no terminal event yet), empty, or broken (the last event is unreadable or "
+                        "events are missing below it: `alas log verify` names them).")
     last_type: str | None = Field(None, description="Type of the last event.")
     last_timestamp: str | None = Field(None, description="Time of the last event.")
 
@@ -49,13 +50,15 @@ def list_runs(store: Store) -> list[RunSummary]:
         events = store.list(prefix=f"runs/{run_id}/events/")
         plans = store.list(prefix=f"runs/{run_id}/plans/")
         last: Event | None = None
+        status = "empty"
         if events:
             try:
                 last = Event.from_bytes(store.get(key=events[-1]), where=events[-1])
             except IntegrityError:
                 last = None  # `alas log verify` names it; listing should not fail on one bad record
-        out.append(RunSummary(run_id=run_id, events=len(events), plans=len(plans),
-                              status=run_status(last) if events else "empty",
+            # Sequence numbers start at 0 with no gaps: fewer records than the last one's seq + 1 is a hole.
+            status = "broken" if last is None or last.seq + 1 != len(events) else run_status(last)
+        out.append(RunSummary(run_id=run_id, events=len(events), plans=len(plans), status=status,
                               last_type=last.type.value if last else None,
                               last_timestamp=last.timestamp if last else None))
     return out

@@ -155,3 +155,12 @@ def test_s3_backend_from_settings(s3_server: Any, s3_bucket: str, monkeypatch: p
     monkeypatch.setenv("ALAS_STORE__S3_BUCKET", "missing-bucket")
     assert main(["log", "ls", "--store", "s3"]) == 2
     assert "missing-bucket" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["replay", "alpha"], ["log", "show", "alpha"]])
+def test_a_hole_in_the_chain_fails_replay_and_show_instead_of_reading_a_prefix(
+        argv: list[str], tmp_path: Path, fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Before: both read events 0..1 and stopped; replay reported parity over them with exit 0.
+    (tmp_path / "s" / "runs" / "alpha" / "events" / "00000002.json").unlink()
+    assert main([*argv, *fs_args]) == 1
+    assert "event 2 is missing, but the head counts 4 events" in capsys.readouterr().err

@@ -103,3 +103,17 @@ def test_a_head_naming_a_lost_or_replaced_last_event_is_refused(fs_store: FsStor
     assert caught.value.message == (f"the head names event 2, which {damage}: the chain was truncated or rewritten; "
                                     "run `alas log verify`")
     assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+
+
+def test_a_hole_below_the_head_is_refused_not_read_as_a_shorter_run(fs_store: FsStore) -> None:
+    # Before: events() stopped at the hole and handed out events 0..0, so `alas replay` reported parity over
+    # the prefix (exit 0) and a resume judged the run by it.
+    _build(fs_store)
+    _lose(fs_store, event_key("c", 1))
+    log = ExecutionLog(fs_store, "c")
+    assert log.head().events == 3  # the head and the event it names are intact: opening succeeds
+    with pytest.raises(IntegrityError) as caught:
+        log.events()
+    assert caught.value.message == ("event 1 is missing, but the head counts 3 events: the chain has a hole; "
+                                    "run `alas log verify`")
+    assert caught.value.where == f"{fs_store.location}/{event_key('c', 1)}"
