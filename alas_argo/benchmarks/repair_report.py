@@ -235,8 +235,8 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
         rows = []
         for line, record in enumerate(reader, start=2):
             try:
-                rows.append(_checked(RepairRow(**{name: _cell(kind, record[name]) for name, kind in _TYPES.items()
-                                                  if name in header})))
+                rows.append(_checked(RepairRow(**{name: _cell(name, kind, record[name])
+                                                  for name, kind in _TYPES.items() if name in header})))
             except (TypeError, ValueError) as e:
                 raise InputError(f"{source}, line {line}: {str(e)[:200]}") from None
     except csv.Error as e:  # a NUL byte, a field past the csv module's size limit
@@ -258,20 +258,27 @@ def _checked(row: RepairRow) -> RepairRow:
     return row
 
 
-def _cell(kind: object, text: str | None) -> Any:
+def _cell(name: str, kind: object, text: str | None) -> Any:
+    """The value of column ``name``'s cell; ValueError naming the column when it is missing or not its type."""
     if text is None:
-        raise ValueError("missing cell")
+        raise ValueError(f"{name}: missing cell")
     if kind == "bool":
         if text not in ("True", "False"):
-            raise ValueError(f"expected True or False, got {text!r}")
+            raise ValueError(f"{name}: expected True or False, got {text[:20]!r}")
         return text == "True"
     if kind == "int":
         if len(text.strip().lstrip("+-")) > MAX_INT_DIGITS:
-            raise ValueError(f"integer of more than {MAX_INT_DIGITS} digits")
-        return int(text)
+            raise ValueError(f"{name}: integer of more than {MAX_INT_DIGITS} digits")
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{name}: expected an integer, got {text[:20]!r}") from None
     if kind == "float":
-        value = float(text)
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name}: expected a number, got {text[:20]!r}") from None
         if not math.isfinite(value):
-            raise ValueError(f"expected a finite number, got {text[:20]!r}")
+            raise ValueError(f"{name}: expected a finite number, got {text[:20]!r}")
         return value
     return text

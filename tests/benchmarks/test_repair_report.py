@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from alas_argo.benchmarks.repair import LEGACY_COLUMNS, RepairRow
+from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow
 from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, to_csv
 from alas_argo.cli import main
 from alas_argo.errors import InputError
@@ -54,12 +54,23 @@ def test_a_malformed_table_names_the_line() -> None:
     text = to_csv(ROWS)
     lines = text.splitlines()
     lines[3] = lines[3].replace(",True,", ",maybe,")
-    with pytest.raises(InputError, match=r"runs\.csv, line 4: expected True or False"):
+    with pytest.raises(InputError, match=r"runs\.csv, line 4: valid: expected True or False, got 'maybe'"):
         from_csv("\n".join(lines), source="runs.csv")
     with pytest.raises(InputError, match="not a repair benchmark table"):
         from_csv("instance,makespan\na,1\n")
-    with pytest.raises(InputError, match="line 2: invalid literal"):
-        from_csv(text.splitlines()[0] + "\n" + ",".join(["x"] * 16) + "\n")
+    header = text.splitlines()[0]
+    with pytest.raises(InputError, match=r"line 2: seed: expected an integer, got 'x'$"):
+        from_csv(header + "\n" + ",".join(["x"] * 18) + "\n")
+    row = lines[1].split(",")
+    for column, bad, says in (("seconds", "fast", "expected a number, got 'fast'"),
+                              ("seconds", "inf", "expected a finite number, got 'inf'"),
+                              ("wip_moved", "9" * 40, "integer of more than")):
+        cells = row.copy()
+        cells[COLUMNS.index(column)] = bad
+        with pytest.raises(InputError, match=f"line 2: {column}: {says}"):
+            from_csv(header + "\n" + ",".join(cells) + "\n")
+    with pytest.raises(InputError, match="line 2: went_global: missing cell"):
+        from_csv(header + "\n" + ",".join(row[:-1]) + "\n")
 
 
 def test_cli_renders_an_earlier_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
