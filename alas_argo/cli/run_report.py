@@ -105,7 +105,14 @@ def summary_table(s: dict[str, Any]) -> Table:
         label = "validator feedback: violations per round" + (" (simulated LLM)" if s["planner"] == "simulated" else "")
         rows.append((label, " -> ".join(str(v) for v in s["feedback_trace"])))
     if s.get("llm"):
-        rows.append(("llm calls / tokens", f"{cell(s['llm'].get('calls'))} / {cell(s['llm'].get('total_tokens'))}"))
+        llm = s["llm"]
+        rows.append(("llm calls / tokens", f"{cell(llm.get('calls'))} / {cell(llm.get('total_tokens'))}"))
+        missed, unusable = int(llm.get("failures") or 0), int(llm.get("unusable") or 0)
+        if missed or unusable:
+            # Each such job was planned by the fallback planner: a run against a dead endpoint succeeds, and
+            # without this row its table reads like an LLM's plan.
+            rows.append(("llm answers missing / unusable", f"{missed} / {unusable} of {cell(llm.get('exchanges'))} "
+                         "exchanges: the fallback planner stood in (see `alas log show`)"))
     for what, value in rows:
         table.add_row(what, cell(value))
     return table

@@ -108,6 +108,18 @@ def test_llm_planner_without_an_endpoint(tmp_path: Path, capsys: pytest.CaptureF
     assert "'llm' unavailable" in capsys.readouterr().err
 
 
+def test_a_dead_endpoint_is_said_in_the_summary_not_only_in_the_log(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every job agent gets no answer and the fallback plans it: the run succeeds. Before, its table said
+    # only "llm calls / tokens 0 / 0", which reads like a run that never needed the model.
+    monkeypatch.setenv("COLUMNS", "200")  # one table row a line
+    assert main(["run", "ft06", "--planner", "llm", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-retries", "0",
+                 "--time-limit", "1", "--root", str(tmp_path)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "llm answers missing / unusable" in line)
+    assert "6 / 0 of 6 exchanges: the fallback planner stood in" in row
+
+
 def test_log_show_has_no_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "ft06", "--planner", "heuristic", "--root", str(tmp_path), "--run-id", "s1",
                  "--quiet"]) == 0
