@@ -103,4 +103,8 @@ def suite(name: str) -> list[str]:
                              "shows the instances)") from None
     for n in names:
         get_instance(n)  # raises a clear error for an unknown name
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        # A repeated name would be run and counted twice: every mean and median of a bench weighted by a typo.
+        raise InputError(f"{', '.join(twice)} listed more than once in {name!r}")
     return names

@@ -68,6 +68,12 @@ def test_an_unknown_suite_is_named_as_a_suite_with_the_known_ones() -> None:
         suite("ft06,ta99")
 
 
+def test_an_instance_listed_twice_is_refused_not_run_twice() -> None:
+    # `--suite ft06,la01,ft06` ran ft06 twice, and every bench mean counted it twice.
+    with pytest.raises(InputError, match=r"^ft06, la01 listed more than once in 'ft06,la01,ft06, la01'$"):
+        suite("ft06,la01,ft06, la01")
+
+
 def test_a_directory_named_like_an_instance_does_not_hide_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "ta01").mkdir()
     monkeypatch.chdir(tmp_path)
