@@ -117,7 +117,17 @@ def check_bench_arguments(scenarios: Sequence[DisruptionKind | str], methods: Se
     for effort in lcrp_efforts:
         check_effort(effort)
     check_tolerance(lcrp_tolerance)
+    _once("scenario", [str(s) for s in scenarios])
+    _once("method", [m.value for m in chosen])
+    _once("LCRP effort", [f"{e:g}" for e in lcrp_efforts])
     return chosen
+
+
+def _once(what: str, values: Sequence[str]) -> None:
+    """Refuse a value given twice: its rows would be run and counted twice in every mean of the report."""
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise InputError(f"{what} {', '.join(twice)} given more than once")
 
 
 def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind | str], seeds: int,

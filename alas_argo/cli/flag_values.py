@@ -16,6 +16,7 @@ from alas_argo.errors import InputError, first_error
 from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
+T = TypeVar("T")
 
 __all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "flag_error", "members", "plan_version",
            "seconds", "seed", "whole"]
@@ -126,7 +127,7 @@ def members(text: str, enum: type[E], flag: str) -> list[E]:
         except ValueError:
             known = ", ".join(str(m.value) for m in enum)
             raise InputError(f"{flag}: unknown value {part.strip()!r}; known: {known}") from None
-    return out
+    return _once(out, flag)
 
 
 def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS) -> list[int]:
@@ -143,7 +144,15 @@ def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS
         if not minimum <= int(part) <= maximum:
             raise InputError(f"{flag}: must be from {minimum} to {maximum}, got {part}")
         out.append(int(part))
-    return out
+    return _once(out, flag)
+
+
+def _once(values: list[T], flag: str) -> list[T]:
+    """``values`` when none repeats; a repeat would be run twice and counted twice in the tables."""
+    twice = sorted({str(getattr(v, "value", v)) for v in values if values.count(v) > 1})
+    if twice:
+        raise InputError(f"{flag}: {', '.join(twice)} given more than once")
+    return values
 
 
 def flag_error(e: ValidationError) -> InputError:

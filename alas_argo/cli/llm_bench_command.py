@@ -113,10 +113,7 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
                                             ("correction_rate", args.correction_rate)) if v is not None})
     # Every flag is checked before the endpoint: a bad suite is bad input even where the run would be skipped.
     instances = [get_instance(name) for name in suite(args.suite)]
-    try:
-        scopes = [ContextScope(s.strip()) for s in args.context_scopes.split(",")]
-    except ValueError:
-        raise InputError("--context-scopes takes minimal, normal and full", where=args.context_scopes) from None
+    scopes = members(args.context_scopes, ContextScope, "--context-scopes")
     if args.replay is not None:
         transport_for = _replay(args.replay)
         source = f"replay of {args.replay}"

@@ -169,6 +169,11 @@ def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[st
             raise InputError(f"workflow parameter {name!r} must list at least one entry", where=f"parameter {name}")
     scenarios = [_scenario(s) for s in scenarios]
     whole = [_whole(seed, "seeds") for seed in seeds]
+    for name, parsed in (("scenarios", scenarios), ("seeds", whole)):
+        twice = sorted({str(v) for v in parsed if parsed.count(v) > 1})
+        if twice:  # two case pods of one instance, scenario and seed: the same work twice, counted twice
+            raise InputError(f"workflow parameter {name!r} lists {', '.join(twice)} more than once",
+                             where=f"parameter {name}")
     # Each scenario and each seed in a run configuration, as the case pods will build them: a seed's validity
     # does not depend on the scenario, so one configuration per entry covers the product.
     for scenario, seed in [*((s, whole[0]) for s in scenarios), *((scenarios[0], k) for k in whole[1:])]:

@@ -61,6 +61,11 @@ def test_cli_bench_repair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     (["--methods", "aor,teleport"], "unknown repair method 'teleport'"),
     (["--lcrp-effort", "0"], "effort must be in (0, 100], got 0"),
     (["--lcrp-tolerance", "0.5"], "tolerance must be in [0, 0.1]"),
+    # Each repeat ran its rows twice and counted them twice in every mean.
+    (["--scenarios", "shock,breakdown,shock"], "scenario shock given more than once"),
+    (["--methods", "lcrp,aor,lcrp"], "method lcrp given more than once"),
+    (["--lcrp-effort", "2,1,2.0"], "LCRP effort 2 given more than once"),
+    (["--suite", "ft06,la01,ft06"], "ft06 listed more than once"),
 ])
 def test_a_refused_bench_argument_comes_before_any_progress_or_output(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:

@@ -212,6 +212,11 @@ def test_members_and_counts_parse_what_they_name() -> None:
     for bad in ("abc", "1.5", "", "10,,20"):
         with pytest.raises(InputError, match="--events: takes whole numbers"):
             counts(bad, "--events")
+    # A repeat ran its rows twice and counted them twice in the tables.
+    with pytest.raises(InputError, match=r"^--variants: alas given more than once$"):
+        members("alas,single_agent, alas", LlmVariant, "--variants")
+    with pytest.raises(InputError, match=r"^--events: 10 given more than once$"):
+        counts("10,100,010", "--events")
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

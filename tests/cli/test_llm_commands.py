@@ -55,7 +55,9 @@ def test_bench_without_endpoint_still_refuses_bad_flags(mode: list[str], capsys:
     assert "unknown suite or instance 'nope'" in captured.err and "skipped" not in captured.out
     if not mode:
         assert main(["bench", "llm", "--context-scopes", "wide"]) == 2
-        assert "--context-scopes takes minimal, normal and full" in capsys.readouterr().err
+        assert "--context-scopes: unknown value 'wide'; known: minimal, normal, full" in capsys.readouterr().err
+        assert main(["bench", "llm", "--context-scopes", "full,minimal,full"]) == 2
+        assert "--context-scopes: full given more than once" in capsys.readouterr().err
 
 
 def test_bench_compares_three_planners(llm_server: ScriptedLlmServer, capsys: pytest.CaptureFixture[str]) -> None:

@@ -83,6 +83,9 @@ def test_the_bench_cases_are_every_instance_scenario_and_seed() -> None:
     # No case: a benchmark of nothing used to fan out over an empty list.
     ("seeds", "[]", "'seeds' must list at least one entry"),
     ("scenarios", "[]", "'scenarios' must list at least one entry"),
+    # The same case twice: two pods doing the same work, both counted in the tables.
+    ("seeds", '[0, 1, "0"]', "'seeds' lists 0 more than once"),
+    ("scenarios", '["shock", "none", "shock"]', "'scenarios' lists shock more than once"),
     # The rest of each case's configuration is read before the fan-out too.
     ("time-limit", "soon", "'time-limit' must be a number"),
 ])
