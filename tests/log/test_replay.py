@@ -94,6 +94,21 @@ def test_a_recorded_repair_plan_that_does_not_reproduce_is_drift(store: Store, t
     assert not step.parity and step.drift["operations_differing"] == 1
     assert step.drift["start_shift_vs_recorded"] == 5
     assert step.drift["makespan_recorded"] - step.drift["makespan_replayed"] == 5
+    assert step.detail.endswith("replayed plan valid")  # deterministic limits: the drift is the log's
+
+
+def test_drift_of_a_repair_under_wall_clock_limits_says_so(store: Store, tiny: Instance) -> None:
+    # `alas run --wall-clock` records deterministic false; its repairs may differ on a re-run, and the replay
+    # said DRIFT without a word on why.
+    def wall_clock(event: Any, payload: dict[str, Any]) -> None:
+        if event.type is EventType.REPAIR_FINISHED:
+            payload["deterministic"] = False
+            payload["plan"] = {**payload["plan"], "operations": payload["plan"]["operations"][:-1]}
+
+    report = replay_log(_tampered(store, tiny, wall_clock))
+    (step,) = [s for s in report.steps if s.kind == "repair"]
+    assert not step.parity
+    assert step.detail.endswith("; recorded under wall-clock limits, which a re-run need not reproduce")
 
 
 def test_missing_inputs_are_reported_not_skipped(store: Store, tiny: Instance) -> None:
