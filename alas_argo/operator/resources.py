@@ -79,9 +79,9 @@ class PlanRunSpec(_Spec):
     # the workflow's pods (the PlanRun's own description even named "duration", which no step knows).
     scenarios: list[Scenario] = Field(
         default_factory=lambda: list[Scenario](["none"]), min_length=1, max_length=16,
-        description="Disruption scenarios to run: none (plan only), breakdown, shock, mixed.")
+        description="Disruption scenarios to run, each once: none (plan only), breakdown, shock, mixed.")
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, max_length=64,
-                             description="Random seeds; one case per (instance, scenario, seed).")
+                             description="Random seeds, each once; one case per (instance, scenario, seed).")
     time_limit: float = Field(10.0, gt=0, le=3600, alias="timeLimit", description="Seconds per solve.")
     parallelism: int = Field(4, ge=1, le=256, description="Pods running at once in the fan-out.")
 
@@ -91,6 +91,12 @@ class PlanRunSpec(_Spec):
             raise ValueError("give exactly one of instance or suite")
         if any(not 0 <= s <= MAX_SEED for s in self.seeds):
             raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}")
+        # The CRD's list-type set makes the API server refuse these; a resource it did not check is Invalid
+        # here rather than a workflow whose first step refuses the repeat (or, before, ran it twice).
+        for name, items in (("scenarios", [str(s) for s in self.scenarios]), ("seeds", [str(s) for s in self.seeds])):
+            twice = sorted({v for v in items if items.count(v) > 1})
+            if twice:
+                raise ValueError(f"{name} lists {', '.join(twice)} more than once")
         # Names the schema cannot list: an unknown one used to create a workflow whose pods all failed; now
         # the PlanRun is Invalid at once, naming it (the operator's image holds the same catalog as the pods').
         try:

@@ -65,7 +65,7 @@ def test_no_forbidden_in_the_operators_log(planrun: dict[str, Any], kube: Kube) 
     assert "Forbidden" not in logs and "forbidden" not in logs, logs[-2000:]
 
 
-def test_the_api_server_takes_every_shipped_example_and_refuses_an_unknown_scenario(kube: Kube) -> None:
+def test_the_api_server_takes_every_shipped_example_and_refuses_an_unknown_scenario_or_a_repeat(kube: Kube) -> None:
     """The examples the chart's README applies pass the installed CRDs' schemas on the real API server (a
     server-side dry run: nothing is created). planrun-smoke.yaml asked for a 'duration' scenario that no step
     knows until 2026-12-05; the CRD's enum now refuses such a PlanRun at `kubectl apply`."""
@@ -76,6 +76,10 @@ def test_the_api_server_takes_every_shipped_example_and_refuses_an_unknown_scena
     refused = kube("apply", "--dry-run=server", "-f", "-", stdin=json.dumps(bad), check=False)
     assert refused.returncode != 0 and "duration" in refused.stderr and "Unsupported value" in refused.stderr, \
         refused.stderr
+    # A repeated seed ran the same case pods twice; the CRD's list-type set has the server refuse it.
+    twice = {**bad, "metadata": {"name": "e2e-seed-twice"}, "spec": {"suite": "smoke", "seeds": [0, 1, 0]}}
+    refused = kube("apply", "--dry-run=server", "-f", "-", stdin=json.dumps(twice), check=False)
+    assert refused.returncode != 0 and "Duplicate value" in refused.stderr, refused.stderr
 
 
 def test_a_planrun_for_an_unknown_instance_turns_invalid_and_submits_nothing(kube: Kube) -> None:

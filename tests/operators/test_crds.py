@@ -42,6 +42,9 @@ def strict(schema: Any) -> Any:
     out["properties"] = {k: strict(v) for k, v in (schema.get("properties") or {}).items()}
     if isinstance(schema.get("items"), dict):
         out["items"] = strict(schema["items"])
+    if schema.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True  # the API server refuses a repeated item of a set (a structural schema may not
+        # say uniqueItems itself)
     if not out["properties"]:
         del out["properties"]
     elif not out.get("x-kubernetes-preserve-unknown-fields"):
@@ -129,6 +132,8 @@ CASES = [
     ("PlanRun", {"instance": "ta01", "seeds": [0, 2**31 - 1]}, True),
     ("PlanRun", {"instance": "ta01", "seeds": [2**31]}, False),  # past CP-SAT's 32-bit seed
     ("PlanRun", {"instance": "ta01", "timeLimit": 0}, False),
+    ("PlanRun", {"suite": "smoke", "seeds": [0, 1, 0]}, False),  # the same case pods twice
+    ("PlanRun", {"suite": "smoke", "scenarios": ["shock", "shock"]}, False),
     ("PlanRun", {"suite": "smoke", "scenarios": ["none", "breakdown", "shock", "mixed"]}, True),
     ("PlanRun", {"suite": "smoke", "scenarios": ["duration"]}, False),  # the old description's example
     ("PlanRun", {"suite": "smoke", "scenarios": ["none", "flood"]}, False),
@@ -163,6 +168,7 @@ def test_schema_and_model_agree(kind: str, spec: dict[str, Any], ok: bool) -> No
     ({"instance": "ta01", "suite": "smoke"}, "invalid spec: give exactly one of instance or suite"),
     ({"instance": "ta01", "seeds": "x"}, "invalid spec.seeds: Input should be a valid list"),
     ({"suite": "ft06,nope99"}, "unknown instance 'nope99'"),
+    ({"suite": "smoke", "seeds": [3, 1, 3]}, "invalid spec: seeds lists 3 more than once"),
 ])
 def test_a_planrun_naming_no_bundled_instance_or_suite_is_invalid_at_once(spec: dict[str, Any], message: str) -> None:
     """The schema takes any short name; the model looks it up, so the PlanRun turns Invalid naming it instead
