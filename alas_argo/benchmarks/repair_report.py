@@ -217,6 +217,10 @@ def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str, rer
         path = directory / f"pareto-{scenario}.png"
         _pareto(rows, scenario, path)
         written.append(path)
+    for stale in directory.glob("pareto-*.png"):
+        # A chart of a scenario this run did not have is an earlier run's, beside tables that do not list it.
+        if stale not in written:
+            stale.unlink()
     return written
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow
-from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, to_csv
+from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, to_csv, write_outputs
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 
@@ -102,3 +102,15 @@ def test_a_table_from_before_the_locality_columns_still_reads() -> None:
     back = from_csv("\n".join(old) + "\n")
     assert back == [replace(r, touched_machines=0, went_global=False) for r in rows]
     assert from_csv(to_csv(rows)) == rows
+
+
+def test_a_chart_of_an_earlier_run_is_not_left_beside_the_new_tables(tmp_path: Path) -> None:
+    # A first run over breakdowns and shocks, then one over breakdowns only: pareto-shock.png stayed, a chart
+    # of rows the new repair.csv does not hold.
+    shocks = [replace(r, scenario="shock") for r in ROWS]
+    write_outputs([*ROWS, *shocks], tmp_path, title="first")
+    assert (tmp_path / "pareto-shock.png").is_file()
+    (tmp_path / "notes.png").write_bytes(b"the user's own")
+    paths = write_outputs(ROWS, tmp_path, title="second")
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["notes.png", "pareto-breakdown.png"]
+    assert sorted(p.name for p in paths) == ["pareto-breakdown.png", "repair.csv", "repair.md"]
