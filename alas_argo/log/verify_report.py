@@ -56,8 +56,10 @@ class VerifyReport(BaseModel):
             if self.retracted:
                 state += ", retracted " + ", ".join(f"v{v}" for v in self.retracted)
             seals = "seals checked" if self.keyed else "no key: seals not checked"
-            return (f"run {self.run_id}: intact ({self.events} events, {self.versions} plan versions, {state}, "
-                    f"{self.records} idempotency records; {seals})")
+            counts = ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for n, what in (
+                (self.events, "event"), (self.versions, "plan version")))
+            records = f"{self.records} idempotency record{'' if self.records == 1 else 's'}"
+            return f"run {self.run_id}: intact ({counts}, {state}, {records}; {seals})"
         bad = self.problems[0]
         at = f"event {bad.seq}" if bad.seq is not None else bad.key
         return (f"run {self.run_id}: BROKEN at {at}: {bad.message} "
