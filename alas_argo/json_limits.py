@@ -82,6 +82,8 @@ def load_json(data: str | bytes, *, where: str) -> Any:
             data = bytes(data).decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(f"not UTF-8 text (byte {e.start})", where=where) from None
+    # A byte order mark, which Windows editors write and RFC 8259 lets a parser ignore: json refuses it.
+    data = data.removeprefix("\ufeff")
     try:
         doc = json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except json.JSONDecodeError as e:

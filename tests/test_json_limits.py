@@ -85,6 +85,10 @@ def test_load_json_limits() -> None:
             load_json(text, where="x")
     with pytest.raises(InputError, match="not UTF-8"):
         load_json(b"\xff{}", where="x")
+    # A byte order mark (Notepad's UTF-8) was "Unexpected UTF-8 BOM": JSON readers may ignore it, and do.
+    assert load_json(b'\xef\xbb\xbf{"a": 1}', where="x") == load_json('\ufeff{"a": 1}', where="x") == {"a": 1}
+    with pytest.raises(InputError, match="invalid JSON"):
+        load_json('{"a": 1}\ufeff', where="x")  # only a leading one is a byte order mark
     shared: list[object] = [1]
     for _ in range(30):  # a YAML alias bomb decodes to shared lists: 2**30 leaves if walked naively
         shared = [shared, shared]

@@ -143,7 +143,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
         for source in sources:
             if not source.is_file():
                 raise InputError(f"--from-csv: no file {source}")
-            rows += from_csv(source.read_text(encoding="utf-8"), source=str(source))
+            rows += from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))  # a BOM is no header
         return _report(rows, directory, "Repair benchmark (re-rendered from "
                        f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")

@@ -159,7 +159,7 @@ def parse_instance_text(text: str, *, name: str, where: str = "<text>",
 def read_instance_file(path: Path, fmt: InstanceFormat | None = None) -> Instance:
     """Read and parse an instance file; the instance is named after the file's stem unless JSON names it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # -sig: a byte order mark is not a comment line
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", where=str(path)) from None
     except UnicodeDecodeError:

@@ -87,6 +87,11 @@ def test_cli_renders_an_earlier_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (out / "pareto-breakdown.png").stat().st_size > 0
     assert main(["bench", "repair", "--from-csv", str(tmp_path / "missing.csv"), "--out", str(out)]) == 2
     assert "--from-csv: no file" in capsys.readouterr().err
+    # Saved again by a spreadsheet with a byte order mark: the header read "\ufeffinstance", not the table's.
+    marked = tmp_path / "marked.csv"
+    marked.write_text(to_csv(ROWS), encoding="utf-8-sig")
+    assert main(["bench", "repair", "--from-csv", str(marked), "--out", str(tmp_path / "again")]) == 1
+    assert (tmp_path / "again" / "repair.csv").read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
 
 
 def test_lcrp_ratios_report_the_worst_case_and_lcrp_time() -> None:

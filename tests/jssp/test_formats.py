@@ -81,3 +81,14 @@ def test_detection() -> None:
     assert parse_instance_text(FT06_ORLIB, name="a").num_machines == 6
     assert parse_instance_text(TAILLARD_2X3, name="b").num_jobs == 2
     assert parse_instance_text(json.dumps(get_instance("ft06").to_json()), name="c").name == "ft06"
+
+
+@pytest.mark.parametrize("text", [FT06_ORLIB.split("\n", 3)[3], TAILLARD_2X3.split("\n", 1)[1]])  # header first
+def test_a_byte_order_mark_is_not_read_as_a_comment_line(tmp_path: Path, text: str) -> None:
+    # The header "2 3 ..." behind a BOM did not look numeric, was skipped as a comment, and the first job row
+    # became the header: "implausible size 0 jobs x 3 machines" on a good file saved by a Windows editor.
+    plain, marked = tmp_path / "plain.txt", tmp_path / "marked.txt"
+    plain.write_text(text.lstrip(), encoding="utf-8")
+    marked.write_text(text.lstrip(), encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert read_instance_file(marked).jobs == read_instance_file(plain).jobs
