@@ -181,7 +181,7 @@ def _streams(payload: dict[str, Any]) -> int:
 
 
 def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
-    from alas_argo.jssp.repair import repair
+    from alas_argo.jssp.repair import RepairMethod, repair
 
     p = event.payload
     instance = inputs.instance(p["instance"])
@@ -200,7 +200,7 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     detail = (f"{p['method']}: same plan, makespan {result.makespan}" if same else
               f"{p['method']}: makespan {recorded.makespan} -> {result.makespan}, {len(differ)} operations "
               f"placed differently (shift {shift}), replayed plan {'valid' if result.valid else 'INVALID'}")
-    if not same and not deterministic:
+    if not same and not deterministic and RepairMethod.parse(p["method"]).searches:
         # Said with the drift: the user asked for wall-clock limits (--wall-clock), under which two runs may
         # differ; the drift is then the machine's speed, not the log's.
         detail += "; recorded under wall-clock limits, which a re-run need not reproduce"

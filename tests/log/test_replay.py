@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from alas_argo.jssp.dispatching import DispatchingRule, dispatch
 from alas_argo.jssp.disruption import generate_disruption
 from alas_argo.jssp.instance import Instance
@@ -97,18 +99,21 @@ def test_a_recorded_repair_plan_that_does_not_reproduce_is_drift(store: Store, t
     assert step.detail.endswith("replayed plan valid")  # deterministic limits: the drift is the log's
 
 
-def test_drift_of_a_repair_under_wall_clock_limits_says_so(store: Store, tiny: Instance) -> None:
-    # `alas run --wall-clock` records deterministic false; its repairs may differ on a re-run, and the replay
-    # said DRIFT without a word on why.
+@pytest.mark.parametrize(("method", "said"), [("lcrp", True), ("right-shift", False)])
+def test_drift_of_a_searching_repair_under_wall_clock_limits_says_so(store: Store, tiny: Instance, method: str,
+                                                                       said: bool) -> None:
+    # `alas run --wall-clock` records deterministic false; a repair that searches may then differ on a re-run,
+    # and the replay said DRIFT without a word on why. Right-shift does not search: its drift is the log's.
     def wall_clock(event: Any, payload: dict[str, Any]) -> None:
         if event.type is EventType.REPAIR_FINISHED:
-            payload["deterministic"] = False
+            payload["deterministic"], payload["method"] = False, method
             payload["plan"] = {**payload["plan"], "operations": payload["plan"]["operations"][:-1]}
 
     report = replay_log(_tampered(store, tiny, wall_clock))
     (step,) = [s for s in report.steps if s.kind == "repair"]
     assert not step.parity
-    assert step.detail.endswith("; recorded under wall-clock limits, which a re-run need not reproduce")
+    note = "; recorded under wall-clock limits, which a re-run need not reproduce"
+    assert step.detail.endswith(note) is said and step.detail.startswith(f"{method}: makespan ")
 
 
 def test_missing_inputs_are_reported_not_skipped(store: Store, tiny: Instance) -> None:

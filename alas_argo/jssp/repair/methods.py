@@ -37,6 +37,11 @@ class RepairMethod(StrEnum):
             raise InputError(f"unknown repair method {value!r}; known: "
                              f"{', '.join(m.value for m in cls)}") from None
 
+    @property
+    def searches(self) -> bool:
+        """Whether the method runs a time-limited CP-SAT search, so that its plan can depend on the limits."""
+        return self in (RepairMethod.FULL, RepairMethod.FULL_STABLE, RepairMethod.LCRP)
+
 
 class Repairer(Protocol):
     """One repair strategy: an execution state in, a repaired plan and its neighbourhood out.
