@@ -3,8 +3,13 @@ commits (idempotency record, saga commit), and the error a node fails with when 
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from alas_argo import interrupts
 from alas_argo.errors import TransientError
 from alas_argo.runtime import MemoryJournal, NodeContext, NodeState, Runtime
 from tests.runtime.runtime_helpers import workflow
@@ -13,6 +18,13 @@ OUT = {"type": "object", "required": ["plan"]}
 #: The message of a patch output without ``plan`` (as the contract checker words it).
 BROKEN = ("ContractError: patch output breaks its contract at (root): 'plan' is a required property "
           "(node s)")
+
+
+@pytest.fixture(autouse=True)
+def _no_stop_left_behind() -> Iterator[None]:
+    interrupts.reset()
+    yield
+    interrupts.reset()
 
 
 def _crash(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -161,3 +173,33 @@ def test_a_node_whose_ladder_is_exhausted_is_caught_by_the_last_error() -> None:
         "ValueError", "ValueError", "no plan")
 
 
+
+@pytest.mark.parametrize(("max_attempts", "stop_in", "where"),
+                         [(1, 1, "node s patch"), (2, 2, "node s patch"), (2, 1, "node s")])
+def test_a_stop_request_ends_the_ladder_as_it_ends_the_retries(max_attempts: int, stop_in: int, where: str) -> None:
+    # A stop during an attempt: neither a retry nor a patch or replan starts after it; the node is stopped, not
+    # failed, and resuming the run by its id runs the node again, through its ladder.
+    levels: list[str] = []
+    signalled: list[bool] = []
+
+    def solve(ctx: NodeContext, doc: dict[str, Any]) -> dict[str, Any]:
+        levels.append(ctx.level)
+        if ctx.level == "patch":
+            return {"plan": "patched"}
+        if ctx.attempt == stop_in and not signalled:  # the signal comes once
+            signalled.append(True)
+            interrupts.request_stop(signal.SIGTERM)
+        raise TransientError("solver crashed")
+    journal = MemoryJournal()
+    wf = _repaired({"repair": {"patch": "solve", "replan": "solve"}},
+                   retry={"maxAttempts": max_attempts, "backoff": {"initial": 0}})
+    with pytest.raises(interrupts.Interrupted) as stopped:
+        Runtime({"give": _give, "solve": solve}, journal=journal).run(wf, run_id="r1")
+    assert levels == ["run"] * stop_in and stopped.value.where == f"s ({where})"
+    last = journal.events[-1]
+    assert last["type"] == "run.interrupted"
+    assert (last["payload"]["stopped"], last["payload"]["executed"]) == (["s"], ["a"])
+    interrupts.reset()
+    result = Runtime({"give": _give, "solve": solve}, journal=journal).run(wf, run_id="r1")
+    assert result.ok and result.output("s") == {"plan": "patched"}
+    assert levels == ["run"] * stop_in + ["run"] * max_attempts + ["patch"]
