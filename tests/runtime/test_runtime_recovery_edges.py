@@ -101,11 +101,15 @@ def test_each_patch_is_given_the_document_the_deps_and_the_failure_before_it() -
     assert broken.message == BROKEN.removeprefix("ContractError: ")
 
 
-def test_a_patch_role_without_a_handler_fails_the_node_naming_role_and_node() -> None:
+def test_a_patch_role_without_a_handler_fails_the_node_naming_role_and_node_in_the_journal_too() -> None:
     wf = _repaired({"repair": {"patch": "ghost"}})
-    result = Runtime({"give": _give, "solve": _crash}).run(wf)
-    assert result.states["s"] is NodeState.FAILED
-    assert result.errors["s"] == "WorkflowError: no handler registered for role 'ghost' (node s)"
+    journal = MemoryJournal()
+    result = Runtime({"give": _give, "solve": _crash}, journal=journal).run(wf)
+    error = "WorkflowError: no handler registered for role 'ghost' (node s)"
+    assert result.states["s"] is NodeState.FAILED and result.errors["s"] == error
+    assert _events(journal, "s")[-3:] == [("node.started", 2, {}),
+                                          ("node.retrying", 2, {"level": "patch", "error": error}),
+                                          ("node.failed", 2, {"error": error})]
 
 
 def test_a_patch_is_held_to_the_node_timeout() -> None:
