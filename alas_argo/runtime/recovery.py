@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from alas_argo import interrupts
 from alas_argo.ir.node import Node
 from alas_argo.log.events import EventType
 from alas_argo.runtime.context import Failure, Handler, NodeContext
@@ -65,6 +66,7 @@ class Recovery:
                                                                            f"{error}"})
             previous = level
             for _ in range(tries):
+                interrupts.check(f"node {node.id} {level}")  # a stop request: no repair starts, as no retry
                 run.move(node.id, NodeState.RUNNING)
                 failure = Failure(error=primary_error_name(error), error_type=type(error).__name__,
                                   message=str(error), output=run.last_output.get(node.id))
