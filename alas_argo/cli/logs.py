@@ -135,12 +135,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print_json(diff.to_json())
         return 0
     console = _console()
+    moved = len(diff.moved_operations)
+    moved_text = f"{moved} operation{'' if moved == 1 else 's'} moved"
     console.print(f"v{diff.version_a} -> v{diff.version_b}: makespan {diff.makespan_a} -> {diff.makespan_b} "
-                  f"({diff.makespan_change:+d}), {len(diff.moved_operations)} operations moved "
-                  f"(total shift {diff.total_start_shift}), {len(diff.machine_changes)} changed machine, "
-                  f"{len(diff.added)} added, {len(diff.removed)} removed"
+                  f"({diff.makespan_change:+d}), {moved_text} (total shift {diff.total_start_shift}), "
+                  f"{len(diff.machine_changes)} on another machine, {len(diff.added)} added, "
+                  f"{len(diff.removed)} removed"
                   if diff.makespan_change is not None else
-                  f"v{diff.version_a} -> v{diff.version_b}: {len(diff.moved_operations)} operations moved")
+                  f"v{diff.version_a} -> v{diff.version_b}: {moved_text}")
     for j, s, a, b in diff.moved_operations[: args.limit]:
         console.print(f"  job {j} step {s}: start {a} -> {b} ({b - a:+d})")
     if len(diff.moved_operations) > args.limit:

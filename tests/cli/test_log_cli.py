@@ -74,7 +74,11 @@ def test_diff(fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert diff["moved_operations"] == [[1, 0, 0, 3], [2, 0, 0, 1]] and diff["makespan_change"] == 3
     assert main(["log", "diff", "alpha", "1", "2", *fs_args]) == 0
     out = capsys.readouterr().out
-    assert "makespan 2 -> 5 (+3), 2 operations moved" in out and "job 1 step 0: start 0 -> 3 (+3)" in out
+    assert "v1 -> v2: makespan 2 -> 5 (+3), 2 operations moved (total shift 4), 0 on another machine, 0 added, " \
+           "0 removed" in out and "job 1 step 0: start 0 -> 3 (+3)" in out
+    assert main(["log", "diff", "alpha", "2", "2", *fs_args]) == 0
+    assert "v2 -> v2: makespan 5 -> 5 (+0), 0 operations moved (total shift 0), 0 on another machine" \
+        in capsys.readouterr().out
 
 
 def test_a_version_is_taken_as_the_log_prints_it(fs_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
