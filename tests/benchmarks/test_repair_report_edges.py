@@ -263,3 +263,15 @@ def test_rows_the_benchmark_could_not_have_written_are_refused() -> None:
     assert (row.baseline_makespan, row.makespan, row.seconds) == (1, 1, 0.0)
     # A failed repair's makespan is 0: it divides nothing, being in no pair and no mean.
     assert from_csv(_one_row_table(makespan="0", valid="False"))[0].makespan == 0
+
+
+def test_a_refusal_names_the_line_of_the_file_it_is_on() -> None:
+    # The line was DictReader's count of the rows before: a cell past the csv module's limit on line 2 was
+    # reported on line 1, and after a blank line (skipped) every later row was named one line too early.
+    assert _refusal(_one_row_table(error="e" * 200_000)) == (
+        "repair.csv, line 2: not CSV: field larger than field limit (131072)")
+    good = ",".join(GOOD)
+    assert _refusal(f"{HEADER}\n{good}\n\n{good}\n{good.replace('True', 'maybe')}\n") == (
+        "repair.csv, line 5: valid: expected True or False, got 'maybe'")
+    assert _refusal(f"{HEADER}\n{good}\n\n{good}\n{good}\n{'e' * 200_000}\n") == (
+        "repair.csv, line 6: not CSV: field larger than field limit (131072)")
