@@ -228,7 +228,8 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
     """Rows read back from :func:`to_csv` output, to re-render the tables and plots of an earlier run.
 
     Raises:
-        InputError: The header is not the benchmark's, or a cell does not parse; the message names the line.
+        InputError: The header is not the benchmark's, a row has more cells than it, or a cell does not parse;
+            the message names the line.
     """
     reader = csv.DictReader(io.StringIO(text))
     try:
@@ -239,6 +240,8 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
         rows = []
         for record in reader:
             try:
+                if None in record:  # DictReader keeps the cells past the header under the key None
+                    raise ValueError(f"{len(header) + len(record[None])} cells, the header has {len(header)}")
                 rows.append(_checked(RepairRow(**{name: _cell(name, kind, record[name])
                                                   for name, kind in _TYPES.items() if name in header})))
             except (TypeError, ValueError) as e:

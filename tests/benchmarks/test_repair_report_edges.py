@@ -275,3 +275,13 @@ def test_a_refusal_names_the_line_of_the_file_it_is_on() -> None:
         "repair.csv, line 5: valid: expected True or False, got 'maybe'")
     assert _refusal(f"{HEADER}\n{good}\n\n{good}\n{good}\n{'e' * 200_000}\n") == (
         "repair.csv, line 6: not CSV: field larger than field limit (131072)")
+
+
+def test_a_row_with_more_cells_than_the_header_is_refused() -> None:
+    # csv.DictReader keeps cells past the header aside, so such a row read as if they were not there: an
+    # 18-cell row under the 16 columns of an older table lost its locality cells without a word.
+    assert _refusal(_one_row_table().rstrip("\n") + ",surplus\n") == (
+        "repair.csv, line 2: 19 cells, the header has 18")
+    legacy = ",".join(COLUMNS[:16])
+    assert _refusal(f"{legacy}\n{','.join(GOOD)}\n") == "repair.csv, line 2: 18 cells, the header has 16"
+    assert from_csv(f"{legacy}\n{','.join(GOOD[:16])}\n") == [_row("full", makespan=104, seconds=0.5)]
