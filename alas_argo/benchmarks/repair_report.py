@@ -228,7 +228,8 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
     """Rows read back from :func:`to_csv` output, to re-render the tables and plots of an earlier run.
 
     Raises:
-        InputError: The header is not the benchmark's, or a cell does not parse; the message names the line.
+        InputError: The header is not the benchmark's, a row has more cells than it, or a cell does not parse;
+            the message names the line.
     """
     reader = csv.DictReader(io.StringIO(text))
     try:
@@ -237,14 +238,18 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
             raise InputError(f"{source}: not a repair benchmark table (header {str(reader.fieldnames)[:200]}, "
                              f"expected {','.join(COLUMNS)})")
         rows = []
-        for line, record in enumerate(reader, start=2):
+        for record in reader:
             try:
+                if None in record:  # DictReader keeps the cells past the header under the key None
+                    raise ValueError(f"{len(header) + len(record[None])} cells, the header has {len(header)}")
                 rows.append(_checked(RepairRow(**{name: _cell(name, kind, record[name])
                                                   for name, kind in _TYPES.items() if name in header})))
             except (TypeError, ValueError) as e:
-                raise InputError(f"{source}, line {line}: {str(e)[:200]}") from None
-    except csv.Error as e:  # a NUL byte, a field past the csv module's size limit
-        raise InputError(f"{source}, line {reader.line_num}: not CSV: {e}") from None
+                # The line the record ends on: blank lines are skipped, not rows, and a quoted cell may span lines.
+                raise InputError(f"{source}, line {reader.line_num}: {str(e)[:200]}") from None
+    except csv.Error as e:  # a field past the csv module's size limit, a quote where none may be
+        # The csv reader's own count: DictReader's stops at the last row it returned, the line before this one.
+        raise InputError(f"{source}, line {reader.reader.line_num}: not CSV: {e}") from None
     return rows
 
 
