@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 else:  # imported when the first chart is drawn (alas_argo.deferred)
     backend_agg, figure = deferred("matplotlib.backends.backend_agg"), deferred("matplotlib.figure")
 
-__all__ = ["LcrpRatio", "MethodSummary", "SizeRatio", "from_csv", "lcrp_ratios", "size_ratios", "summarize", "to_csv",
-           "to_markdown", "write_outputs"]
+__all__ = ["LcrpRatio", "MethodSummary", "SizeRatio", "case_key", "from_csv", "lcrp_ratios", "merge_tables",
+           "size_ratios", "summarize", "to_csv", "to_markdown", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -224,6 +224,36 @@ def write_outputs(rows: Sequence[RepairRow], directory: Path, *, title: str, rer
     return written
 
 
+def case_key(row: RepairRow) -> tuple[str, str, int, str]:
+    """What a row measures: one method on one case (instance, scenario, seed)."""
+    return row.instance, row.scenario, row.seed, row.method
+
+
+def merge_tables(tables: Sequence[tuple[str, Sequence[RepairRow]]]) -> tuple[list[RepairRow], list[str]]:
+    """The rows of several tables as one: a case a later table measured again replaces the earlier row (so a new
+    run's LCRP rows can be set against an old run's baselines), and each replacement is said.
+
+    Args:
+        tables: (source name, rows) in the order given; each table holds a case at most once (:func:`from_csv`).
+
+    Returns:
+        The merged rows, in the order their cases first appear, and one note per table that replaced rows.
+    """
+    merged: dict[tuple[str, str, int, str], RepairRow] = {}
+    origin: dict[tuple[str, str, int, str], str] = {}
+    notes = []
+    for source, rows in tables:
+        replaced: dict[str, int] = {}
+        for row in rows:
+            key = case_key(row)
+            if key in merged:
+                replaced[origin[key]] = replaced.get(origin[key], 0) + 1
+            merged[key], origin[key] = row, source
+        notes += [f"{n} row{'' if n == 1 else 's'} of {source} replace the same cases of {earlier}"
+                  for earlier, n in replaced.items()]
+    return list(merged.values()), notes
+
+
 def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
     """Rows read back from :func:`to_csv` output, to re-render the tables and plots of an earlier run.
 
@@ -237,13 +267,17 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
         if header not in (COLUMNS, LEGACY_COLUMNS):
             raise InputError(f"{source}: not a repair benchmark table (header {str(reader.fieldnames)[:200]}, "
                              f"expected {','.join(COLUMNS)})")
-        rows = []
+        rows, seen = [], set()
         for record in reader:
             try:
                 if None in record:  # DictReader keeps the cells past the header under the key None
                     raise ValueError(f"{len(header) + len(record[None])} cells, the header has {len(header)}")
-                rows.append(_checked(RepairRow(**{name: _cell(name, kind, record[name])
-                                                  for name, kind in _TYPES.items() if name in header})))
+                row = _checked(RepairRow(**{name: _cell(name, kind, record[name])
+                                            for name, kind in _TYPES.items() if name in header}))
+                if case_key(row) in seen:  # a bench run writes each case once; a second row would be counted twice
+                    raise ValueError(f"{row.method} on {row.instance} {row.scenario} seed {row.seed} appears twice")
+                seen.add(case_key(row))
+                rows.append(row)
             except (TypeError, ValueError) as e:
                 # The line the record ends on: blank lines are skipped, not rows, and a quoted cell may span lines.
                 raise InputError(f"{source}, line {reader.line_num}: {str(e)[:200]}") from None

@@ -11,7 +11,14 @@ from typing import Any
 
 from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.repair import COLUMNS, RepairRow, check_bench_arguments, rerun_command, run_repair_bench
-from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize, write_outputs
+from alas_argo.benchmarks.repair_report import (
+    from_csv,
+    lcrp_ratios,
+    merge_tables,
+    size_ratios,
+    summarize,
+    write_outputs,
+)
 from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
 from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, whole
@@ -139,11 +146,15 @@ def _bench_repair(args: argparse.Namespace) -> int:
         directory = check_output_dir(args.out)
         # Several files merge: the rows of one method measured once can be set against another run's.
         sources = [Path(p.strip()) for p in args.from_csv.split(",") if p.strip()]
-        rows = []
+        tables = []
         for source in sources:
             if not source.is_file():
                 raise InputError(f"--from-csv: no file {source}")
-            rows += from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))  # a BOM is no header
+            # utf-8-sig: a byte order mark is not part of the header
+            tables.append((str(source), from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))))
+        rows, notes = merge_tables(tables)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
         return _report(rows, directory, "Repair benchmark (re-rendered from "
                        f"{', '.join(s.name for s in sources)})", args.json)
     _positive(args.time_limit, "--time-limit")
@@ -319,5 +330,6 @@ def register(commands: Commands) -> None:
                    "default (default here: wall time on --workers workers; baselines are wall-clock plans either way)")
     p.add_argument("--from-csv", default=None, metavar="FILE",
                    help="Repair nothing: render the tables and plots of an earlier run's repair.csv into --out "
-                   "(a comma-separated list merges runs on the same baselines, e.g. full once, lcrp variants later).")
+                   "(a comma-separated list merges runs on the same baselines, e.g. full once, lcrp variants "
+                   "later; a case a later file measured again replaces the earlier row, with a note).")
     p.add_argument("--json", action="store_true", help="Print the summaries and ratios as JSON.")

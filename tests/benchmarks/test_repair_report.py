@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from alas_argo.benchmarks.repair import COLUMNS, LEGACY_COLUMNS, RepairRow
-from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, to_csv, write_outputs
+from alas_argo.benchmarks.repair_report import (
+    case_key,
+    from_csv,
+    lcrp_ratios,
+    merge_tables,
+    size_ratios,
+    to_csv,
+    write_outputs,
+)
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 
@@ -119,3 +127,31 @@ def test_a_chart_of_an_earlier_run_is_not_left_beside_the_new_tables(tmp_path: P
     paths = write_outputs(ROWS, tmp_path, title="second")
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["notes.png", "pareto-breakdown.png"]
     assert sorted(p.name for p in paths) == ["pareto-breakdown.png", "repair.csv", "repair.md"]
+
+
+def test_merged_tables_keep_one_row_per_case_the_later_one(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # Two files with the same LCRP case: the summary counted both rows and the ratios used the later one, so the
+    # report gave two answers for one method.
+    newer = [replace(r, makespan=r.makespan - 1) for r in ROWS if r.method == "lcrp" and r.valid]
+    rows, notes = merge_tables([("old.csv", ROWS), ("new.csv", newer)])
+    assert [case_key(r) for r in rows] == [case_key(r) for r in ROWS]  # every case once, in its first place
+    assert [r.makespan for r in rows if r.method == "lcrp"] == [100, 199, 305, 1]  # three replaced, one kept
+    assert notes == ["3 rows of new.csv replace the same cases of old.csv"]
+    assert merge_tables([("a.csv", ROWS[:1]), ("b.csv", ROWS[1:])]) == (ROWS, [])
+    for name, table in (("old.csv", ROWS), ("new.csv", newer)):
+        (tmp_path / name).write_text(to_csv(table), encoding="utf-8")
+    out = tmp_path / "merged"
+    sources = f"{tmp_path / 'old.csv'},{tmp_path / 'new.csv'}"
+    assert main(["bench", "repair", "--from-csv", sources, "--out", str(out), "--json"]) == 1  # the invalid row
+    captured = capsys.readouterr()
+    assert f"note: 3 rows of {tmp_path / 'new.csv'} replace the same cases of {tmp_path / 'old.csv'}" in captured.err
+    summary = {s["method"]: s for s in json.loads(captured.out)["summary"]}
+    assert summary["lcrp"]["cases"] == 4
+    assert from_csv((out / "repair.csv").read_text(encoding="utf-8")) == rows
+
+
+def test_a_table_that_holds_a_case_twice_is_refused() -> None:
+    lines = to_csv(ROWS).splitlines()
+    with pytest.raises(InputError, match=r"^runs\.csv, line 3: lcrp on a breakdown seed 0 appears twice$"):
+        from_csv("\n".join([lines[0], lines[2], lines[2]]) + "\n", source="runs.csv")

@@ -270,10 +270,11 @@ def test_a_refusal_names_the_line_of_the_file_it_is_on() -> None:
     # reported on line 1, and after a blank line (skipped) every later row was named one line too early.
     assert _refusal(_one_row_table(error="e" * 200_000)) == (
         "repair.csv, line 2: not CSV: field larger than field limit (131072)")
-    good = ",".join(GOOD)
-    assert _refusal(f"{HEADER}\n{good}\n\n{good}\n{good.replace('True', 'maybe')}\n") == (
+    seed = COLUMNS.index("seed")
+    first, second, third = (",".join([*GOOD[:seed], str(k), *GOOD[seed + 1:]]) for k in (0, 1, 2))  # three cases
+    assert _refusal(f"{HEADER}\n{first}\n\n{second}\n{third.replace('True', 'maybe')}\n") == (
         "repair.csv, line 5: valid: expected True or False, got 'maybe'")
-    assert _refusal(f"{HEADER}\n{good}\n\n{good}\n{good}\n{'e' * 200_000}\n") == (
+    assert _refusal(f"{HEADER}\n{first}\n\n{second}\n{third}\n{'e' * 200_000}\n") == (
         "repair.csv, line 6: not CSV: field larger than field limit (131072)")
 
 
