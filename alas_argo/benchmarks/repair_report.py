@@ -238,6 +238,10 @@ def merge_tables(tables: Sequence[tuple[str, Sequence[RepairRow]]]) -> tuple[lis
 
     Returns:
         The merged rows, in the order their cases first appear, and one note per table that replaced rows.
+
+    Raises:
+        InputError: Two tables repaired one case from plans of different makespans: their rows would be paired
+            as if they repaired the same plan (runs merge only on the same baselines).
     """
     merged: dict[tuple[str, str, int, str], RepairRow] = {}
     origin: dict[tuple[str, str, int, str], str] = {}
@@ -251,6 +255,14 @@ def merge_tables(tables: Sequence[tuple[str, Sequence[RepairRow]]]) -> tuple[lis
             merged[key], origin[key] = row, source
         notes += [f"{n} row{'' if n == 1 else 's'} of {source} replace the same cases of {earlier}"
                   for earlier, n in replaced.items()]
+    baselines: dict[tuple[str, str, int], tuple[int, str]] = {}
+    for key, row in merged.items():
+        case = key[:3]
+        makespan, source = baselines.setdefault(case, (row.baseline_makespan, origin[key]))
+        if makespan != row.baseline_makespan:
+            raise InputError(f"{row.instance} {row.scenario} seed {row.seed} was repaired from a plan of makespan "
+                             f"{makespan} in {source} and of {row.baseline_makespan} in {origin[key]}: merge runs "
+                             "on the same baselines (copy the first run's baselines/ into the second's --out)")
     return list(merged.values()), notes
 
 

@@ -155,3 +155,11 @@ def test_a_table_that_holds_a_case_twice_is_refused() -> None:
     lines = to_csv(ROWS).splitlines()
     with pytest.raises(InputError, match=r"^runs\.csv, line 3: lcrp on a breakdown seed 0 appears twice$"):
         from_csv("\n".join([lines[0], lines[2], lines[2]]) + "\n", source="runs.csv")
+
+
+def test_runs_on_different_baselines_do_not_merge() -> None:
+    # Their rows would be paired case by case as if both had repaired the same plan.
+    other = [replace(ROWS[1], baseline_makespan=120)]
+    with pytest.raises(InputError, match=r"^a breakdown seed 0 was repaired from a plan of makespan 100 in old\.csv "
+                                         r"and of 120 in new\.csv: merge runs on the same baselines"):
+        merge_tables([("old.csv", ROWS), ("new.csv", other)])
