@@ -151,18 +151,22 @@ def test_no_credentials_is_a_store_error_saying_what_to_set(monkeypatch: pytest.
                                                             scripted: Scripted) -> None:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                 "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN"):
+                 "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "ALAS_STORE__S3_ACCESS_KEY",
+                 "ALAS_STORE__S3_SECRET_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setattr(s3_store, "_SESSION", [])  # a session that has not resolved credentials before
-    store = scripted.store(access_key=None, secret_key=None)
+    # keys neither in the settings nor anywhere boto3 looks: the store is built, and says so at its first request
+    settings = load_settings(store={"kind": "s3", "s3_endpoint": scripted.endpoint, "s3_bucket": "b"}).store
+    store = S3Store.from_settings(settings, sleep=lambda _d: None)
     for write in (lambda: store.put_if_absent(key=KEY, data=b"x"), lambda: store.get(key=KEY)):
         with pytest.raises(StoreError) as info:
             write()
         assert not isinstance(info.value, StoreUnavailable) and info.value.exit_code == 2
-        assert "set ALAS_STORE__S3_ACCESS_KEY and ALAS_STORE__S3_SECRET_KEY" in info.value.message
+        assert info.value.message == ("no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and ALAS_STORE__S3_SECRET_KEY "
+                                      "(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
         assert info.value.where == store.location
     assert scripted.requests == []  # nothing unsigned was sent
 
@@ -170,24 +174,18 @@ def test_no_credentials_is_a_store_error_saying_what_to_set(monkeypatch: pytest.
 def test_the_store_from_settings_carries_every_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(s3_store, "_SESSION", [])
     settings = load_settings(store={
-        "kind": "s3", "s3_endpoint": "http://127.0.0.1:1", "s3_bucket": "bk", "s3_prefix": "/team/",
+        "kind": "s3", "s3_endpoint": "http://127.0.0.1:1", "s3_bucket": "bk", "s3_prefix": "/team-X/",
         "s3_region": "eu-west-3", "s3_access_key": "ak", "s3_secret_key": "sk", "connect_timeout": 1.5,
         "read_timeout": 7.0, "max_retries": 2}).store
     store = S3Store.from_settings(settings)
-    assert (store.bucket, store.endpoint, store.prefix, store.max_retries) == ("bk", "http://127.0.0.1:1", "team/", 2)
-    assert store.location == "s3://bk/team/ at http://127.0.0.1:1"
+    assert (store.bucket, store.endpoint, store.prefix, store.max_retries) == ("bk", "http://127.0.0.1:1", "team-X/", 2)
+    assert store.location == "s3://bk/team-X/ at http://127.0.0.1:1"  # only slashes are stripped
     meta = store._client.meta
     assert meta.region_name == "eu-west-3"
     assert (meta.config.connect_timeout, meta.config.read_timeout) == (1.5, 7.0)
     credentials = store._client._request_signer._credentials
     assert (credentials.access_key, credentials.secret_key) == ("ak", "sk")
     assert S3Store.from_settings(settings, max_retries=0, prefix="").prefix == ""  # keywords override
-    # without keys in the settings, boto3's own chain is used (here: the environment)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "env-ak")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "env-sk")
-    plain = S3Store.from_settings(load_settings(store={"kind": "s3", "s3_endpoint": "http://127.0.0.1:1"}).store)
-    assert plain._client._request_signer._credentials.access_key == "env-ak"
-    assert plain.location == "s3://alas/ at http://127.0.0.1:1"
 
 
 @pytest.mark.parametrize(("status", "body", "puts"), [
@@ -214,6 +212,7 @@ def test_errors_about_the_service_name_its_endpoint(scripted: Scripted, monkeypa
         kwargs["endpoint"] = None
     store = scripted.store(**kwargs)
     where = scripted.endpoint if endpoint == "given" else "s3"
+    assert store.location == ("s3://b/" if endpoint != "given" else f"s3://b/ at {scripted.endpoint}")
     scripted.answers = {"PUT": [(404, _error("NoSuchBucket"))]}
     with pytest.raises(StoreError) as info:
         store.put(key=KEY, data=b"x")
@@ -222,6 +221,13 @@ def test_errors_about_the_service_name_its_endpoint(scripted: Scripted, monkeypa
     with pytest.raises(StoreError, match="conditional writes") as info:
         store.put_if_absent(key=KEY, data=b"x")
     assert info.value.where == where
+    scripted.answers = {"GET": [(404, b"")]}  # not S3's NoSuchKey
+    with pytest.raises(StoreError) as info:
+        store.get(key=KEY)
+    assert info.value.message == (f"S3 get answered 404 without S3's NoSuchKey (404): is "
+                                  f"{scripted.endpoint if endpoint == 'given' else 'the endpoint'} an S3 service, "
+                                  "and does the bucket exist there?")
+    assert info.value.where == f"{store.location}/{KEY}"
     scripted.answers = {"GET": [(503, _error("SlowDown"))]}
     with pytest.raises(StoreUnavailable) as unavailable:
         store.get(key=KEY)
@@ -311,6 +317,7 @@ def test_the_constructors_defaults_are_the_settings_defaults(monkeypatch: pytest
     store = S3Store(bucket="b", endpoint="http://127.0.0.1:1", access_key="a", secret_key="s")
     config = store._client.meta.config
     assert (store.prefix, store.max_retries, store.backoff) == (defaults.s3_prefix, defaults.max_retries, 0.1)
+    assert S3Store(bucket="b", endpoint="http://127.0.0.1:1", prefix="/").prefix == ""  # "/" is no prefix
     assert store._client.meta.region_name == defaults.s3_region
     assert (config.connect_timeout, config.read_timeout) == (defaults.connect_timeout, defaults.read_timeout)
     # boto3 never retries on its own (the backoff is ours) and addresses buckets by path (MinIO, no DNS names)
@@ -323,3 +330,18 @@ def test_without_boto3_the_error_names_the_extra_to_install(monkeypatch: pytest.
         S3Store(bucket="b")
     assert str(info.value) == "the S3 store needs boto3: pip install 'alas-argo[cluster]'"
     assert isinstance(info.value.__cause__, ImportError)
+
+
+def test_a_record_gone_after_our_lost_race_is_not_ours(scripted: Scripted) -> None:
+    scripted.answers = {"PUT": [(412, _error("PreconditionFailed"))], "GET": [(404, _error("NoSuchKey"))]}
+    assert scripted.store().put_if_absent(key=KEY, data=b"x") is False
+    assert scripted.methods() == ["PUT", "GET"]
+
+
+def test_a_bucket_name_s3_cannot_take_is_a_store_error_and_nothing_is_sent(scripted: Scripted) -> None:
+    store = scripted.store(bucket="Not A Bucket")
+    with pytest.raises(StoreError) as info:
+        store.put(key=KEY, data=b"x")
+    assert not isinstance(info.value, StoreUnavailable) and info.value.where == scripted.endpoint
+    assert info.value.message.startswith("S3 put failed: Parameter validation failed:")
+    assert "Invalid bucket name" in info.value.message and scripted.requests == []
