@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from botocore.exceptions import ClientError
 
+from alas_argo import scrubbing
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log import s3_store
 from alas_argo.log.backend import RecordNotFound
@@ -305,8 +306,10 @@ def test_the_reconnect_after_a_non_s3_answer_is_one_extra_try_without_a_wait(scr
     assert len(scripted.requests) == 2 and len(delays) == 1
 
 
-def test_the_secret_key_is_scrubbed_from_then_on(scripted: Scripted) -> None:
+def test_the_secret_key_is_scrubbed_from_then_on(scripted: Scripted, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scrubbing, "_secrets", ())  # not registered by an earlier test in this process
     secret = "s3-secret-key-for-scrubbing-0451"
+    assert scrub_text(secret) == secret
     scripted.store(secret_key=secret)
     assert scrub_text(f"ALAS_STORE__S3_SECRET_KEY={secret}") == "ALAS_STORE__S3_SECRET_KEY=[redacted]"
 
