@@ -258,25 +258,26 @@ class S3Store(Store):
             return False
         return True
 
-    def _pages(self, what: str, **params: Any) -> builtins.list[dict[str, Any]]:
+    def _pages(self, prefix: str, **params: Any) -> builtins.list[dict[str, Any]]:
+        """Every page of a listing; ``prefix`` is the caller's (without the store's prefix), for errors to name."""
         def run() -> builtins.list[dict[str, Any]]:
             paginator = self._client.get_paginator("list_objects_v2")
             return list(paginator.paginate(Bucket=self.bucket, **params))
 
-        return self._call(what, params.get("Prefix", ""), run)
+        return self._call("list", prefix, run)
 
     def list(self, *, prefix: str, start_after: str | None = None) -> builtins.list[str]:
         """Keys under ``prefix``, sorted (S3 lists in UTF-8 binary order, which is ours)."""
         params: dict[str, Any] = {"Prefix": self.prefix + check_key(prefix, prefix=True)}
         if start_after is not None:
             params["StartAfter"] = self.prefix + start_after
-        keys = [obj["Key"][len(self.prefix):] for page in self._pages("list", **params)
+        keys = [obj["Key"][len(self.prefix):] for page in self._pages(prefix, **params)
                 for obj in page.get("Contents", [])]
         return sorted(keys)
 
     def children(self, *, prefix: str) -> builtins.list[str]:
         """Immediate "directories" under ``prefix`` via a delimiter listing (no full walk)."""
         full = self.prefix + check_key(prefix, prefix=True)
-        pages = self._pages("list", Prefix=full, Delimiter="/")
+        pages = self._pages(prefix, Prefix=full, Delimiter="/")
         return sorted(p["Prefix"][len(full):].rstrip("/") for page in pages
                       for p in page.get("CommonPrefixes", []))

@@ -104,3 +104,11 @@ def test_a_prefix_through_a_record_has_no_keys_and_no_children(store: Store) -> 
     store.put(key="runs/r/head.json", data=b"{}")
     assert store.list(prefix="runs/r/head.json/") == []
     assert store.children(prefix="runs/r/head.json/") == []
+
+
+def test_children_are_whole_names_one_level_down(store: Store) -> None:
+    # A name keeps every character it has, however it ends (S3's common prefixes end in "/", stripped once).
+    for key in ["runs/RUN-X/head.json", "runs/a.b/events/00000000.json", "runs/x_/plans/v0001.json", "runs/top.json"]:
+        store.put(key=key, data=b"x")
+    assert store.children(prefix="runs/") == ["RUN-X", "a.b", "x_"]
+    assert store.children(prefix="runs/a.b/") == ["events"]
