@@ -24,6 +24,7 @@ from alas_argo.jssp.planning import plan
 from alas_argo.jssp.repair import RepairMethod, check_effort, check_tolerance, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
+from alas_argo.repeats import repeated
 
 __all__ = ["COLUMNS", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption", "case_path",
            "check_bench_arguments", "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
@@ -125,7 +126,7 @@ def check_bench_arguments(scenarios: Sequence[DisruptionKind | str], methods: Se
 
 def _once(what: str, values: Sequence[str]) -> None:
     """Refuse a value given twice: its rows would be run and counted twice in every mean of the report."""
-    twice = sorted({v for v in values if values.count(v) > 1})
+    twice = repeated(values)
     if twice:
         raise InputError(f"{what} {', '.join(twice)} given more than once")
 

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import InputError, first_error
+from alas_argo.repeats import repeated
 from alas_argo.seeds import MAX_SEED
 
 E = TypeVar("E", bound=Enum)
@@ -149,7 +150,7 @@ def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS
 
 def _once(values: list[T], flag: str) -> list[T]:
     """``values`` when none repeats; a repeat would be run twice and counted twice in the tables."""
-    twice = sorted({str(getattr(v, "value", v)) for v in values if values.count(v) > 1})
+    twice = repeated(values)
     if twice:
         raise InputError(f"{flag}: {', '.join(twice)} given more than once")
     return values

@@ -15,6 +15,7 @@ from pathlib import Path
 from alas_argo.errors import InputError
 from alas_argo.jssp.formats import read_instance_file
 from alas_argo.jssp.instance import Instance
+from alas_argo.repeats import repeated
 
 __all__ = ["FAMILIES", "SUITES", "bundled_names", "get_instance", "load_instance", "suite"]
 
@@ -103,7 +104,7 @@ def suite(name: str) -> list[str]:
                              "shows the instances)") from None
     for n in names:
         get_instance(n)  # raises a clear error for an unknown name
-    twice = sorted({n for n in names if names.count(n) > 1})
+    twice = repeated(names)
     if twice:
         # A repeated name would be run and counted twice: every mean and median of a bench weighted by a typo.
         raise InputError(f"{', '.join(twice)} listed more than once in {name!r}")

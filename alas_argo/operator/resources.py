@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import DisruptionEvent
+from alas_argo.repeats import repeated
 from alas_argo.seeds import MAX_SEED
 
 __all__ = [
@@ -93,8 +94,8 @@ class PlanRunSpec(_Spec):
             raise ValueError(f"seeds must be integers from 0 to {MAX_SEED}")
         # The CRD's list-type set makes the API server refuse these; a resource it did not check is Invalid
         # here rather than a workflow whose first step refuses the repeat (or, before, ran it twice).
-        for name, items in (("scenarios", [str(s) for s in self.scenarios]), ("seeds", [str(s) for s in self.seeds])):
-            twice = sorted({v for v in items if items.count(v) > 1})
+        for name, items in (("scenarios", self.scenarios), ("seeds", self.seeds)):
+            twice = repeated(items)
             if twice:
                 raise ValueError(f"{name} lists {', '.join(twice)} more than once")
         # Names the schema cannot list: an unknown one used to create a workflow whose pods all failed; now

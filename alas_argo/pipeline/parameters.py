@@ -27,6 +27,7 @@ from alas_argo.errors import InputError, first_error
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
 from alas_argo.pipeline.config import RunConfig
+from alas_argo.repeats import repeated
 from alas_argo.workflows.plan import MAX_DISRUPTIONS
 
 __all__ = ["bench_cases", "check_submission", "config_from_parameters", "parameters_for"]
@@ -170,7 +171,7 @@ def bench_cases(values: Mapping[str, str], instances: list[str]) -> list[dict[st
     scenarios = [_scenario(s) for s in scenarios]
     whole = [_whole(seed, "seeds") for seed in seeds]
     for name, parsed in (("scenarios", scenarios), ("seeds", whole)):
-        twice = sorted({str(v) for v in parsed if parsed.count(v) > 1})
+        twice = repeated(parsed)
         if twice:  # two case pods of one instance, scenario and seed: the same work twice, counted twice
             raise InputError(f"workflow parameter {name!r} lists {', '.join(twice)} more than once",
                              where=f"parameter {name}")
