@@ -45,7 +45,12 @@ def open_existing_log(args: argparse.Namespace) -> ExecutionLog:
     store = store_from_args(args)
     log = ExecutionLog(store, args.run)
     if not log.exists():
-        raise InputError(f"no run {args.run!r} in the log", where=store.location)
+        # A HEAD answers 404 for a missing bucket too: the listing is what names it (a StoreError), and
+        # otherwise says which runs are there, for a mistyped id.
+        runs = store.children(prefix="runs/")
+        here = (f"runs here: {', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''} (`alas log ls`)" if runs
+                else "the store holds no runs")
+        raise InputError(f"no run {args.run!r} in the log; {here}", where=store.location)
     return log
 
 

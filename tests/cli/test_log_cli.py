@@ -156,9 +156,16 @@ def test_s3_backend_from_settings(s3_server: Any, s3_bucket: str, monkeypatch: p
     assert "intact" in capsys.readouterr().out
     assert main(["log", "diff", "alpha", "1", "2", "--store", "s3", "--json"]) == 0
     assert _json(capsys)["makespan_change"] == 3
+    assert main(["log", "show", "alpah", "--store", "s3"]) == 2
+    assert "no run 'alpah' in the log; runs here: alpha, beta (`alas log ls`)" in capsys.readouterr().err
     monkeypatch.setenv("ALAS_STORE__S3_BUCKET", "missing-bucket")
     assert main(["log", "ls", "--store", "s3"]) == 2
     assert "missing-bucket" in capsys.readouterr().err
+    # A HEAD's 404 does not say which is missing, the object or the bucket: `log show` said "no run 'alpha'".
+    for argv in (["log", "show", "alpha"], ["replay", "alpha"], ["log", "verify", "alpha"]):
+        assert main([*argv, "--store", "s3"]) == 2
+        err = capsys.readouterr().err
+        assert "missing-bucket" in err and "no run" not in err, err
 
 
 @pytest.mark.parametrize("argv", [["replay", "alpha"], ["log", "show", "alpha"]])
