@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from alas_argo import json_limits, metrics
@@ -192,5 +194,11 @@ def connect() -> CustomObjects:
         try:
             config.load_kube_config()
         except (config.ConfigException, OSError) as e:
-            raise InputError(f"no Kubernetes configuration found: {e}") from None
+            # Name the file(s) read: the client's own message ("No configuration found") does not.
+            env = os.environ.get("KUBECONFIG")
+            files = env or "~/.kube/config"
+            missing = [f for f in files.split(os.pathsep) if f and not Path(f).expanduser().is_file()]
+            why = f"{', '.join(missing)}: no such file" if missing else str(e)
+            source = f"KUBECONFIG={env}" if env else "no KUBECONFIG, so ~/.kube/config"
+            raise InputError(f"no Kubernetes configuration found (not in a pod; {source}): {why}") from None
     return client.CustomObjectsApi()

@@ -70,7 +70,15 @@ def test_operator_without_a_cluster_says_so(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     assert main(["operator", "--once"]) == 2
-    assert "no Kubernetes configuration found" in capsys.readouterr().err
+    missing = tmp_path / "missing-kubeconfig"
+    # The client's own words were "No configuration found", naming no file.
+    assert (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={missing}): {missing}: no such file"
+            in capsys.readouterr().err)
+    (tmp_path / "kc").write_text("{}")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kc"))
+    assert main(["operator", "--once"]) == 2
+    err = capsys.readouterr().err  # a file that is there: the client's reason, not "no such file"
+    assert f"KUBECONFIG={tmp_path / 'kc'}): Invalid kube-config file" in err and "no such file" not in err
 
 
 def test_controller_refuses_to_start_without_a_token(monkeypatch: pytest.MonkeyPatch,
