@@ -64,9 +64,17 @@ def _open(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Both benches measure the store they are given, so they leave runs in it: say so before they do.
+_WRITES = ("{what}\n\nIt writes its runs ({runs}) into the store given (--store, --root or ALAS_STORE__*), and the "
+           "log is append-only: they stay there, beside the store's other runs. Point --root at a scratch directory "
+           "(or a scratch bucket) to keep them apart.")
+
+
 def register(commands: Commands) -> None:
     """Add `alas bench log` and `alas bench open`."""
     p = commands.add("log", _log, help="Execution log: append latency, bytes per plan version, replay time.",
+                     description=_WRITES.format(what="Execution log: append latency, bytes per plan version, replay "
+                                                "time.", runs="bench-append-*, bench-bytes-* and bench-replay-*"),
                      group="bench")
     add_store_arguments(p)
     p.add_argument("--appends", type=whole(1, MAX_REPEATS), default=200, help="appends to time (default 200)")
@@ -75,6 +83,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--no-replay", action="store_true", help="skip the replay figure")
     p.add_argument("--json", action="store_true", help="print JSON for machines")
     p = commands.add("open", _open, help="Execution log: store requests per pod against the run's length.",
+                     description=_WRITES.format(what="Execution log: store requests per pod against the run's "
+                                                "length.", runs="bench-open-*"),
                      group="bench")
     add_store_arguments(p)
     p.add_argument("--events", default="10,100,1000", help="run lengths, comma-separated (default 10,100,1000)")

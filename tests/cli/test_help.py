@@ -155,3 +155,13 @@ def test_every_out_flag_has_its_short_form() -> None:
             if "--out" in a.option_strings]
     assert len(outs) >= 10
     assert [(cmd, flags) for cmd, flags in outs if "-o" not in flags] == []
+
+
+@pytest.mark.parametrize(("command", "runs"), [("log", "bench-append-*"), ("open", "bench-open-*")])
+def test_the_store_benches_say_they_leave_runs_in_the_store(command: str, runs: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # They measure the store given (the user's own .alas by default), and nothing deletes from the log.
+    with pytest.raises(SystemExit):
+        main(["bench", command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"It writes its runs ({runs}" in text and "they stay there" in text
