@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import InputError, first_error
+from alas_argo.log.layout import check_run_id
 from alas_argo.repeats import repeated
 from alas_argo.seeds import MAX_SEED
 
@@ -20,7 +21,7 @@ E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
 
 __all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "flag_error", "members", "plan_version",
-           "seconds", "seed", "whole"]
+           "run_id", "seconds", "seed", "whole"]
 
 #: Most seeds or trials a bench takes: each one is a row per case and variant, kept in memory until the tables
 #: are written (``bench llm --seeds 100000`` on one instance held 4 GB; a trillion ended in a MemoryError).
@@ -154,6 +155,15 @@ def _once(values: list[T], flag: str) -> list[T]:
     if twice:
         raise InputError(f"{flag}: {', '.join(twice)} given more than once")
     return values
+
+
+def run_id(text: str) -> str:
+    """A run id as the log takes it (``--run-id``): an empty one, from an unset shell variable, started a new
+    run under a fresh id instead of resuming the one meant."""
+    try:
+        return check_run_id(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def flag_error(e: ValidationError) -> InputError:

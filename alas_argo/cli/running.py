@@ -19,6 +19,7 @@ from rich.table import Table
 from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import finite_float, flag_error, whole
+from alas_argo.cli.flag_values import run_id as run_id_flag
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
@@ -293,7 +294,7 @@ def register(commands: Commands) -> None:
                    help="structural faults injected into the merged plan")
     p.add_argument("-o", "--out", type=Path, default=None, metavar="DIR",
                    help="write plans (final.json), disruptions, report, gantt.png and gantt.html (interactive) here")
-    p.add_argument("--run-id", default=None, help="run id (an existing id resumes that run)")
+    p.add_argument("--run-id", type=run_id_flag, default=None, help="run id (an existing id resumes that run)")
     add_store_arguments(p)
     add_llm_arguments(p)
     p.add_argument("--llm-replay", metavar="RUN", default=None, help="replay recorded LLM answers of RUN")

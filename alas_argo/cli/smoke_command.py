@@ -10,6 +10,7 @@ from rich.console import Console
 
 from alas_argo.addresses import is_http_url
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import run_id as run_id_flag
 from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.running import add_store_arguments
 from alas_argo.errors import InputError
@@ -70,7 +71,8 @@ def register(commands: Commands) -> None:
                    help="base URL of the repair controller (e.g. http://alas-controller:8080); without it only "
                    "the store is checked")
     p.add_argument("--instance", default="ft06", help="bundled instance to plan (default ft06: seconds)")
-    p.add_argument("--run-id", default=None, help="run id to write (default: smoke-<UTC time>-<random>)")
+    p.add_argument("--run-id", type=run_id_flag, default=None,
+                   help="run id to write (default: smoke-<UTC time>-<random>)")
     p.add_argument("--timeout", type=seconds, default=30.0,
                    help="seconds to wait for each controller answer (default 30)")
     add_store_arguments(p)

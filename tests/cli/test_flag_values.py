@@ -236,3 +236,12 @@ def test_a_bad_list_entry_exits_2_naming_the_flag(tmp_path: Path, capsys: pytest
     assert main([*argv, *out]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [["run", "ft06"], ["smoke"], ["step", "blueprint", "--node", "n"]])
+@pytest.mark.parametrize("value", ["", "../x", "a b"])
+def test_a_run_id_is_checked_when_parsed(command: list[str], value: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # An empty --run-id (an unset shell variable) started a new run under a fresh id instead of resuming one.
+    err = _refused_by_argparse([*command, "--run-id", value], tmp_path, monkeypatch, capsys)
+    assert f"argument --run-id: invalid run id {value!r} (letters, digits" in err
