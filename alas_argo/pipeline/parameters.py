@@ -195,7 +195,11 @@ def check_submission(workflow: str, values: Mapping[str, str]) -> None:
         InputError: A parameter the first step would refuse, or an unknown bundled instance or suite.
     """
     if workflow == "alas-bench":
-        bench_cases(values, suite(values.get("suite") or "smoke"))
+        try:
+            instances = suite(values.get("suite") or "smoke")
+        except InputError as e:  # named as the parameter it came from, as the other parameters' errors are
+            raise InputError(e.message, where="parameter suite") from None
+        bench_cases(values, instances)
     elif workflow in ("alas-plan", "alas-repair"):
         config, _ = config_from_parameters(values)
         # A bundled name is checked here; a path is one inside the pod's image, which only the pod can read.

@@ -57,7 +57,9 @@ def test_submit_dry_run_prints_yaml_and_json_on_request(capsys: pytest.CaptureFi
     (["alas-plan", "-p", "disruptions=7"], "disruptions must be between 0 and 3"),
     (["alas-repair", "-p", "repair-effort=0"], "'repair-effort': Input should be greater than 0"),
     (["alas-bench", "-p", 'seeds=["a"]'], "'seeds' must hold a whole number, got 'a'"),
-    (["alas-bench", "-p", "suite=nope"], "unknown suite or instance 'nope'"),
+    (["alas-bench", "-p", "suite=nope"], "parameter suite: unknown suite or instance 'nope'"),
+    (["alas-bench", "-p", "suite=ft06,la01,ft06"], "parameter suite: ft06 listed more than once"),  # pods twice
+    (["alas-bench", "-p", "seeds=[0, 1, 0]"], "'seeds' lists 0 more than once"),
     (["alas-bench", "-p", 'scenarios=["none", "flood"]'], "unknown scenario 'flood'"),
     # A rendered file is the same workflow: its label names it.
     ([str(ROOT / "workflows" / "argo" / "alas-plan.yaml"), "-p", "instance=nope99"], "unknown instance 'nope99'"),
