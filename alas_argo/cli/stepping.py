@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from alas_argo import json_limits
 from alas_argo.cli.app import Commands
-from alas_argo.cli.flag_values import run_id as run_id_flag
 from alas_argo.errors import AlasError, InputError, TransientError
 from alas_argo.settings import load_settings
 
@@ -98,7 +97,9 @@ def register(commands: Commands) -> None:
                    "optimizer, commit, disrupt, repairer, ...), compensate, retract, bench-plan, bench-case, "
                    "aggregate, choose, gather")
     p.add_argument("--node", help="IR node id (default: the kind)")
-    p.add_argument("--run-id", type=run_id_flag, required=True, help="run whose log the step reads and writes")
+    # Not checked when parsed: a rendered template holds "{{workflow.name}}" here, which Argo resolves; the log
+    # checks the resolved id (exit 2 naming it).
+    p.add_argument("--run-id", required=True, help="run whose log the step reads and writes")
     p.add_argument("--scope", help="workflow object name (default: the run id)")
     p.add_argument("--outputs", default="/tmp/outputs", help="directory for Argo output parameters")
     p.add_argument("--params", help="the node's static params (JSON)")
