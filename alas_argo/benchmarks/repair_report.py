@@ -10,6 +10,7 @@ import csv
 import io
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -243,27 +244,24 @@ def merge_tables(tables: Sequence[tuple[str, Sequence[RepairRow]]]) -> tuple[lis
         InputError: Two tables repaired one case from plans of different makespans: their rows would be paired
             as if they repaired the same plan (runs merge only on the same baselines).
     """
-    merged: dict[tuple[str, str, int, str], RepairRow] = {}
-    origin: dict[tuple[str, str, int, str], str] = {}
+    merged: dict[tuple[str, str, int, str], tuple[RepairRow, str]] = {}  # each case's row and its table
     notes = []
     for source, rows in tables:
-        replaced: dict[str, int] = {}
+        replaced: Counter[str] = Counter()
         for row in rows:
-            key = case_key(row)
-            if key in merged:
-                replaced[origin[key]] = replaced.get(origin[key], 0) + 1
-            merged[key], origin[key] = row, source
-        notes += [f"{n} row{'' if n == 1 else 's'} of {source} replace the same cases of {earlier}"
-                  for earlier, n in replaced.items()]
+            if (earlier := merged.get(case_key(row))) is not None:
+                replaced[earlier[1]] += 1
+            merged[case_key(row)] = row, source
+        notes += [f"{n} row{'' if n == 1 else 's'} of {source} replace the same cases of {earlier_source}"
+                  for earlier_source, n in replaced.items()]
     baselines: dict[tuple[str, str, int], tuple[int, str]] = {}
-    for key, row in merged.items():
-        case = key[:3]
-        makespan, source = baselines.setdefault(case, (row.baseline_makespan, origin[key]))
+    for key, (row, source) in merged.items():
+        makespan, first = baselines.setdefault(key[:3], (row.baseline_makespan, source))
         if makespan != row.baseline_makespan:
             raise InputError(f"{row.instance} {row.scenario} seed {row.seed} was repaired from a plan of makespan "
-                             f"{makespan} in {source} and of {row.baseline_makespan} in {origin[key]}: merge runs "
+                             f"{makespan} in {first} and of {row.baseline_makespan} in {source}: merge runs "
                              "on the same baselines (copy the first run's baselines/ into the second's --out)")
-    return list(merged.values()), notes
+    return [row for row, _ in merged.values()], notes
 
 
 def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
@@ -286,9 +284,9 @@ def from_csv(text: str, *, source: str = "repair.csv") -> list[RepairRow]:
                     raise ValueError(f"{len(header) + len(record[None])} cells, the header has {len(header)}")
                 row = _checked(RepairRow(**{name: _cell(name, kind, record[name])
                                             for name, kind in _TYPES.items() if name in header}))
-                if case_key(row) in seen:  # a bench run writes each case once; a second row would be counted twice
+                if (key := case_key(row)) in seen:  # a bench run writes each case once; a second would count twice
                     raise ValueError(f"{row.method} on {row.instance} {row.scenario} seed {row.seed} appears twice")
-                seen.add(case_key(row))
+                seen.add(key)
                 rows.append(row)
             except (TypeError, ValueError) as e:
                 # The line the record ends on: blank lines are skipped, not rows, and a quoted cell may span lines.
