@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import MAX_INT_DIGITS, load_json
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.limits import MAX_TIME
 
 __all__ = ["InstanceFormat", "parse_instance_json", "parse_instance_text", "parse_orlib", "parse_taillard",
            "read_instance_file"]
@@ -91,6 +92,8 @@ def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
                 raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {ml}")
             if d < 0:
                 raise InputError(f"negative duration {d}", where=f"{where} line {tl}")
+            if d > MAX_TIME:  # the Instance model refuses it too, but with a pydantic error: a traceback
+                raise InputError(f"duration {d} is too large (at most {MAX_TIME})", where=f"{where} line {tl}")
             ops.append((mach, d))
         jobs.append(ops)
     return Instance(name=name, jobs=jobs)
@@ -118,6 +121,8 @@ def parse_orlib(text: str, *, name: str, where: str = "<text>") -> Instance:
                 raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {lineno}")
             if d < 0:
                 raise InputError(f"negative duration {d}", where=f"{where} line {lineno}")
+            if d > MAX_TIME:  # the Instance model refuses it too, but with a pydantic error: a traceback
+                raise InputError(f"duration {d} is too large (at most {MAX_TIME})", where=f"{where} line {lineno}")
             ops.append((mach, d))
         jobs.append(ops)
     return Instance(name=name, jobs=jobs)
