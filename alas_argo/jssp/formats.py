@@ -72,13 +72,22 @@ def _header(rows: list[tuple[int, list[int]]], where: str) -> tuple[int, int, li
 
 def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
     """Taillard's format: ``n m [seeds bounds]``, then an n x m times matrix, then an n x m machines matrix
-    (machines numbered from 1, as Taillard publishes them; 0-based files are accepted too)."""
+    (machines numbered from 1, as Taillard publishes them; 0-based files are accepted too).
+
+    A matrix's rows may wrap across lines, but each matrix ends at the end of a line; numbers after the
+    machines matrix are not read (Taillard's files hold ten instances each)."""
     n, m, rows = _header(_numeric_lines(text, where), where)
     values = [(ln, v) for ln, row in rows for v in row]
     if len(values) < 2 * n * m:
         last = rows[-1][0] if rows else "end"
         raise InputError(f"truncated: expected {2 * n * m} numbers after the header, found {len(values)}",
                          where=f"{where} line {last}")
+    for end, matrix in ((n * m, "times"), (2 * n * m, "machines")):
+        # Rows may wrap, but a matrix ends with its line: one that ends inside a line has a number missing or
+        # extra, and read as it stands it would shift the numbers after it into the wrong operations.
+        if end < len(values) and values[end][0] == values[end - 1][0]:
+            raise InputError(f"the {n} x {m} {matrix} matrix ends inside this line: a number is missing or extra "
+                             f"(what follows a matrix starts on a new line)", where=f"{where} line {values[end][0]}")
     times = values[: n * m]
     machines = values[n * m: 2 * n * m]
     one_based = min(v for _, v in machines) >= 1

@@ -195,3 +195,22 @@ def test_read_instance_file_names_the_instance_and_honours_the_format(tmp_path: 
     assert info.value.where == f"{square} line 2"
     with pytest.raises(InputError, match="invalid JSON"):
         read_instance_file(square, JSON)
+
+
+def test_taillard_rows_may_wrap_across_lines() -> None:
+    wrapped = "2 3\nTimes\n1 2\n3 4\n5 6\nMachines\n1\n2 3 3 1\n2\n"
+    assert parse_instance_text(wrapped, name="x").jobs == [[(0, 1), (1, 2), (2, 3)], [(2, 4), (0, 5), (1, 6)]]
+
+
+@pytest.mark.parametrize(("text", "message", "where"), [
+    # Taillard's files hold ten instances each: with a times number missing, the first machine became the last
+    # time and the next instance's header the last machine, and a wrong instance was read without a word.
+    ("2 3 1 1 10 9\nTimes\n1 2\n4 5 6\nMachines\n1 2 3\n3 1 2\n2 3 1 1 10 9\n",
+     "the 2 x 3 times matrix ends inside this line: a number is missing or extra (what follows a matrix starts on "
+     "a new line)", "f.txt line 6"),
+    ("2 3\n1 2 3\n4 5 6\n1 2 3\n3 1 2 3\n",
+     "the 2 x 3 machines matrix ends inside this line: a number is missing or extra (what follows a matrix starts "
+     "on a new line)", "f.txt line 5"),
+])
+def test_a_taillard_matrix_ending_inside_a_line_is_refused(text: str, message: str, where: str) -> None:
+    assert _refusal(text, TAILLARD) == (message, where)
