@@ -95,10 +95,12 @@ def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
     for j in range(n):
         ops = []
         for s in range(m):
-            (tl, d), (ml, mach) = times[j * m + s], machines[j * m + s]
-            mach = mach - 1 if one_based else mach
+            (tl, d), (ml, written) = times[j * m + s], machines[j * m + s]
+            mach = written - 1 if one_based else written
             if not 0 <= mach < m:
-                raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {ml}")
+                # The number as the file writes it, in the file's own numbering.
+                numbering = f"1..{m} (this file numbers machines from 1)" if one_based else f"0..{m - 1}"
+                raise InputError(f"machine {written} outside {numbering}", where=f"{where} line {ml}")
             if d < 0:
                 raise InputError(f"negative duration {d}", where=f"{where} line {tl}")
             if d > MAX_TIME:  # the Instance model refuses it too, but with a pydantic error: a traceback
@@ -157,12 +159,25 @@ def parse_instance_text(text: str, *, name: str, where: str = "<text>",
     Detection: a document starting with ``{`` is JSON; otherwise a first job row of ``2 * machines``
     numbers is the OR-Library format and one of ``machines`` numbers is Taillard's.
     """
-    if fmt is None:
-        if text.lstrip()[:1] in ("{", "["):
-            fmt = InstanceFormat.JSON
+    if fmt is not None or text.lstrip()[:1] in ("{", "["):
+        return _parse(text, name, where, fmt or InstanceFormat.JSON)
+    _, m, rows = _header(_numeric_lines(text, where), where)
+    first = len(rows[0][1]) if rows else 0
+    fmt = InstanceFormat.ORLIB if first == 2 * m else InstanceFormat.TAILLARD
+    try:
+        return _parse(text, name, where, fmt)
+    except InputError as e:
+        # A guessed format's error can mislead (an OR-Library file with wrapped rows fails as Taillard's with
+        # "machine 4 outside 0..2"): say what the guess was and why.
+        if fmt is InstanceFormat.ORLIB:
+            guess = f"the OR-Library format: its first job row has {first} numbers, 2 x {m} machines"
         else:
-            _, m, rows = _header(_numeric_lines(text, where), where)
-            fmt = InstanceFormat.ORLIB if rows and len(rows[0][1]) == 2 * m else InstanceFormat.TAILLARD
+            guess = (f"Taillard's format: its first job row has {first} numbers, not the 2 x {m} of an OR-Library "
+                     "row, one job per line of machine/duration pairs")
+        raise InputError(f"{e.message} (read as {guess})", where=e.where) from None
+
+
+def _parse(text: str, name: str, where: str, fmt: InstanceFormat) -> Instance:
     if fmt is InstanceFormat.JSON:
         return parse_instance_json(load_json(text, where=where), where=where)
     if fmt is InstanceFormat.ORLIB:

@@ -81,8 +81,10 @@ def test_a_short_file_names_how_short_and_where(text: str, fmt: InstanceFormat, 
     ("2 2\n0 3 1 2\n-1 4 0 1\n", ORLIB, "machine -1 outside 0..1", "f.txt line 3"),
     ("2 2\n0 3 1 2\n1 4 0 -1\n", ORLIB, "negative duration -1", "f.txt line 3"),
     # Times on lines 2-3, machines on lines 4-5: each refusal names the line of the number at fault.
-    ("2 2\n3 4\n5 6\n1 2\n3 1\n", TAILLARD, "machine 2 outside 0..1", "f.txt line 5"),
-    ("2 3\n3 4 5\n5 6 7\n1 2 3\n3 1 4\n", TAILLARD, "machine 3 outside 0..2", "f.txt line 5"),
+    ("2 2\n3 4\n5 6\n1 2\n3 1\n", TAILLARD, "machine 3 outside 1..2 (this file numbers machines from 1)",
+     "f.txt line 5"),
+    ("2 3\n3 4 5\n5 6 7\n1 2 3\n3 1 4\n", TAILLARD, "machine 4 outside 1..3 (this file numbers machines from 1)",
+     "f.txt line 5"),
     ("2 2\n3 4\n5 -6\n1 2\n2 1\n", TAILLARD, "negative duration -6", "f.txt line 3"),
     ("2 2\n3 4\n5 6\n0 1\n-1 0\n", TAILLARD, "machine -1 outside 0..1", "f.txt line 5"),
     # An 18-digit number is still read (at most MAX_INT_DIGITS): what refuses it is its meaning.
@@ -141,6 +143,23 @@ def test_detection_skips_leading_blanks_and_an_explicit_format_wins() -> None:
     # An OR-Library file read as Taillard's: its second row (1 4 0 1) would be the machines.
     assert _refusal("2 2\n0 3 1 2\n1 4 0 1\n", TAILLARD) == ("machine 4 outside 0..1", "f.txt line 3")
 
+
+
+def test_a_guessed_formats_refusal_says_what_was_guessed_and_why() -> None:
+    # An OR-Library file whose second job wraps onto two lines: its first row is 4 numbers, so it is read as
+    # Taillard's, and the bare "machine 4 outside 0..2" would send the user looking for a machine 4.
+    wrapped = "2 3\n0 3 1 2\n2 4\n1 4 0 9 2 1\n"
+    assert _refusal(wrapped) == (
+        "machine 4 outside 0..2 (read as Taillard's format: its first job row has 4 numbers, not the 2 x 3 of an "
+        "OR-Library row, one job per line of machine/duration pairs)", "f.txt line 4")
+    short = "2 3\n0 3 1 2 2 4\n1 4 0 9\n"
+    message, where = _refusal(short)
+    assert message.endswith("found 4 numbers; jobs of other lengths need the JSON format (read as the OR-Library "
+                            "format: its first job row has 6 numbers, 2 x 3 machines)")
+    assert where == "f.txt line 3"
+    # A format the caller names is not a guess: its refusal is the parser's own.
+    assert _refusal(wrapped, TAILLARD) == ("machine 4 outside 0..2", "f.txt line 4")
+    assert _refusal("", None)[0] == "no numeric data found (expected a 'jobs machines' header line)"
 
 @pytest.mark.parametrize(("doc", "message"), [
     ([1], "expected a JSON object, found list"),
