@@ -62,7 +62,9 @@ def test_json_limits() -> None:
 def test_instance_text_formats() -> None:
     taillard, orlib = "2 2\n3 4\n5 6\n1 2\n2 1\n", "2 2\n0 3 1 4\n1 5 0 6\n"
     json_base = {"name": "fuzz", "jobs": [[[0, 3], [1, 4]], [[1, 5], [0, 6]]], "upper_bound": 12}
-    splices = ["9" * 5000, "-1", "1e400", "x", "\n", "99999 9999\n", "0", "true", ".5", "100001 2\n", "2 10001\n"]
+    # " 99999999999999999 ": short enough to read as a number, too long for a duration (MAX_TIME).
+    splices = ["9" * 5000, "-1", "1e400", "x", "\n", "99999 9999\n", "0", "true", ".5", "100001 2\n", "2 10001\n",
+               " 99999999999999999 "]
 
     def build(rng: random.Random) -> str:
         kind = rng.randrange(3)
