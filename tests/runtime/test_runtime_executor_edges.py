@@ -3,11 +3,13 @@ compensation nodes' states after a rollback (a shared one included), and how a s
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,6 +91,27 @@ def test_no_more_than_max_workers_nodes_run_at_once(limit: int | None) -> None:
     assert result.ok and peak[0] == bound
 
 
+def _one_at_a_time(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+    """A map item in a worker process: it marks itself started, then waits (at most 0.3 s) for a sibling to
+    start beside it, which only a second worker could run."""
+    here = Path(ctx.params["dir"])
+    (here / str(ctx.index)).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 0.3
+    while len(list(here.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"pid": os.getpid()}
+
+
+def test_the_process_pool_has_max_workers_processes(tmp_path: Path) -> None:
+    # The map's maxConcurrency lets three items call at once; the pool of one worker runs them one by one.
+    wf = workflow([{"id": "m", "kind": "map", "role": "item", "items": "inputs.xs", "maxConcurrency": 3,
+                    "params": {"dir": str(tmp_path)}}])
+    result = Runtime({"item": _one_at_a_time}, pool="process", max_workers=1).run(wf, {"xs": [0, 1, 2]})
+    assert result.ok
+    pids = {o["pid"] for o in result.output("m")}
+    assert len(pids) == 1 and os.getpid() not in pids
+
+
 def test_output_contracts_are_required_only_when_asked() -> None:
     wf = workflow([{"id": "a", "role": "write"}])
     assert Runtime(HANDLERS).run(wf).ok
@@ -147,6 +170,25 @@ def test_a_shared_compensation_node_that_always_succeeded_ends_executed() -> Non
     result = Runtime({**HANDLERS, "undo": undo}).run(rollback(shared=True))
     assert result.compensated == ["c", "b", "a"]
     assert result.states["undo"] is NodeState.EXECUTED and "undo" not in result.errors
+
+
+def test_own_and_shared_compensation_nodes_are_all_settled() -> None:
+    # a has its own compensation node, b and c share their policy's: settling the shared one twice (once per
+    # node it undid) must not stop the settling of a's.
+    nodes: list[dict[str, Any]] = [
+        {"id": "a", "role": "write", "sideEffect": "write", "compensation": "undo_a"},
+        {"id": "b", "role": "write", "sideEffect": "write", "policyRef": "w"},
+        {"id": "c", "role": "write", "sideEffect": "write", "policyRef": "w"},
+        {"id": "d", "role": "boom", "policyRef": "f"}, {"id": "undo", "role": "undo"},
+        {"id": "undo_a", "role": "undo"}]
+    wf = workflow(nodes, [("a", "b"), ("b", "c"), ("c", "d")],
+                  policies={"w": {"compensation": "undo"}, "f": {"onFailure": "rollback"}})
+
+    def undo(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+        return {}
+    result = Runtime({**HANDLERS, "undo": undo}).run(wf)
+    assert result.compensated == ["c", "b", "a"]
+    assert result.states["undo"] is NodeState.EXECUTED and result.states["undo_a"] is NodeState.EXECUTED
 
 
 def stopping(where: Any) -> tuple[Any, dict[str, Any]]:
