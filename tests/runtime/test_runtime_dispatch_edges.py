@@ -135,10 +135,14 @@ def test_a_child_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     def stubborn(ctx: NodeContext, inputs: dict[str, Any]) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         pid_file.write_text(str(os.getpid()))
-        time.sleep(10**6)
+        # Not forever: a dispatcher that waited for it would leave a process nothing can SIGTERM (one that
+        # outlived a mutation run kept the run's output pipe open); after 20 s it says it was not killed.
+        time.sleep(20)
+        (tmp_path / "woke").touch()
     with pytest.raises(NodeTimeout) as stopped:
         Dispatcher().call(stubborn, context(), {}, 1.0)
     assert str(stopped.value) == "attempt 1 timed out after 1 s and was stopped (node a)"
+    assert not (tmp_path / "woke").exists()
     if pid_file.exists():  # a slow fork may be stopped before the handler's first line
         assert not _alive(int(pid_file.read_text()))
 
