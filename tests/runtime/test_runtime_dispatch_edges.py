@@ -122,7 +122,11 @@ def test_the_default_dispatcher_runs_a_timed_call_in_a_forked_daemon_child() -> 
 
 
 def test_a_child_that_dies_is_named_with_its_exit_code() -> None:
+    parent = os.getpid()
+
     def dies(ctx: NodeContext, inputs: dict[str, Any]) -> None:
+        if os.getpid() == parent:  # not forked: exiting would end the test run itself
+            raise RuntimeError("the timed call was not forked")
         os._exit(7)
     with pytest.raises(AlasError) as died:
         Dispatcher().call(dies, context(), {}, 30)
