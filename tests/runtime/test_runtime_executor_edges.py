@@ -86,8 +86,8 @@ def test_no_more_than_max_workers_nodes_run_at_once(limit: int | None) -> None:
             running[0] -= 1
             lock.notify_all()
     wf = workflow([{"id": n, "role": "hold"} for n in "xyz"])
-    options = {} if limit is None else {"max_workers": limit}
-    result = Runtime({"hold": hold}, **options).run(wf)
+    runtime = Runtime({"hold": hold}) if limit is None else Runtime({"hold": hold}, max_workers=limit)
+    result = runtime.run(wf)
     assert result.ok and peak[0] == bound
 
 
