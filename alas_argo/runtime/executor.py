@@ -114,9 +114,12 @@ class Runtime:
 
 
 def _settle_compensations(run: RunState, compensated: list[str], errors: dict[str, str]) -> None:
-    """Reflect the saga in the compensation nodes' states."""
+    """Reflect the saga in the compensation nodes' states.
+
+    A compensation node that several nodes share (a policy's) ends failed if any of its compensations failed:
+    the failures are settled first, so one that succeeded cannot hide another that did not."""
     wf = run.workflow
-    for node_id in compensated + list(errors):
+    for node_id in list(errors) + compensated:
         comp = wf.compensation_of(wf.node(node_id))
         if comp is None or run.state(comp) is not NodeState.PENDING:
             continue
