@@ -37,7 +37,8 @@ class Runtime:
         journal: Where events and idempotency records go (a fresh MemoryJournal by default; keep one
             journal across runs for idempotency keys to span runs).
         clock: Time source for backoff and loop deadlines (a FakeClock in tests).
-        max_workers: Nodes (and map items) running at once.
+        max_workers: Nodes running at once, and a map's items unless the map declares its own
+            ``max_concurrency`` (the IR's bound for that node, as Argo's ``parallelism``, wins).
         pool: "thread" runs handlers in threads; "process" in a process pool (handlers must pickle).
         timeout_mode: How timed calls are stopped, "process" (killed) or "thread" (abandoned).
         listener: Called with every StateChange, in order.
