@@ -9,6 +9,11 @@ from typing import Any
 from alas_argo.ir import Edge, Node, Policy, Workflow
 from alas_argo.runtime import NodeContext
 
+#: How long a handler meant to hang sleeps: far past every timeout the tests set (at most 30 s), so a call the
+#: runtime failed to stop is noticed, yet finite, so that the child of a mutant that never stops it (mutation
+#: testing) dies on its own instead of holding mutmut's output pipe open for good.
+FOREVER = 120
+
 
 def workflow(nodes: Sequence[Node | dict[str, Any]], edges: Sequence[tuple[str, str]] = (),
              policies: dict[str, Policy | dict[str, Any]] | None = None, **extra: Any) -> Workflow:

@@ -22,7 +22,7 @@ from alas_argo.errors import AlasError, TransientError
 from alas_argo.runtime import FakeClock, NodeContext, NodeTimeout, Runtime
 from alas_argo.runtime.dispatch import Dispatcher, _child, _invoke, _portable_error
 from alas_argo.runtime.policies import RemoteError
-from tests.runtime.runtime_helpers import workflow
+from tests.runtime.runtime_helpers import FOREVER, workflow
 
 
 class Unsendable(TransientError):
@@ -153,7 +153,7 @@ def test_a_child_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
 
 def test_a_forked_call_of_a_cancelled_node_is_stopped() -> None:
     def forever(ctx: NodeContext, inputs: dict[str, Any]) -> None:
-        time.sleep(10**6)
+        time.sleep(FOREVER)
     with pytest.raises(AlasError) as stopped:
         Dispatcher().call(forever, context(cancelled=True), {}, 30)
     assert str(stopped.value) == "call stopped: the node was cancelled (node a)"

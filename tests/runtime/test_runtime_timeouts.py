@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.runtime import MemoryJournal, NodeContext, NodeState, Runtime
-from tests.runtime.runtime_helpers import workflow
+from tests.runtime.runtime_helpers import FOREVER, workflow
 
 
 def _pid_alive(pid: int) -> bool:
@@ -39,7 +39,7 @@ def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path)
 
     def forever(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         pid_file.write_text(str(os.getpid()))
-        time.sleep(10**6)
+        time.sleep(FOREVER)
         return {}
     journal = MemoryJournal()
     # 1 s: at load 2.4 (the suite beside the repair probes) a child forked for a 0.3 s limit was killed before
@@ -49,7 +49,7 @@ def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path)
     start = time.monotonic()
     result = Runtime({"f": forever}, journal=journal).run(wf)
     elapsed = time.monotonic() - start
-    assert elapsed < 60  # stopped at its limit, not after the handler's 10**6 s (a loaded machine forks slowly)
+    assert elapsed < 60  # stopped at its limit, not after the handler's FOREVER (a loaded machine forks slowly)
     assert result.states["a"] is NodeState.FAILED and result.errors["a"].startswith("Timeout:")
     assert "node.timed_out" in journal.types("a")
     # Killed and reaped, whether or not the slow fork got as far as the handler.
@@ -62,7 +62,7 @@ def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path)
 def test_timeouts_are_retried_and_counted() -> None:
     def slow_once(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         if ctx.attempt == 1:
-            time.sleep(10**6)
+            time.sleep(FOREVER)
         return {"attempt": ctx.attempt}
     journal = MemoryJournal()
     wf = workflow([{"id": "a", "role": "f", "policyRef": "t"}],
@@ -114,7 +114,7 @@ def test_a_timed_any_of_loser_is_killed_when_it_loses(tmp_path: Path) -> None:
     def cand(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
         if ctx.node_id == "slow":
             pid_file.write_text(str(os.getpid()))
-            time.sleep(10**6)
+            time.sleep(FOREVER)
         else:
             deadline = time.monotonic() + 2
             while not pid_file.exists() and time.monotonic() < deadline:
