@@ -61,6 +61,8 @@ def _retry(t: dict[str, Any]) -> dict[str, Any]:
     rs = t.get("retryStrategy")
     if rs is None:
         return {"maxAttempts": 1}
+    if rs.get("limit") is None:  # Argo then retries until the step succeeds; the IR's attempts are bounded
+        raise InputError("a retryStrategy without a limit retries without bound", where=f"template {t.get('name')}")
     b = rs.get("backoff") or {}
     factor = float(b.get("factor", 1))
     backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed",
@@ -68,7 +70,7 @@ def _retry(t: dict[str, Any]) -> dict[str, Any]:
                                "factor": factor if factor != 1.0 else 2.0, "jitter": 0.0}
     if "cap" in b:
         backoff["max"] = nm.parse_duration(b["cap"])
-    return {"maxAttempts": int(rs.get("limit", 0)) + 1, "backoff": backoff,
+    return {"maxAttempts": int(rs["limit"]) + 1, "backoff": backoff,
             "retryOn": nm.retry_names(rs.get("retryPolicy"), rs.get("expression"))}
 
 

@@ -106,17 +106,31 @@ def test_a_workflow_of_native_features_reads_back_from_argos_own_fields() -> Non
     # No factor: Argo waits the same duration every time.
     (lambda r: r["backoff"].pop("factor"), "backoff", {"kind": "fixed", "initial": 2.0, "factor": 2.0,
                                                        "jitter": 0.0}),
-    (lambda r: r["backoff"].pop("duration"), "backoff", {"kind": "exponential", "initial": 1.0, "factor": 3.0,
-                                                         "jitter": 0.0}),
     # A retryPolicy other than Always, no expression: only errors (transient), never a failed exit.
     (lambda r: (r.pop("expression", None), r.update(retryPolicy="OnError")), "retryOn", ["TransientError"]),
     (lambda r: (r.pop("expression", None), r.pop("retryPolicy")), "retryOn", ["*"]),
-    (lambda r: r.pop("limit"), "maxAttempts", 1),
+    # Argo's limit is an IntOrString (the compiler writes a string).
+    (lambda r: r.update(limit=5), "maxAttempts", 6),
 ])
 def test_a_hand_edited_retry_strategy_reads_as_argo_runs_it(edit: Any, field: str, value: Any) -> None:
     doc = _minimal(Policy(retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=3))))
     edit(_template(doc, "work")["retryStrategy"])
     assert read_native(doc)["policies"]["p"]["retry"][field] == value
+
+
+@pytest.mark.parametrize("limit", ["drop", None])
+def test_a_retry_strategy_without_a_limit_is_refused_naming_the_template(limit: str | None) -> None:
+    """Argo retries such a step until it succeeds (before, it was read as one attempt: no retry at all)."""
+    doc = _minimal(Policy(retry=Retry(max_attempts=4)))
+    retry = _template(doc, "work")["retryStrategy"]
+    if limit == "drop":
+        del retry["limit"]
+    else:
+        retry["limit"] = limit
+    with pytest.raises(InputError) as err:
+        from_argo(doc)
+    assert err.value.where == "template work"
+    assert err.value.message == "a retryStrategy without a limit retries without bound"
 
 
 def test_no_retry_strategy_is_one_attempt() -> None:
