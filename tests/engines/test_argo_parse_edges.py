@@ -53,7 +53,9 @@ def _native_workflow() -> Workflow:
             Node(id="on_error", role="report"),
             Node(id="route", kind="choice", default="small",
                  choices=[Branch(when=Condition(path="first_step.count", op="gt", value=2), next="big")]),
-            Node(id="big", role="solve"), Node(id="small", role="solve"),
+            # A choice target with a gate of its own: its when is the choice's and the gate, both read.
+            Node(id="big", role="solve", when=Condition(path="first_step.count", op="ge", value=1)),
+            Node(id="small", role="solve"),
             Node(id="fix_up", role="fixer", repair=RepairSpec(patch="patcher", replan="planner"), policy_ref="keyed"),
         ],
         # In the order of the DAG's tasks (the reading lists a task's edges where the task stands).
@@ -164,6 +166,16 @@ def test_without_the_labels_the_name_and_version_come_from_the_metadata() -> Non
     assert (native["name"], native["version"]) == ("small", 1)
     doc["metadata"]["name"] = "small-x7k2p"  # a submitted Workflow: its generated name
     assert read_native(doc)["name"] == "small-x7k2p"
+    doc["metadata"] = {}
+    assert read_native(doc)["name"] == ""
+
+
+def test_a_submitted_workflow_is_named_by_its_label() -> None:
+    """Read back from the cluster, a Workflow has a generated name; the IR name is the label's."""
+    doc = _minimal()
+    doc["metadata"] = {**doc["metadata"], "name": "small-x7k2p", "generateName": "small-"}
+    assert read_native(doc)["name"] == "small"
+    assert from_argo(doc).name == "small"
 
 
 def test_a_template_without_its_kind_annotation_is_a_task() -> None:
