@@ -229,6 +229,5 @@ def from_asl(doc: dict[str, Any]) -> Workflow:
                          where=str(ir.get("name") or "definition")) from None
     # The schema holds, but a hand-edited definition can still name a state that is not there.
     if problems := validate(wf):
-        raise InputError(f"the ASL definition encodes an invalid IR workflow: {problems[0]}",
-                         where=wf.name or "definition")
+        raise InputError(f"the ASL definition encodes an invalid IR workflow: {problems[0]}", where=wf.name)
     return wf

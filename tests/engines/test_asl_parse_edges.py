@@ -118,20 +118,25 @@ def test_no_retry_rule_is_one_attempt() -> None:
     assert read_native(doc)["policies"]["p"]["retry"]["maxAttempts"] == 1
 
 
-def test_a_compensation_nodes_comment_lives_in_its_undo_state() -> None:
-    """A compensation node has no state of its own: what its undo state cannot say goes in that state's Comment
-    (not in some other state's), and reads back."""
+def test_a_compensation_nodes_comment_lives_in_the_first_of_its_undo_states() -> None:
+    """A compensation node has no state of its own: what its undo states cannot say goes in the first one's
+    Comment (not in another state's), and reads back; a node with no state at all has none."""
     wf = Workflow(name="saga", nodes=[
         Node(id="first", role="w"),
-        Node(id="commit", role="commit", side_effect="write", compensation="undo"),
+        Node(id="commit_a", role="commit", side_effect="write", compensation="undo"),
+        Node(id="commit_b", role="commit", side_effect="write", compensation="undo"),
         Node(id="after", role="z"),
         Node(id="undo", role="revert", description="put the old plan back")],
-        edges=[Edge(source="first", target="commit"), Edge(source="commit", target="after")])
+        edges=[Edge(source="first", target="commit_a"), Edge(source="commit_a", target="commit_b"),
+               Edge(source="commit_b", target="after")])
     doc = to_asl(wf)
-    undo = an.UNDO_PREFIX + "commit"
-    assert state_of(doc, "undo") is doc["States"][undo]
-    assert an.from_comment(doc["States"][undo].get("Comment"))["node"] == {"description": "put the old plan back"}
-    assert not [n for n, st in doc["States"].items() if n != undo and "description" in str(st.get("Comment"))]
+    first_undo = an.UNDO_PREFIX + "commit_a"
+    assert [n for n in doc["States"] if n.startswith(an.UNDO_PREFIX)] == [first_undo, an.UNDO_PREFIX + "commit_b"]
+    assert state_of(doc, "undo") is doc["States"][first_undo]
+    assert state_of(doc, "no_such_node") is None
+    assert an.from_comment(doc["States"][first_undo].get("Comment"))["node"] == {
+        "description": "put the old plan back"}
+    assert [n for n, st in doc["States"].items() if "description" in str(st.get("Comment"))] == [first_undo]
     assert from_asl(doc) == wf
 
 
