@@ -61,12 +61,16 @@ def _retry(t: dict[str, Any]) -> dict[str, Any]:
     rs = t.get("retryStrategy")
     if rs is None:
         return {"maxAttempts": 1}
+    where = f"template {t.get('name')}"
     if rs.get("limit") is None:  # Argo then retries until the step succeeds; the IR's attempts are bounded
-        raise InputError("a retryStrategy without a limit retries without bound", where=f"template {t.get('name')}")
+        raise InputError("a retryStrategy without a limit retries without bound", where=where)
+    if rs.get("backoff") is not None and not rs["backoff"].get("duration"):
+        # Argo fails such a node ("no base duration specified for retryStrategy") instead of retrying it.
+        raise InputError("a retryStrategy backoff without a duration", where=where)
     b = rs.get("backoff") or {}
     factor = float(b.get("factor", 1))
     backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed",
-                               "initial": nm.parse_duration(b.get("duration", "1s")),
+                               "initial": nm.parse_duration(b.get("duration", 0)),  # no backoff: at once
                                "factor": factor if factor != 1.0 else 2.0, "jitter": 0.0}
     if "cap" in b:
         backoff["max"] = nm.parse_duration(b["cap"])

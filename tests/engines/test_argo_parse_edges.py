@@ -113,6 +113,9 @@ def test_a_workflow_of_native_features_reads_back_from_argos_own_fields() -> Non
     (lambda r: (r.pop("expression", None), r.pop("retryPolicy")), "retryOn", ["*"]),
     # Argo's limit is an IntOrString (the compiler writes a string).
     (lambda r: r.update(limit=5), "maxAttempts", 6),
+    # No backoff: Argo retries at once.
+    (lambda r: r.pop("backoff"), "backoff", {"kind": "fixed", "initial": 0.0, "factor": 2.0, "jitter": 0.0}),
+    (lambda r: r.update(backoff=None), "backoff", {"kind": "fixed", "initial": 0.0, "factor": 2.0, "jitter": 0.0}),
 ])
 def test_a_hand_edited_retry_strategy_reads_as_argo_runs_it(edit: Any, field: str, value: Any) -> None:
     doc = _minimal(Policy(retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=3))))
@@ -133,6 +136,17 @@ def test_a_retry_strategy_without_a_limit_is_refused_naming_the_template(limit: 
         from_argo(doc)
     assert err.value.where == "template work"
     assert err.value.message == "a retryStrategy without a limit retries without bound"
+
+
+@pytest.mark.parametrize("backoff", [{"factor": 2}, {"duration": ""}, {}])
+def test_a_backoff_without_a_duration_is_refused_naming_the_template(backoff: dict[str, Any]) -> None:
+    """Argo fails such a node ("no base duration specified for retryStrategy"); it was read as a 1 s delay."""
+    doc = _minimal(Policy(retry=Retry(max_attempts=4)))
+    _template(doc, "work")["retryStrategy"]["backoff"] = backoff
+    with pytest.raises(InputError) as err:
+        read_native(doc)
+    assert err.value.where == "template work"
+    assert err.value.message == "a retryStrategy backoff without a duration"
 
 
 def test_no_retry_strategy_is_one_attempt() -> None:
