@@ -16,7 +16,7 @@ from alas_argo.engines import argo_ladder as ladder
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.extras import apply_extras, loads, normalized
 from alas_argo.errors import InputError
-from alas_argo.ir import Node, Policy, Workflow
+from alas_argo.ir import Node, Policy, Workflow, validate
 
 __all__ = ["from_argo", "read_native"]
 
@@ -61,14 +61,20 @@ def _retry(t: dict[str, Any]) -> dict[str, Any]:
     rs = t.get("retryStrategy")
     if rs is None:
         return {"maxAttempts": 1}
+    where = f"template {t.get('name')}"
+    if rs.get("limit") is None:  # Argo then retries until the step succeeds; the IR's attempts are bounded
+        raise InputError("a retryStrategy without a limit retries without bound", where=where)
+    if rs.get("backoff") is not None and not rs["backoff"].get("duration"):
+        # Argo fails such a node ("no base duration specified for retryStrategy") instead of retrying it.
+        raise InputError("a retryStrategy backoff without a duration", where=where)
     b = rs.get("backoff") or {}
     factor = float(b.get("factor", 1))
     backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed",
-                               "initial": nm.parse_duration(b.get("duration", "1s")),
+                               "initial": nm.parse_duration(b.get("duration", 0)),  # no backoff: at once
                                "factor": factor if factor != 1.0 else 2.0, "jitter": 0.0}
     if "cap" in b:
         backoff["max"] = nm.parse_duration(b["cap"])
-    return {"maxAttempts": int(rs.get("limit", 0)) + 1, "backoff": backoff,
+    return {"maxAttempts": int(rs["limit"]) + 1, "backoff": backoff,
             "retryOn": nm.retry_names(rs.get("retryPolicy"), rs.get("expression"))}
 
 
@@ -157,9 +163,8 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         if pref is not None:
             node["policyRef"] = pref
             if pref not in policies:
-                # A ladder's own task continues on failure for its next rung; the last rung's says how it ends.
-                ends = main_tasks.get(rungs[-1], {}) if rungs else task
-                policies[pref] = _policy(leaf, params, ends, catch_of.get(name, []), args, node["id"], spec)
+                # A ladder's catch routes hang off its last rung's failure, which ``_depends`` reads as the node's.
+                policies[pref] = _policy(leaf, params, catch_of.get(name, []), args, node["id"])
         nodes.append(node)
     node_ids = {n["id"]: n for n in nodes}
     edges = []
@@ -207,8 +212,8 @@ def _gate(when: str, id_of: dict[str, str], choices: set[str]) -> dict[str, Any]
     return {"path": f"{root}.{field}", "op": _GATE_OPS[op], "value": value, "negate": negate is not None}
 
 
-def _policy(leaf: dict[str, Any], params: dict[str, Any], task: dict[str, Any], catch: list[dict[str, Any]],
-            args: list[str], node_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+def _policy(leaf: dict[str, Any], params: dict[str, Any], catch: list[dict[str, Any]], args: list[str],
+            node_id: str) -> dict[str, Any]:
     policy: dict[str, Any] = {"retry": _retry(leaf), "catch": catch, "onFailure": "rollback"}
     if "activeDeadlineSeconds" in leaf:
         policy["timeout"] = float(leaf["activeDeadlineSeconds"])
@@ -248,7 +253,11 @@ def from_argo(doc: dict[str, Any]) -> Workflow:
     doc_ir["nodes"] = [apply_extras(n, node_extras.get(n["id"])) for n in native["nodes"]]
     doc_ir["policies"] = apply_extras(native["policies"], policy_extras or None)
     try:
-        return Workflow.model_validate(doc_ir)
+        wf = Workflow.model_validate(doc_ir)
     except ValueError as e:
         raise InputError(f"the Argo document does not encode a valid IR workflow: {e}".splitlines()[0],
                          where=doc_ir.get("name", "workflow")) from None
+    # The schema holds, but a hand-edited document can still say two nodes are one or point at none.
+    if problems := validate(wf):
+        raise InputError(f"the Argo document encodes an invalid IR workflow: {problems[0]}", where=wf.name)
+    return wf

@@ -13,7 +13,7 @@ from typing import Any
 from alas_argo.engines import asl_names as an
 from alas_argo.engines.extras import apply_extras, normalized
 from alas_argo.errors import InputError
-from alas_argo.ir import Node, Policy, Workflow
+from alas_argo.ir import Node, Policy, Workflow, validate
 
 __all__ = ["from_asl", "iter_states", "read_native", "state_of"]
 
@@ -86,6 +86,8 @@ class _Reader:
         rungs = self.ladders.get(node["id"])
         if rungs:
             node["repair"] = rungs[0]["Parameters"]["repair"]
+        elif "repair" in params:  # a map item or a parallel branch climbs the ladder inside its Task
+            node["repair"] = params["repair"]
 
     def policy_of(self, node: dict[str, Any], st: dict[str, Any]) -> None:
         ref = an.from_comment(st.get("Comment")).get("policyRef")
@@ -221,7 +223,11 @@ def from_asl(doc: dict[str, Any]) -> Workflow:
     ir["nodes"] = [nodes[i] for i in order] if order else list(nodes.values())
     ir["policies"] = apply_extras(native["policies"], policy_extras or None)
     try:
-        return Workflow.model_validate(ir)
+        wf = Workflow.model_validate(ir)
     except ValueError as e:
         raise InputError(f"the ASL definition does not encode a valid IR workflow: {e}".splitlines()[0],
                          where=str(ir.get("name") or "definition")) from None
+    # The schema holds, but a hand-edited definition can still name a state that is not there.
+    if problems := validate(wf):
+        raise InputError(f"the ASL definition encodes an invalid IR workflow: {problems[0]}", where=wf.name)
+    return wf
