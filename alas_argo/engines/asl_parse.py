@@ -41,10 +41,15 @@ def state_of(doc: dict[str, Any], node_id: str) -> dict[str, Any] | None:
     return found
 
 
-def _policy(st: dict[str, Any], ends: dict[str, Any] | None = None) -> dict[str, Any]:
+def _policy(st: dict[str, Any], ends: dict[str, Any] | None = None, *, where: str = "") -> dict[str, Any]:
     """The policy a node's state says (``ends``: the last rung of its repair ladder, which holds its Catch)."""
     retry: dict[str, Any] = {"maxAttempts": 1}
     if st.get("Retry"):
+        if len(st["Retry"]) > 1:
+            # One retry rule per node in the IR (what the compiler writes); dropping the others would change
+            # which errors are retried without a word.
+            raise InputError(f"{len(st['Retry'])} Retry rules: a node's policy holds one (merge them, or split "
+                             "the state)", where=f"state {where}")
         r = st["Retry"][0]
         rate = float(r.get("BackoffRate", 2.0))
         backoff: dict[str, Any] = {"kind": "fixed" if rate == 1.0 else "exponential",
@@ -94,7 +99,7 @@ class _Reader:
         if ref is not None:
             node["policyRef"] = ref
             rungs = self.ladders.get(node["id"])
-            self.policies.setdefault(ref, _policy(st, rungs[-1] if rungs else None))
+            self.policies.setdefault(ref, _policy(st, rungs[-1] if rungs else None, where=node["id"]))
 
     def read(self, name: str, st: dict[str, Any]) -> dict[str, Any]:
         kind = st.get("Type")

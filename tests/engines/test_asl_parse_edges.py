@@ -112,6 +112,17 @@ def test_a_retry_rule_of_asl_defaults_reads_as_step_functions_runs_it() -> None:
         "retryOn": ["*"]}
 
 
+
+def test_a_state_with_several_retry_rules_is_refused_not_cut_to_its_first() -> None:
+    """Step Functions tries the rules in order; the IR holds one per node, so reading only the first would
+    stop retrying the errors the others name, without a word."""
+    doc = _one_task(Policy(retry=Retry(max_attempts=3, retry_on=["TransientError"])))
+    doc["States"]["work"]["Retry"].append({"ErrorEquals": ["States.Timeout"], "MaxAttempts": 1})
+    with pytest.raises(InputError) as refused:
+        read_native(doc)
+    assert (refused.value.message, refused.value.where) == (
+        "2 Retry rules: a node's policy holds one (merge them, or split the state)", "state work")
+
 def test_no_retry_rule_is_one_attempt() -> None:
     doc = _one_task(Policy(timeout=5))
     assert "Retry" not in doc["States"]["work"]
