@@ -42,14 +42,18 @@ def test_a_list_element_already_redacted_is_left_as_it_is() -> None:
 
 
 @pytest.mark.parametrize("path", ["list.2", "list.9", "list.name", "list.-1", "list.0.x", "missing.0",
-                                  "scalar.x", "scalar.0"])
+                                  "scalar.x", "scalar.0", "list.\u00b2", "list." + "9" * 5000, "list.\u0661"])
 def test_a_path_that_misses_is_ignored(path: str) -> None:
+    # "\u00b2" (superscript two) passes str.isdigit() but not int(), 5000 digits pass neither Python's
+    # 4300-digit limit nor the list, an Arabic-Indic one is not the ASCII index a path names: no element, and
+    # no ValueError out of an append.
     payload = {"list": ["a", "b"], "scalar": "s"}
     assert redact_payload(payload, [path], key=KEY) == payload
 
 
-def test_an_index_redacts_that_element_only() -> None:
-    out = redact_payload({"list": ["a", "b", "c"]}, ["list.2"], key=KEY)
+@pytest.mark.parametrize("path", ["list.2", "list.02", "list." + "0" * 5000 + "2"])
+def test_an_index_redacts_that_element_only(path: str) -> None:
+    out = redact_payload({"list": ["a", "b", "c"]}, [path], key=KEY)
     assert out["list"][:2] == ["a", "b"] and is_redacted(out["list"][2])
 
 
