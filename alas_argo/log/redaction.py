@@ -38,6 +38,19 @@ def is_redacted(value: Any) -> bool:
         "hmac-sha256:")
 
 
+def _positions(head: str, size: int) -> list[int]:
+    """The positions in a list of ``size`` that a path segment names: all of them for ``*``, one for an index
+    in range written in ASCII digits, none for anything else (a name, ``-1``, an index past the end)."""
+    if head == "*":
+        return list(range(size))
+    # Not int() on anything isdigit() accepts: "²" is a digit int() refuses, and a digit string longer than
+    # Python's 4300-digit limit raises too; neither can name an element, so neither may crash the append.
+    digits = head.lstrip("0") or "0"
+    if head.isascii() and head.isdigit() and len(digits) <= len(str(size)) and int(digits) < size:
+        return [int(digits)]
+    return []
+
+
 def _apply(node: Any, parts: list[str], key: bytes) -> None:
     head, rest = parts[0], parts[1:]
     if isinstance(node, dict):
@@ -48,10 +61,7 @@ def _apply(node: Any, parts: list[str], key: bytes) -> None:
         elif not is_redacted(node[head]):
             node[head] = _marker(node[head], key)
     elif isinstance(node, list):
-        indices = range(len(node)) if head == "*" else [int(head)] if head.isdigit() else []
-        for i in indices:
-            if i >= len(node):
-                continue
+        for i in _positions(head, len(node)):
             if rest:
                 _apply(node[i], rest, key)
             elif not is_redacted(node[i]):
