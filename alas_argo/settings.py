@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from alas_argo.addresses import is_http_url
-from alas_argo.bounds import MAX_RETRIES, MAX_WAIT_SECONDS, MAX_WORKERS
+from alas_argo.bounds import MAX_RETRIES, MAX_WAIT_SECONDS
 from alas_argo.errors import InputError, first_error
 from alas_argo.scrubbing import register_secret
 from alas_argo.seeds import MAX_SEED
@@ -72,11 +72,15 @@ class StoreSettings(BaseModel):
 
 
 class SolverSettings(BaseModel):
-    """Defaults of the planners and the repair."""
+    """Defaults of the planners.
 
-    time_limit: float = Field(10.0, gt=0, description="Seconds per CP-SAT solve.")
-    workers: int = Field(2, ge=1, le=MAX_WORKERS, description="CP-SAT search workers.")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
+    No time limit or worker count here: every command takes ``--time-limit`` (and ``--workers`` with
+    ``--wall-clock``), and the controller's repairs run on CP-SAT's deterministic time on one worker, so that
+    replay reproduces them. The ``time_limit`` and ``workers`` once here had no effect (nothing read the first;
+    the second reached only deterministic solves, which use one worker); settings that still name them load,
+    since extra fields are ignored."""
+
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of `alas llm compare`'s CP-SAT baseline.")
 
 
 class LlmSettings(BaseModel):

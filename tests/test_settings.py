@@ -14,7 +14,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     s = load_settings()
     assert s.store.kind is StoreKind.FS and str(s.store.root) == ".alas"
-    assert s.solver.workers == 2
+    assert s.solver.seed == 0
 
 
 def test_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,21 +22,21 @@ def test_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALAS_STORE__KIND", "s3")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     monkeypatch.setenv("ALAS_STORE__S3_REGION", "eu-central-1")
-    s = load_settings(solver={"time_limit": 3.5, "seed": None})
+    s = load_settings(solver={"seed": None})
     assert s.llm.base_url == "http://conventional"
     assert s.store.kind is StoreKind.S3
     assert s.store.s3_region == "eu-central-1"  # ALAS_* wins over the conventional name
-    assert s.solver.time_limit == 3.5 and s.solver.seed == 0  # None overrides are ignored
+    assert s.solver.seed == 0  # None overrides are ignored
 
 
 def test_rejects_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bad value from the environment names its variable; one given as a flag (an override) names the command
     line, not a variable nobody set."""
-    monkeypatch.setenv("ALAS_SOLVER__WORKERS", "0")
-    with pytest.raises(InputError) as workers:
+    monkeypatch.setenv("ALAS_SOLVER__SEED", "-1")
+    with pytest.raises(InputError) as seed:
         load_settings()
-    assert workers.value.where == "ALAS_SOLVER__WORKERS" and "solver.workers" in workers.value.message
-    monkeypatch.delenv("ALAS_SOLVER__WORKERS")
+    assert seed.value.where == "ALAS_SOLVER__SEED" and "solver.seed" in seed.value.message
+    monkeypatch.delenv("ALAS_SOLVER__SEED")
     with pytest.raises(InputError) as kind:
         load_settings(store={"kind": "ftp"})
     assert kind.value.where == "command line" and "store.kind" in kind.value.message
@@ -68,3 +68,13 @@ def test_an_empty_s3_endpoint_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_settings().store.s3_endpoint is None
     monkeypatch.setenv("ALAS_STORE__S3_ENDPOINT", "https://s3.example.com:443/base")
     assert load_settings().store.s3_endpoint == "https://s3.example.com:443/base"
+
+
+def test_the_solver_fields_that_had_no_effect_are_gone_and_old_settings_still_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ALAS_SOLVER__TIME_LIMIT was read by nothing, ALAS_SOLVER__WORKERS only by deterministic (one-worker) solves.
+    monkeypatch.setenv("ALAS_SOLVER__TIME_LIMIT", "3.5")
+    monkeypatch.setenv("ALAS_SOLVER__WORKERS", "8")
+    monkeypatch.setenv("ALAS_SOLVER__SEED", "7")
+    s = load_settings()
+    assert s.solver.model_dump() == {"seed": 7}

@@ -80,8 +80,8 @@ def _bench(args: argparse.Namespace) -> int:
     backend = make_llm_backend(settings)
     progress = None if args.json else (lambda r: print(
         f"  {r.instance:8s} {r.planner:9s} makespan {r.makespan:6d}  {r.seconds:.2f} s", file=sys.stderr))
-    rows = compare_planners(instances, backend, time_limit=args.time_limit, workers=settings.solver.workers,
-                            seed=settings.solver.seed, progress=progress)
+    rows = compare_planners(instances, backend, time_limit=args.time_limit, seed=settings.solver.seed,
+                            progress=progress)
     if args.json:
         print_json({"skipped": False, "model": settings.llm.model, "rows": [r.to_json() for r in rows],
                     "usage": backend.usage})

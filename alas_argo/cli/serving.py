@@ -95,8 +95,7 @@ def _controller(args: argparse.Namespace) -> int:
                          "or pass --no-auth for a local test", where="ALAS_CONTROLLER__TOKEN")
     if args.create_bucket and settings.store.kind != "s3":
         raise InputError("--create-bucket needs the s3 store (ALAS_STORE__KIND=s3)", where="--create-bucket")
-    service = RepairService(open_store(settings), workers=settings.solver.workers,
-                            max_concurrent=args.max_concurrent)
+    service = RepairService(open_store(settings), max_concurrent=args.max_concurrent)
     stop = threading.Event()
     _stop_on_signals(stop)
     if args.create_bucket:
