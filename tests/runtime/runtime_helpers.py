@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -40,3 +41,12 @@ class Calls:
 
     def of(self, node_id: str) -> list[tuple[str, str, int]]:
         return [c for c in self.log if c[0] == node_id]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with ``pid`` exists (signal 0 checks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

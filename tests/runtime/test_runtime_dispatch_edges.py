@@ -22,7 +22,7 @@ from alas_argo.errors import AlasError, TransientError
 from alas_argo.runtime import FakeClock, NodeContext, NodeTimeout, Runtime
 from alas_argo.runtime.dispatch import Dispatcher, _child, _invoke, _portable_error
 from alas_argo.runtime.policies import RemoteError
-from tests.runtime.runtime_helpers import FOREVER, workflow
+from tests.runtime.runtime_helpers import FOREVER, pid_alive, workflow
 
 
 class Unsendable(TransientError):
@@ -50,14 +50,6 @@ def context(cancelled: bool = False) -> NodeContext:
 
 def echo(ctx: NodeContext, inputs: dict[str, Any]) -> Any:
     return [ctx.node_id, inputs]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_a_picklable_error_crosses_as_itself_and_another_as_a_remote_error_with_its_names() -> None:
@@ -148,7 +140,7 @@ def test_a_child_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     assert str(stopped.value) == "attempt 1 timed out after 1 s and was stopped (node a)"
     assert not (tmp_path / "woke").exists()
     if pid_file.exists():  # a slow fork may be stopped before the handler's first line
-        assert not _alive(int(pid_file.read_text()))
+        assert not pid_alive(int(pid_file.read_text()))
 
 
 def test_a_forked_call_of_a_cancelled_node_is_stopped() -> None:
@@ -233,10 +225,10 @@ def pid(ctx: NodeContext, inputs: dict[str, Any]) -> int:
 def test_closing_the_process_pool_ends_its_workers_and_closing_twice_is_harmless() -> None:
     dispatcher = Dispatcher("process", 1)
     worker = dispatcher.call(pid, context(), {}, None)
-    assert worker != os.getpid() and _alive(worker)
+    assert worker != os.getpid() and pid_alive(worker)
     dispatcher.close()
     dispatcher.close()
-    assert not _alive(worker)  # joined, not left running or unreaped
+    assert not pid_alive(worker)  # joined, not left running or unreaped
 
 
 def unsendable_once(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -9,15 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.runtime import MemoryJournal, NodeContext, NodeState, Runtime
-from tests.runtime.runtime_helpers import FOREVER, workflow
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from tests.runtime.runtime_helpers import FOREVER, pid_alive, workflow
 
 
 def _children(pid: int) -> set[int]:
@@ -56,7 +48,7 @@ def test_a_node_that_sleeps_forever_is_killed_within_its_timeout(tmp_path: Path)
     assert _children(os.getpid()) <= servers
     if pid_file.exists():
         pid = int(pid_file.read_text())
-        assert pid != os.getpid() and not _pid_alive(pid)
+        assert pid != os.getpid() and not pid_alive(pid)
 
 
 def test_timeouts_are_retried_and_counted() -> None:
@@ -129,7 +121,7 @@ def test_a_timed_any_of_loser_is_killed_when_it_loses(tmp_path: Path) -> None:
     # winner alone may wait 2 s for the loser to start on a loaded machine).
     assert time.monotonic() - start < 25
     assert result.ok and result.states["slow"] is NodeState.CANCELLED
-    assert not _pid_alive(int(pid_file.read_text()))
+    assert not pid_alive(int(pid_file.read_text()))
 
 
 def test_thread_mode_retry_after_a_timeout_starts_uncancelled() -> None:
