@@ -71,7 +71,7 @@ def test_every_figure_of_the_summary_is_the_logs(tmp_path: Path) -> None:
     assert result.baseline == _plan(log, 1) and result.final == _plan(log, 3) and result.versions == [1, 2, 3]
     # Read again from the log alone (no runtime result): the same figures, nothing ran.
     again = read_result(_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=2, seconds=result.seconds)
-    assert again.summary() == {**result.summary(), "ran": False}
+    assert again.summary() == {**result.summary(), "ran": False} and (again.run, again.resumed) == (None, False)
     # Fewer disruptions asked for than the log holds: the reader reports as many, no more.
     one = read_result(_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=1, seconds=0.0)
     assert one.disruptions == _observed(log)[:1] and [r["version"] for r in one.repairs] == [2]
