@@ -171,6 +171,8 @@ def test_a_repair_the_recovery_patched_is_summarized_from_the_log(tmp_path: Path
     assert result.succeeded and result.run is not None
     summary = result.summary()
     assert summary["escalations"] == [["repair_2", "patch"]] and result.escalations == [("repair_2", "patch")]
+    # A node that failed and was recovered is no error of the run (its retry and escalation events name one).
+    assert summary["errors"] == {} and summary["failed_node"] is None
     diff = log.diff(2, 3)
     assert diff.moved_operations and summary["repairs"][1] == {
         "method": "patch", "version": 3, "baseline_version": 2, "makespan": log.plan(3)["makespan"],
