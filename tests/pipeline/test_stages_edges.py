@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from alas_argo.agents.registry import Role
 from alas_argo.agents.roles import RepairerRole
-from alas_argo.errors import InfeasibleError, InputError
+from alas_argo.errors import ContractError, InfeasibleError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, carry_forward, generate_disruption
 from alas_argo.jssp.instance import Instance
@@ -167,3 +168,57 @@ def test_a_compensation_of_a_commit_that_committed_nothing_retracts_nothing(tmp_
     assert retract_committed(log, {"version": 1}, node_id="retract_v1") == {"retracted": 1, "restored": None}
     assert retract_committed(log, {"version": 1}, node_id="retract_v1") == {"retracted": 1, "restored": None}
     assert log.retracted() == [1]
+
+
+@pytest.mark.parametrize(("planner", "optimizer", "backend"), [
+    ("heuristic", "auto", "heuristic"), ("cpsat", "auto", "cpsat"), ("simulated", "auto", "cpsat"),
+    ("heuristic", "cpsat", "cpsat"), ("cpsat", "none", None)])
+def test_every_role_gets_its_backend_and_the_runs_knobs(tmp_path: Path, planner: str, optimizer: str,
+                                                       backend: str | None) -> None:
+    """The agents node names each role's backend (no fallback note), and the repairer and the optimizer get the
+    run's method, budget, effort, tolerance, seed, workers, time limit and determinism."""
+    config = RunConfig(instance="ft06", planner=planner, optimizer=optimizer, seed=5, time_limit=2.5,
+                       repair_method="aor", repair_budget=1.5, repair_effort=2, repair_tolerance=0.01, workers=1,
+                       deterministic=False)
+    stages = Stages(config, FT06, _log(tmp_path))
+    out = stages.agents(_ctx("agents"), {})
+    assert out == {"job_agent": planner, "supervisor": planner, "validator": "independent", "repairer": "lcrp",
+                   "optimizer": optimizer if backend is None else backend, "notes": []}
+    repairer = stages.agent(Role.REPAIRER)
+    assert (repairer.method, repairer.budget, repairer.effort, repairer.tolerance, repairer.seed, repairer.workers,
+            repairer.deterministic) == ("aor", 1.5, 2, 0.01, 5, 1, False)
+    if backend is not None:
+        improver = stages.agent(Role.OPTIMIZER)
+        assert (str(improver.backend), improver.time_limit, improver.seed, improver.workers,
+                improver.deterministic) == (backend, 2.5, 5, 1, False)
+
+
+def test_the_optimizer_records_what_makes_its_solve_reproducible(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="cpsat", seed=5, time_limit=0.5, workers=1)
+    result = run_pipeline(config, log)
+    assert result.succeeded and result.run is not None
+    [event] = [e for e in log.events() if e.type is EventType.PLAN_PROPOSED and e.payload.get("role") == "optimizer"]
+    merged, optimized = result.run.outputs["merge"], result.run.outputs["optimize"]
+    assert event.node_id == "optimize" and {k: event.payload[k] for k in (
+        "method", "makespan", "before", "time_limit", "seed", "workers")} == {
+        "method": optimized["method"], "makespan": optimized["makespan"], "before": merged["makespan"],
+        "time_limit": 0.5, "seed": 5, "workers": 1}
+    assert event.payload["limits"]["deterministic"] is True and optimized["before"] == merged["makespan"]
+    assert result.run.outputs["inject"] == {"plan": optimized["plan"], "makespan": optimized["makespan"],
+                                            "faults": []}
+
+
+def test_a_merge_over_a_missing_or_duplicated_proposal_is_refused(tmp_path: Path) -> None:
+    stages = Stages(RunConfig(instance="ft06", planner="heuristic"), FT06, _log(tmp_path))
+    proposals = [stages.job_agent(NodeContext(node_id="propose", role="job_agent", attempt=1, run_id="r",
+                                              workflow="w", item=j), {}) for j in range(6)]
+    merge = NodeContext(node_id="merge", role="supervisor", attempt=1, run_id="r", workflow="w",
+                        deps={"propose": [proposals[0], *proposals[:5]]})
+    with pytest.raises(ContractError) as e:
+        stages.supervisor(merge, {})
+    assert e.value.message == "6 job proposals for 6 jobs (missing [5], duplicated [0])"
+    assert e.value.where == "node merge"
+    whole = stages.supervisor(NodeContext(node_id="merge", role="supervisor", attempt=1, run_id="r", workflow="w",
+                                          deps={"propose": proposals}), {})
+    assert Schedule.model_validate(whole["plan"]).makespan == whole["makespan"]
