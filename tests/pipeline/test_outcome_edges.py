@@ -4,6 +4,7 @@ independent validator judged against the disruption the final plan repaired."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,61 @@ def test_a_run_that_never_started_reads_as_failed_with_nothing(tmp_path: Path) -
     assert (str(result.status), result.failed_node, result.errors, result.versions) == ("failed", None, {}, [])
     assert result.final is None and result.baseline is None and result.handoff is None
     assert not is_finished(log)
+
+
+def test_the_final_verdict_holds_the_last_repair_to_the_past_of_the_plan_it_repaired(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every machine breaks down at 10, then machine 0 at 40; the second repair hands back the baseline (v1)
+    instead of a repair of v2. Operations that had started by 40 in v2 are no longer where v2 had them: judged
+    against v2 (the plan that repair repaired) a frozen operation moved; against v1, or without a baseline, not."""
+    given = tmp_path / "d.json"
+    given.write_text(json.dumps([
+        {"time": 10, "events": [{"kind": "machine_breakdown", "machine": m, "start": 10, "duration": 5}
+                                for m in range(6)]},
+        {"time": 40, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 40, "duration": 1}]}]))
+    real = RepairerRole.repair_disruption
+    calls = [0]
+
+    def back_to_v1(self: RepairerRole, instance: Instance, baseline: Schedule,
+                   disruption: Disruption) -> RepairResult:
+        calls[0] += 1
+        result = real(self, instance, baseline, disruption)
+        return result if calls[0] == 1 else result.model_copy(update={"schedule": _plan(log, 1)})
+
+    monkeypatch.setattr(RepairerRole, "repair_disruption", back_to_v1)
+    log = _log(tmp_path)
+    config = RunConfig(instance="ft06", planner="heuristic", disrupt=str(given), repair_budget=1,
+                       variant=Variant.NO_VALIDATOR)
+    result = run_pipeline(config, log)
+    second = _observed(log)[1]
+    v1, v2, v3 = (_plan(log, v) for v in (1, 2, 3))
+    assert v3 == v1 and result.final_version == 3
+
+    def codes(baseline: Schedule | None) -> list[str]:
+        return sorted({str(v.code) for v in validate(FT06, v3, disruption=second, baseline=baseline).violations})
+
+    assert result.final_violations == codes(v2) == ["downtime_overlap", "frozen_moved"] and not result.final_valid
+    assert codes(v1) == codes(None) == ["downtime_overlap"]
+
+
+def test_a_version_committed_outside_the_blueprint_is_judged_on_its_own(tmp_path: Path) -> None:
+    """A finished run whose log got another version later (a restore, or the controller's commit): the result
+    is that version's, validated without a disruption (no blueprint commit node names it)."""
+    log = _log(tmp_path)
+    assert run_pipeline(TWO_BREAKDOWNS, log).succeeded
+    assert log.restore(1) == 4
+    again = run_pipeline(TWO_BREAKDOWNS, _log(tmp_path))
+    assert again.run is None and again.final_version == 4 and again.final == _plan(log, 1)
+    assert again.final_valid and again.succeeded and again.summary()["makespan_after"] == log.plan(1)["makespan"]
+    assert [r["version"] for r in again.repairs] == [2, 3] and again.versions == [1, 2, 3, 4]
+
+
+def test_the_agents_notes_are_the_runs(tmp_path: Path) -> None:
+    """Which role fell back to what, as the agents node recorded it: an LLM planner without an endpoint."""
+    log = _log(tmp_path)
+    result = run_pipeline(RunConfig(instance="ft06", planner="llm", time_limit=1), log)
+    assert result.succeeded
+    recorded = log.idempotency_get("r:agents")
+    assert recorded is not None and result.notes == recorded["output"]["notes"]
+    assert result.notes and all("'llm' unavailable" in n for n in result.notes)
+    assert result.summary()["notes"] == result.notes
