@@ -14,12 +14,15 @@ from alas_argo.agents.registry import Role
 from alas_argo.agents.roles import RepairerRole
 from alas_argo.errors import ContractError, InfeasibleError, InputError
 from alas_argo.jssp.catalog import get_instance
+from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, carry_forward, generate_disruption
+from alas_argo.jssp.faults import inject_faults
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair.result import RepairResult
 from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.validate import validate
 from alas_argo.log import EventType, ExecutionLog, FsStore
-from alas_argo.pipeline import RunConfig, Stages, run_pipeline
+from alas_argo.pipeline import RunConfig, Stages, Variant, run_pipeline
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.runtime.context import NodeContext
 
@@ -93,7 +96,6 @@ def test_the_replan_rung_re_solves_with_the_full_method_and_the_runs_repair_knob
 def test_the_patch_rung_patches_the_plan_in_force_under_the_disruption(tmp_path: Path) -> None:
     """Recovery level 2 on its own: a priority decode of the plan in force that honours the disruption (the
     validator passes it against the disruption and that plan), recorded as the method ``patch``."""
-    from alas_argo.jssp.validate import validate
 
     log = _log(tmp_path)
     plan = run_pipeline(TWO_BREAKDOWNS.model_copy(update={"disrupt": None}), log).final
@@ -222,3 +224,30 @@ def test_a_merge_over_a_missing_or_duplicated_proposal_is_refused(tmp_path: Path
     whole = stages.supervisor(NodeContext(node_id="merge", role="supervisor", attempt=1, run_id="r", workflow="w",
                                           deps={"propose": proposals}), {})
     assert Schedule.model_validate(whole["plan"]).makespan == whole["makespan"]
+
+
+def test_a_revalidation_says_what_it_found_and_what_the_variant_does_with_it(tmp_path: Path) -> None:
+    """A faulty plan: the full variant reports its violation codes and patches it (valid next time), no_repair
+    reports them and patches nothing, no_validator passes it unchecked; a skipped segment passes through."""
+
+    faulty = inject_faults(FT06, dispatch(FT06), count=3, seed=1).schedule
+    codes = sorted({str(v.code) for v in validate(FT06, faulty).violations})
+    assert codes
+
+    def check(variant: Variant, source: dict[str, Any]) -> dict[str, Any]:
+        stages = Stages(RunConfig(instance="ft06", planner="heuristic", variant=variant), FT06,
+                        _log(tmp_path, f"r-{variant}-{len(source)}"))
+        ctx = NodeContext(node_id="check_optimized", role="revalidate", attempt=1, run_id="r", workflow="w",
+                          params={"source": "inject"}, deps={"inject": source}, iteration=1)
+        return stages.revalidate(ctx, {})
+
+    out = check(Variant.FULL, {"plan": faulty.to_json()})
+    assert (out["valid"], out["checked"], out["violations"], out["patched"]) == (False, True, codes, True)
+    assert validate(FT06, Schedule.model_validate(out["plan"])).valid
+    out = check(Variant.NO_REPAIR, {"plan": faulty.to_json()})
+    assert (out["valid"], out["checked"], out["violations"], out["plan"]) == (False, True, codes, faulty.to_json())
+    assert "patched" not in out
+    out = check(Variant.NO_VALIDATOR, {"plan": faulty.to_json()})
+    assert (out["valid"], out["checked"], out["plan"]) == (True, False, faulty.to_json())
+    skipped = {"plan": faulty.to_json(), "makespan": faulty.makespan, "skipped": True}
+    assert check(Variant.FULL, skipped) == {**skipped, "valid": True, "checked": False}
