@@ -11,7 +11,7 @@ import pytest
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.pipeline import RunConfig, Variant
-from alas_argo.pipeline.parameters import check_submission, config_from_parameters, parameters_for
+from alas_argo.pipeline.parameters import bench_cases, check_submission, config_from_parameters, parameters_for
 from alas_argo.workflows.plan import INPUTS, MAX_DISRUPTIONS
 
 
@@ -111,3 +111,27 @@ def test_alas_submit_checks_each_shipped_workflow_as_its_first_step_will() -> No
     for path in ("/data/mine.json", "mine.txt"):  # inside the pod's image: only the pod can read it
         check_submission("alas-plan", {**INPUTS, "instance": path})
     check_submission("someone-elses", {"time-limit": "soon", "suite": "nope"})  # not ours: unchecked
+
+
+def test_scenario_none_plans_only_whatever_the_count() -> None:
+    config, _ = config_from_parameters({**INPUTS, "scenarios": '["none"]', "disruptions": "1"})
+    assert config.disrupt is None
+
+
+def test_a_parameter_that_is_not_json_is_named() -> None:
+    with pytest.raises(InputError) as e:
+        config_from_parameters({**INPUTS, "disruption": "{"})
+    assert e.value.message.startswith("workflow parameter 'disruption' is not JSON: ")
+    assert e.value.where == "parameter disruption"
+
+
+def test_every_repeated_bench_entry_is_named() -> None:
+    with pytest.raises(InputError) as e:
+        bench_cases({"seeds": "[0, 1, 0, 1]"}, ["ft06"])
+    assert e.value.message == "workflow parameter 'seeds' lists 0, 1 more than once"
+
+
+def test_a_name_with_a_slash_is_a_path_in_the_pods_image() -> None:
+    check_submission("alas-plan", {**INPUTS, "instance": "/data/mine"})
+    with pytest.raises(InputError, match="unknown instance"):
+        check_submission("alas-plan", {**INPUTS, "instance": "mine"})
