@@ -13,30 +13,17 @@ import pytest
 from alas_argo.agents.feedback import patch_plan
 from alas_argo.agents.roles import RepairerRole
 from alas_argo.errors import InfeasibleError
-from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair.result import RepairResult
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
-from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.log import EventType, ExecutionLog
 from alas_argo.pipeline import RunConfig, Variant, run_pipeline
 from alas_argo.pipeline.handoff import handoff
 from alas_argo.pipeline.inputs import run_inputs
 from alas_argo.pipeline.outcome import is_finished, read_result
-
-FT06 = get_instance("ft06")
-#: ft06 planned by the heuristic, two generated breakdowns (seed 1): three versions, two LCRP repairs.
-TWO_BREAKDOWNS = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", disruptions=2, seed=1,
-                           time_limit=1, repair_budget=1)
-
-
-def _log(tmp_path: Path, run_id: str = "r") -> ExecutionLog:
-    return ExecutionLog(FsStore(tmp_path / "store"), run_id)
-
-
-def _plan(log: ExecutionLog, version: int) -> Schedule:
-    return Schedule.model_validate(log.plan(version))
+from tests.pipeline.pipeline_helpers import FT06, TWO_BREAKDOWNS, open_log, plan_of
 
 
 def _observed(log: ExecutionLog) -> list[Disruption]:
@@ -45,7 +32,7 @@ def _observed(log: ExecutionLog) -> list[Disruption]:
 
 
 def test_every_figure_of_the_summary_is_the_logs(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     result = run_pipeline(TWO_BREAKDOWNS, log)
     assert result.succeeded and result.run is not None
     finished = [e.payload["metrics"] for e in log.events() if e.type is EventType.REPAIR_FINISHED]
@@ -69,17 +56,17 @@ def test_every_figure_of_the_summary_is_the_logs(tmp_path: Path) -> None:
     # The two repairs moved something, with different figures: the summary's are the last one's.
     assert repairs[0]["version"] == 2 and repairs[1]["baseline_version"] == 2
     assert last["moved_operations"] > 0 and result.disruptions == _observed(log)
-    assert result.baseline == _plan(log, 1) and result.final == _plan(log, 3) and result.versions == [1, 2, 3]
+    assert result.baseline == plan_of(log, 1) and result.final == plan_of(log, 3) and result.versions == [1, 2, 3]
     # Read again from the log alone (no runtime result): the same figures, nothing ran.
-    again = read_result(_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=2, seconds=result.seconds)
+    again = read_result(open_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=2, seconds=result.seconds)
     assert again.summary() == {**result.summary(), "ran": False} and (again.run, again.resumed) == (None, False)
     # Fewer disruptions asked for than the log holds: the reader reports as many, no more.
-    one = read_result(_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=1, seconds=0.0)
+    one = read_result(open_log(tmp_path), TWO_BREAKDOWNS, FT06, disruptions=1, seconds=0.0)
     assert one.disruptions == _observed(log)[:1] and [r["version"] for r in one.repairs] == [2]
 
 
 def test_a_failed_run_reports_its_node_errors_and_fallback_from_the_log(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", faults=3, seed=2, variant=Variant.NO_REPAIR,
                        max_revalidations=2)
     result = run_pipeline(config, log)
@@ -109,19 +96,19 @@ def test_a_resumed_run_reports_its_latest_invocation_and_once_finished_is_not_ru
     invocation's (no error, no failed node of the first one); asked again, the finished run is not run again."""
     config = RunConfig(instance="ft06", planner="simulated", optimizer="none", variant=Variant.NO_REPAIR,
                        feedback_rounds=0, seed=3, time_limit=1, repair_budget=1)
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     failed = run_pipeline(config, log)
     assert failed.failed_node == "check_plan" and list(failed.errors) == ["check_plan"]
     assert failed.handoff is not None and not is_finished(log)
     edited = patch_plan(FT06, Schedule.model_validate(failed.handoff["best"]["plan"]))
-    resumed = run_pipeline(config, _log(tmp_path), agent_spec={"manual_plan": edited.to_json()})
+    resumed = run_pipeline(config, open_log(tmp_path), agent_spec={"manual_plan": edited.to_json()})
     assert resumed.succeeded and resumed.resumed and resumed.run is not None
     assert (resumed.failed_node, resumed.errors, resumed.handoff, resumed.compensated) == (None, {}, None, [])
     assert resumed.final == edited and resumed.final_version == 1
-    assert is_finished(_log(tmp_path))
-    events = len(_log(tmp_path).events())
-    again = run_pipeline(config, _log(tmp_path))
-    assert again.run is None and len(_log(tmp_path).events()) == events
+    assert is_finished(open_log(tmp_path))
+    events = len(open_log(tmp_path).events())
+    again = run_pipeline(config, open_log(tmp_path))
+    assert again.run is None and len(open_log(tmp_path).events()) == events
     assert {**again.summary(), "seconds": 0} == {**resumed.summary(), "seconds": 0, "ran": False}
 
 
@@ -140,11 +127,11 @@ def test_the_final_verdict_judges_the_last_repair_against_its_own_disruption(
         return result if calls[0] == 1 else result.model_copy(update={"schedule": baseline})
 
     monkeypatch.setattr(RepairerRole, "repair_disruption", ignoring_the_second)
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     result = run_pipeline(TWO_BREAKDOWNS.model_copy(update={"variant": Variant.NO_VALIDATOR}), log)
     assert result.run is not None and result.status.value == "succeeded" and not result.succeeded
     first, second = _observed(log)
-    v1, v2, v3 = (_plan(log, v) for v in (1, 2, 3))
+    v1, v2, v3 = (plan_of(log, v) for v in (1, 2, 3))
     assert v3 == v2 and result.final_version == 3
     report = validate(FT06, v3, disruption=second, baseline=v2)
     assert not report.valid and result.final_violations == sorted({str(v.code) for v in report.violations})
@@ -167,7 +154,7 @@ def test_a_repair_the_recovery_patched_is_summarized_from_the_log(tmp_path: Path
         return real(self, instance, baseline, disruption)
 
     monkeypatch.setattr(RepairerRole, "repair_disruption", first_only)
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     result = run_pipeline(TWO_BREAKDOWNS, log)
     assert result.succeeded and result.run is not None
     summary = result.summary()
@@ -187,7 +174,7 @@ def test_a_repair_the_recovery_patched_is_summarized_from_the_log(tmp_path: Path
 def test_a_run_that_never_started_reads_as_failed_with_nothing(tmp_path: Path) -> None:
     """Its inputs recorded and no more (a process killed before the runtime's first event): nothing to report,
     no crash."""
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     log.append(EventType.RUN_INPUTS, payload=run_inputs(TWO_BREAKDOWNS, FT06, []))
     result = read_result(log, TWO_BREAKDOWNS, FT06, disruptions=2, seconds=0.0)
     assert (str(result.status), result.failed_node, result.errors, result.versions) == ("failed", None, {}, [])
@@ -212,15 +199,15 @@ def test_the_final_verdict_holds_the_last_repair_to_the_past_of_the_plan_it_repa
                    disruption: Disruption) -> RepairResult:
         calls[0] += 1
         result = real(self, instance, baseline, disruption)
-        return result if calls[0] == 1 else result.model_copy(update={"schedule": _plan(log, 1)})
+        return result if calls[0] == 1 else result.model_copy(update={"schedule": plan_of(log, 1)})
 
     monkeypatch.setattr(RepairerRole, "repair_disruption", back_to_v1)
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", disrupt=str(given), repair_budget=1,
                        variant=Variant.NO_VALIDATOR)
     result = run_pipeline(config, log)
     second = _observed(log)[1]
-    v1, v2, v3 = (_plan(log, v) for v in (1, 2, 3))
+    v1, v2, v3 = (plan_of(log, v) for v in (1, 2, 3))
     assert v3 == v1 and result.final_version == 3
 
     def codes(baseline: Schedule | None) -> list[str]:
@@ -233,18 +220,18 @@ def test_the_final_verdict_holds_the_last_repair_to_the_past_of_the_plan_it_repa
 def test_a_version_committed_outside_the_blueprint_is_judged_on_its_own(tmp_path: Path) -> None:
     """A finished run whose log got another version later (a restore, or the controller's commit): the result
     is that version's, validated without a disruption (no blueprint commit node names it)."""
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     assert run_pipeline(TWO_BREAKDOWNS, log).succeeded
     assert log.restore(1) == 4
-    again = run_pipeline(TWO_BREAKDOWNS, _log(tmp_path))
-    assert again.run is None and again.final_version == 4 and again.final == _plan(log, 1)
+    again = run_pipeline(TWO_BREAKDOWNS, open_log(tmp_path))
+    assert again.run is None and again.final_version == 4 and again.final == plan_of(log, 1)
     assert again.final_valid and again.succeeded and again.summary()["makespan_after"] == log.plan(1)["makespan"]
     assert [r["version"] for r in again.repairs] == [2, 3] and again.versions == [1, 2, 3, 4]
 
 
 def test_the_agents_notes_are_the_runs(tmp_path: Path) -> None:
     """Which role fell back to what, as the agents node recorded it: an LLM planner without an endpoint."""
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     result = run_pipeline(RunConfig(instance="ft06", planner="llm", time_limit=1), log)
     assert result.succeeded
     recorded = log.idempotency_get("r:agents")

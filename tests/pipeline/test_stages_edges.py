@@ -13,7 +13,6 @@ import pytest
 from alas_argo.agents.registry import Role
 from alas_argo.agents.roles import RepairerRole
 from alas_argo.errors import ContractError, InfeasibleError, InputError
-from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, carry_forward, generate_disruption
 from alas_argo.jssp.faults import inject_faults
@@ -21,22 +20,11 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair.result import RepairResult
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
-from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.log import EventType
 from alas_argo.pipeline import RunConfig, Stages, Variant, run_pipeline
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.runtime.context import NodeContext
-
-FT06 = get_instance("ft06")
-TWO_BREAKDOWNS = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", disruptions=2, seed=1,
-                           time_limit=1, repair_budget=1)
-
-
-def _log(tmp_path: Path, run_id: str = "r") -> ExecutionLog:
-    return ExecutionLog(FsStore(tmp_path / "store"), run_id)
-
-
-def _plan(log: ExecutionLog, version: int) -> Schedule:
-    return Schedule.model_validate(log.plan(version))
+from tests.pipeline.pipeline_helpers import FT06, TWO_BREAKDOWNS, open_log, plan_of
 
 
 def _ctx(node: str, **params: Any) -> NodeContext:
@@ -48,13 +36,13 @@ def test_a_generated_sequence_is_reproducible_and_revealed_later_each_time(tmp_p
     """Disruption k is the kind's draw with seed + k - 1 on the plan in force, revealed 10 % of that plan's
     makespan after the one before (what lets `alas disrupt` and a benchmark reproduce it), earlier downtime
     carried forward; each is recorded by its node with its index and the version it disrupted."""
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     assert run_pipeline(TWO_BREAKDOWNS, log).succeeded
     observed = [e for e in log.events() if e.type is EventType.DISRUPTION_OBSERVED]
     assert [(e.node_id, e.payload["index"], e.payload["baseline_version"]) for e in observed] == [
         ("disrupt_1", 1, 1), ("disrupt_2", 2, 2)]
     first, second = (Disruption.model_validate(e.payload["disruption"]) for e in observed)
-    v1, v2 = _plan(log, 1), _plan(log, 2)
+    v1, v2 = plan_of(log, 1), plan_of(log, 2)
     assert first == generate_disruption(FT06, v1, "breakdown", seed=1)
     at = min(0.95, first.time / v2.makespan + 0.1)
     assert second == carry_forward(first, generate_disruption(FT06, v2, "breakdown", seed=2, at=at))
@@ -80,7 +68,7 @@ def test_the_replan_rung_re_solves_with_the_full_method_and_the_runs_repair_knob
     monkeypatch.setattr(RepairerRole, "patch", no_patch)
     config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=1,
                        repair_budget=1.5, repair_effort=3, repair_tolerance=0.01, workers=1)
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     result = run_pipeline(config, log)
     assert result.succeeded and result.escalations == [("repair_1", "patch"), ("repair_1", "replan")]
     started = [(e.payload["method"], e.payload["level"]) for e in log.events() if e.type is EventType.REPAIR_STARTED]
@@ -97,7 +85,7 @@ def test_the_patch_rung_patches_the_plan_in_force_under_the_disruption(tmp_path:
     """Recovery level 2 on its own: a priority decode of the plan in force that honours the disruption (the
     validator passes it against the disruption and that plan), recorded as the method ``patch``."""
 
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     plan = run_pipeline(TWO_BREAKDOWNS.model_copy(update={"disrupt": None}), log).final
     assert plan is not None
     # A breakdown of the machine of an operation running at the reveal, from the operation's second time unit.
@@ -121,7 +109,7 @@ def test_the_patch_rung_patches_the_plan_in_force_under_the_disruption(tmp_path:
 def test_alas_repairs_disrupt_step_disrupts_the_runs_current_version(tmp_path: Path) -> None:
     """Without ``plan_from`` (alas-repair) the plan in force is the run's current version; a run with none is
     refused, naming the run."""
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     stages = Stages(TWO_BREAKDOWNS, FT06, log)
     with pytest.raises(InputError, match="no committed plan to disrupt") as e:
         stages.disrupt(_ctx("disrupt_1", index=1), {})
@@ -140,7 +128,7 @@ def test_alas_repairs_disrupt_step_disrupts_the_runs_current_version(tmp_path: P
 
 
 def test_a_commit_is_keyed_by_run_and_node_locally_and_by_workflow_object_on_a_cluster(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     plan = run_pipeline(TWO_BREAKDOWNS.model_copy(update={"disrupt": None}), log).final
     assert plan is not None
     [local] = [e for e in log.events() if e.type is EventType.PLAN_COMMITTED]
@@ -163,7 +151,7 @@ def test_a_commit_is_keyed_by_run_and_node_locally_and_by_workflow_object_on_a_c
 
 @pytest.mark.parametrize("committed", [None, "v1", {}, {"version": None}, {"version": True}, {"version": "1"}])
 def test_a_compensation_of_a_commit_that_committed_nothing_retracts_nothing(tmp_path: Path, committed: Any) -> None:
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     log.commit_plan({"instance": "ft06", "makespan": 0, "operations": []}, node_id="commit_v1")
     assert retract_committed(log, committed, node_id="retract_v1") == {"retracted": None}
     assert log.retracted() == [] and log.current_version() == 1
@@ -182,7 +170,7 @@ def test_every_role_gets_its_backend_and_the_runs_knobs(tmp_path: Path, planner:
     config = RunConfig(instance="ft06", planner=planner, optimizer=optimizer, seed=5, time_limit=2.5,
                        repair_method="aor", repair_budget=1.5, repair_effort=2, repair_tolerance=0.01, workers=1,
                        deterministic=False)
-    stages = Stages(config, FT06, _log(tmp_path))
+    stages = Stages(config, FT06, open_log(tmp_path))
     out = stages.agents(_ctx("agents"), {})
     assert out == {"job_agent": planner, "supervisor": planner, "validator": "independent", "repairer": "lcrp",
                    "optimizer": optimizer if backend is None else backend, "notes": []}
@@ -196,7 +184,7 @@ def test_every_role_gets_its_backend_and_the_runs_knobs(tmp_path: Path, planner:
 
 
 def test_the_optimizer_records_what_makes_its_solve_reproducible(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = open_log(tmp_path)
     config = RunConfig(instance="ft06", planner="cpsat", seed=5, time_limit=0.5, workers=1)
     result = run_pipeline(config, log)
     assert result.succeeded and result.run is not None
@@ -212,7 +200,7 @@ def test_the_optimizer_records_what_makes_its_solve_reproducible(tmp_path: Path)
 
 
 def test_a_merge_over_a_missing_or_duplicated_proposal_is_refused(tmp_path: Path) -> None:
-    stages = Stages(RunConfig(instance="ft06", planner="heuristic"), FT06, _log(tmp_path))
+    stages = Stages(RunConfig(instance="ft06", planner="heuristic"), FT06, open_log(tmp_path))
     proposals = [stages.job_agent(NodeContext(node_id="propose", role="job_agent", attempt=1, run_id="r",
                                               workflow="w", item=j), {}) for j in range(6)]
     merge = NodeContext(node_id="merge", role="supervisor", attempt=1, run_id="r", workflow="w",
@@ -236,7 +224,7 @@ def test_a_revalidation_says_what_it_found_and_what_the_variant_does_with_it(tmp
 
     def check(variant: Variant, source: dict[str, Any]) -> dict[str, Any]:
         stages = Stages(RunConfig(instance="ft06", planner="heuristic", variant=variant), FT06,
-                        _log(tmp_path, f"r-{variant}-{len(source)}"))
+                        open_log(tmp_path, f"r-{variant}-{len(source)}"))
         ctx = NodeContext(node_id="check_optimized", role="revalidate", attempt=1, run_id="r", workflow="w",
                           params={"source": "inject"}, deps={"inject": source}, iteration=1)
         return stages.revalidate(ctx, {})
