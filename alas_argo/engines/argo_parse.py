@@ -14,9 +14,9 @@ from typing import Any
 
 from alas_argo.engines import argo_ladder as ladder
 from alas_argo.engines import argo_names as nm
-from alas_argo.engines.extras import apply_extras, loads, normalized
+from alas_argo.engines.extras import apply_extras, decoded, loads, normalized
 from alas_argo.errors import InputError
-from alas_argo.ir import Node, Policy, Workflow, validate
+from alas_argo.ir import Node, Policy, Workflow
 
 __all__ = ["from_argo", "read_native"]
 
@@ -252,12 +252,4 @@ def from_argo(doc: dict[str, Any]) -> Workflow:
     doc_ir = apply_extras({k: v for k, v in native.items() if k not in ("nodes", "policies")}, wf_extras)
     doc_ir["nodes"] = [apply_extras(n, node_extras.get(n["id"])) for n in native["nodes"]]
     doc_ir["policies"] = apply_extras(native["policies"], policy_extras or None)
-    try:
-        wf = Workflow.model_validate(doc_ir)
-    except ValueError as e:
-        raise InputError(f"the Argo document does not encode a valid IR workflow: {e}".splitlines()[0],
-                         where=doc_ir.get("name", "workflow")) from None
-    # The schema holds, but a hand-edited document can still say two nodes are one or point at none.
-    if problems := validate(wf):
-        raise InputError(f"the Argo document encodes an invalid IR workflow: {problems[0]}", where=wf.name)
-    return wf
+    return decoded(doc_ir, what="the Argo document", where=doc_ir.get("name", "workflow"))

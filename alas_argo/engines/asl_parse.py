@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from alas_argo.engines import asl_names as an
-from alas_argo.engines.extras import apply_extras, normalized
+from alas_argo.engines.extras import apply_extras, decoded, normalized
 from alas_argo.errors import InputError
-from alas_argo.ir import Node, Policy, Workflow, validate
+from alas_argo.ir import Node, Policy, Workflow
 
 __all__ = ["from_asl", "iter_states", "read_native", "state_of"]
 
@@ -227,12 +227,4 @@ def from_asl(doc: dict[str, Any]) -> Workflow:
     nodes.update({n["id"]: n for n in stateless})
     ir["nodes"] = [nodes[i] for i in order] if order else list(nodes.values())
     ir["policies"] = apply_extras(native["policies"], policy_extras or None)
-    try:
-        wf = Workflow.model_validate(ir)
-    except ValueError as e:
-        raise InputError(f"the ASL definition does not encode a valid IR workflow: {e}".splitlines()[0],
-                         where=str(ir.get("name") or "definition")) from None
-    # The schema holds, but a hand-edited definition can still name a state that is not there.
-    if problems := validate(wf):
-        raise InputError(f"the ASL definition encodes an invalid IR workflow: {problems[0]}", where=wf.name)
-    return wf
+    return decoded(ir, what="the ASL definition", where=str(ir.get("name") or "definition"))

@@ -14,7 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["apply_extras", "dumps", "json_diff", "loads", "normalized"]
+from alas_argo.errors import InputError
+from alas_argo.ir import Workflow, validate
+
+__all__ = ["apply_extras", "decoded", "dumps", "json_diff", "loads", "normalized"]
 
 #: Marks a key the native reading has but the original lacks (pydantic dumps omit ``None`` fields).
 _ABSENT = {"$absent": True}
@@ -77,3 +80,16 @@ def dumps(doc: Any) -> str:
 def loads(text: str | None) -> Any:
     """Inverse of :func:`dumps`; None for a missing annotation."""
     return None if text is None else json.loads(text)
+
+
+def decoded(doc: dict[str, Any], *, what: str, where: str) -> Workflow:
+    """The workflow a reverse parser assembled (``doc``, extras applied), or an InputError saying why ``what`` (the
+    engine document, in words) encodes none: the IR's schema first, then its structure, since a hand-edited
+    document can pass the schema and still say two nodes are one or point at a node that is not there."""
+    try:
+        wf = Workflow.model_validate(doc)
+    except ValueError as e:
+        raise InputError(f"{what} does not encode a valid IR workflow: {e}".splitlines()[0], where=where) from None
+    if problems := validate(wf):
+        raise InputError(f"{what} encodes an invalid IR workflow: {problems[0]}", where=wf.name)
+    return wf

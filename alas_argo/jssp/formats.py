@@ -70,6 +70,16 @@ def _header(rows: list[tuple[int, list[int]]], where: str) -> tuple[int, int, li
     return n, m, rows[1:]
 
 
+
+def _duration(d: int, where: str) -> int:
+    """``d`` if it is a duration an instance may hold; else an InputError naming the line (the Instance model
+    refuses it too, but with a pydantic error, which the CLI would show as a traceback)."""
+    if d < 0:
+        raise InputError(f"negative duration {d}", where=where)
+    if d > MAX_TIME:
+        raise InputError(f"duration {d} is too large (at most {MAX_TIME})", where=where)
+    return d
+
 def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
     """Taillard's format: ``n m [seeds bounds]``, then an n x m times matrix, then an n x m machines matrix
     (machines numbered from 1, as Taillard publishes them; 0-based files are accepted too).
@@ -101,11 +111,7 @@ def parse_taillard(text: str, *, name: str, where: str = "<text>") -> Instance:
                 # The number as the file writes it, in the file's own numbering.
                 numbering = f"1..{m} (this file numbers machines from 1)" if one_based else f"0..{m - 1}"
                 raise InputError(f"machine {written} outside {numbering}", where=f"{where} line {ml}")
-            if d < 0:
-                raise InputError(f"negative duration {d}", where=f"{where} line {tl}")
-            if d > MAX_TIME:  # the Instance model refuses it too, but with a pydantic error: a traceback
-                raise InputError(f"duration {d} is too large (at most {MAX_TIME})", where=f"{where} line {tl}")
-            ops.append((mach, d))
+            ops.append((mach, _duration(d, f"{where} line {tl}")))
         jobs.append(ops)
     return Instance(name=name, jobs=jobs)
 
@@ -130,11 +136,7 @@ def parse_orlib(text: str, *, name: str, where: str = "<text>") -> Instance:
         for mach, d in zip(row[::2], row[1::2], strict=True):
             if not 0 <= mach < m:
                 raise InputError(f"machine {mach} outside 0..{m - 1}", where=f"{where} line {lineno}")
-            if d < 0:
-                raise InputError(f"negative duration {d}", where=f"{where} line {lineno}")
-            if d > MAX_TIME:  # the Instance model refuses it too, but with a pydantic error: a traceback
-                raise InputError(f"duration {d} is too large (at most {MAX_TIME})", where=f"{where} line {lineno}")
-            ops.append((mach, d))
+            ops.append((mach, _duration(d, f"{where} line {lineno}")))
         jobs.append(ops)
     return Instance(name=name, jobs=jobs)
 

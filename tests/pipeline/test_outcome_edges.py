@@ -5,6 +5,7 @@ independent validator judged against the disruption the final plan repaired."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,19 @@ def _observed(log: ExecutionLog) -> list[Disruption]:
     return [Disruption.model_validate(e.payload["disruption"]) for e in log.events()
             if e.type is EventType.DISRUPTION_OBSERVED]
 
+
+
+def _later_repairs_return(monkeypatch: pytest.MonkeyPatch, plan: Callable[[Schedule], Schedule]) -> None:
+    """Every repair after the first returns ``plan(its baseline)`` as its schedule, whatever it repaired."""
+    real = RepairerRole.repair_disruption
+    calls = [0]
+
+    def repair(self: RepairerRole, instance: Instance, baseline: Schedule, disruption: Disruption) -> RepairResult:
+        calls[0] += 1
+        result = real(self, instance, baseline, disruption)
+        return result if calls[0] == 1 else result.model_copy(update={"schedule": plan(baseline)})
+
+    monkeypatch.setattr(RepairerRole, "repair_disruption", repair)
 
 def test_every_figure_of_the_summary_is_the_logs(tmp_path: Path) -> None:
     log = open_log(tmp_path)
@@ -117,16 +131,7 @@ def test_the_final_verdict_judges_the_last_repair_against_its_own_disruption(
     """Without the validator in the loop, a second repair that ignores its disruption is committed; the verdict
     users see is the independent validator's on that plan, against the second disruption and the plan it
     repaired (v2), not the first one's nor no disruption at all (against those the plan is valid)."""
-    real = RepairerRole.repair_disruption
-    calls = [0]
-
-    def ignoring_the_second(self: RepairerRole, instance: Instance, baseline: Schedule,
-                            disruption: Disruption) -> RepairResult:
-        calls[0] += 1
-        result = real(self, instance, baseline, disruption)
-        return result if calls[0] == 1 else result.model_copy(update={"schedule": baseline})
-
-    monkeypatch.setattr(RepairerRole, "repair_disruption", ignoring_the_second)
+    _later_repairs_return(monkeypatch, lambda baseline: baseline)  # the second ignores its disruption
     log = open_log(tmp_path)
     result = run_pipeline(TWO_BREAKDOWNS.model_copy(update={"variant": Variant.NO_VALIDATOR}), log)
     assert result.run is not None and result.status.value == "succeeded" and not result.succeeded
@@ -192,16 +197,7 @@ def test_the_final_verdict_holds_the_last_repair_to_the_past_of_the_plan_it_repa
         {"time": 10, "events": [{"kind": "machine_breakdown", "machine": m, "start": 10, "duration": 5}
                                 for m in range(6)]},
         {"time": 40, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 40, "duration": 1}]}]))
-    real = RepairerRole.repair_disruption
-    calls = [0]
-
-    def back_to_v1(self: RepairerRole, instance: Instance, baseline: Schedule,
-                   disruption: Disruption) -> RepairResult:
-        calls[0] += 1
-        result = real(self, instance, baseline, disruption)
-        return result if calls[0] == 1 else result.model_copy(update={"schedule": plan_of(log, 1)})
-
-    monkeypatch.setattr(RepairerRole, "repair_disruption", back_to_v1)
+    _later_repairs_return(monkeypatch, lambda baseline: plan_of(log, 1))
     log = open_log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", disrupt=str(given), repair_budget=1,
                        variant=Variant.NO_VALIDATOR)
