@@ -195,11 +195,23 @@ class _Compiler:
         committed = committed[:used + 1]  # unreachable undo states would be dead code (statelint rejects them)
         for i, node_id in enumerate(committed):
             comp = wf.node(wf.compensation_of(wf.node(node_id)) or "")
-            states[an.UNDO_PREFIX + node_id] = {
+            after = an.UNDO_PREFIX + committed[i - 1] if i > 0 else an.FAIL_STATE
+            undo: dict[str, Any] = {
                 "Type": "Task", "Resource": an.RESOURCE + (comp.role or "task"),
                 "Parameters": {"node": comp.id, "compensates": node_id, "params": comp.params, "run_id.$": "$.run_id"},
-                "ResultPath": an.ref("compensations", node_id),
-                "Next": an.UNDO_PREFIX + committed[i - 1] if i > 0 else an.FAIL_STATE}
+                "ResultPath": an.ref("compensations", node_id)}
+            # The compensation node's own retry and timeout, as the local saga runs it; a compensation that still
+            # fails is recorded and the chain goes on to the older ones (the local saga's "the others still run").
+            policy = wf.policy_for(comp)
+            if retry := _retry(policy):
+                undo["Retry"] = retry
+            if policy.timeout is not None:
+                undo["TimeoutSeconds"] = max(1, math.ceil(policy.timeout))
+            undo["Catch"] = [{"ErrorEquals": ["States.ALL"], "Next": after,
+                              "ResultPath": an.ref("compensation_errors", node_id)}]
+            if comp.policy_ref is not None:  # where the reader finds the policy's values (extras)
+                undo["Comment"] = an.to_comment({"policyRef": comp.policy_ref})
+            states[an.UNDO_PREFIX + node_id] = {**undo, "Next": after}
         if committed:
             states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",
                                      "Cause": "a step failed; committed steps were compensated in reverse order"}

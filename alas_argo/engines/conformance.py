@@ -174,8 +174,10 @@ MATRIX: tuple[Feature, ...] = (
             (A, "key passed in the Task Parameters, checked against the log"),
             lambda wf, n: (p := _policy(wf, n)) is not None and p.idempotency is not None),
     Feature("compensation", "compensation (saga rollback)", (N, "onExit handler: `alas step compensate` "
-            "when {{workflow.status}} != Succeeded, reverse commit order"),
-            (N, "Catch States.ALL into a reverse compensation chain ending in Fail"),
+            "when {{workflow.status}} != Succeeded, reverse commit order; the compensations' timeouts bound the one "
+            "step together (activeDeadlineSeconds: each timeout times its attempts), which retries transient failures"),
+            (N, "Catch States.ALL into a reverse compensation chain ending in Fail; each compensation state has its "
+                "node's Retry and TimeoutSeconds and catches into the next, so a failed one does not stop the rest"),
             lambda wf, n: wf.compensation_of(n) is not None),
     Feature("loop", "loop + loop_guard", (A, "the step iterates; max-iters / loop-deadline parameters"),
             (A, "the Task iterates; guard in Parameters"), lambda wf, n: n.loop is not None),

@@ -96,9 +96,12 @@ class Runtime:
             raise stop
         compensated: list[str] = []
         if failed_node is not None and mode in (OnFailure.ROLLBACK, OnFailure.RETRY):
-            saga = Saga(workflow, self.handlers, self.journal, run.run_id)
+            # Compensations run one at a time, in this thread; only a timed one leaves it (the timeout mode's
+            # child or thread), so untimed handlers keep their in-memory effects, as on the node pool.
+            saga = Saga(workflow, self.handlers, self.journal, run.run_id, clock=self.clock, inputs=run.inputs,
+                        seed=self.seed, dispatcher=Dispatcher("thread", 1, self.timeout_mode))
             compensated = saga.compensate(list(run.commits), run.outputs)
-            _settle_compensations(run, compensated, saga.errors)
+            _settle_compensations(run, compensated, saga.errors, saga.attempts)
         for n in workflow.nodes:
             if run.state(n.id) is NodeState.PENDING:
                 run.move(n.id, NodeState.SKIPPED if failed_node is None else NodeState.CANCELLED)
@@ -114,7 +117,8 @@ class Runtime:
             seconds=time.perf_counter() - started, listener_errors=list(run.listener_errors))
 
 
-def _settle_compensations(run: RunState, compensated: list[str], errors: dict[str, str]) -> None:
+def _settle_compensations(run: RunState, compensated: list[str], errors: dict[str, str],
+                          attempts: dict[str, int]) -> None:
     """Reflect the saga in the compensation nodes' states.
 
     A compensation node that several nodes share (a policy's) ends failed if any of its compensations failed:
@@ -125,7 +129,7 @@ def _settle_compensations(run: RunState, compensated: list[str], errors: dict[st
         if comp is None or run.state(comp) is not NodeState.PENDING:
             continue
         run.move(comp, NodeState.READY)
-        run.move(comp, NodeState.RUNNING, attempt=1)
+        run.move(comp, NodeState.RUNNING, attempt=attempts.get(node_id, 1))
         if node_id in errors:
             run.errors[comp] = WorkflowError(errors[node_id], where={"node": comp})
             run.move(comp, NodeState.FAILED, error=run.errors[comp])

@@ -5,18 +5,29 @@ A node with a ``write`` or ``external`` side effect *commits* when it executes. 
 committed node runs in reverse commit order. Each finished compensation is recorded in the journal's
 idempotency records under ``compensation/<run>/<node>``, so compensating again (a crashed rollback
 resumed, a double call) skips what is already undone.
+
+A compensation runs under its own node's policy, as any step does: each attempt within the policy's
+``timeout`` (a hung undo is stopped, not waited on for ever, so the rollback goes on to the others), and
+errors in ``retry_on`` retried up to ``max_attempts`` with the policy's backoff. The handler sees the run's
+inputs, like every other handler.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from alas_argo.errors import AlasError
+from alas_argo.ir.node import Node
 from alas_argo.ir.workflow import Workflow
 from alas_argo.log.events import EventType
+from alas_argo.runtime.backoff import delay
+from alas_argo.runtime.clock import Clock, RealClock
 from alas_argo.runtime.context import Failure, Handler, NodeContext
+from alas_argo.runtime.dispatch import Dispatcher
 from alas_argo.runtime.journal import Journal
-from alas_argo.runtime.policies import primary_error_name
+from alas_argo.runtime.policies import matches, primary_error_name
 
 __all__ = ["Saga", "compensation_key"]
 
@@ -30,12 +41,19 @@ class Saga:
     """Compensates committed nodes of one run."""
 
     def __init__(self, workflow: Workflow, handlers: Mapping[str, Handler], journal: Journal,
-                 run_id: str) -> None:
+                 run_id: str, *, dispatcher: Dispatcher | None = None, clock: Clock | None = None,
+                 inputs: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         self.workflow = workflow
         self.handlers = handlers
         self.journal = journal
         self.run_id = run_id
+        self.dispatcher = dispatcher or Dispatcher()
+        self.clock: Clock = clock or RealClock()
+        self.inputs: Mapping[str, Any] = inputs or {}
+        self.seed = seed
         self.errors: dict[str, str] = {}
+        #: Attempts each compensation took, by the committed node it undid (or failed to).
+        self.attempts: dict[str, int] = {}
 
     def compensate(self, commits: Sequence[str], outputs: Mapping[str, Any]) -> list[str]:
         """Run the compensations of ``commits`` (in commit order) newest first; returns the committed node
@@ -51,16 +69,12 @@ class Saga:
             comp = self.workflow.node(comp_id)
             self.journal.record(EventType.COMPENSATION_STARTED, node_id=comp_id,
                                 payload={"compensates": node_id})
-            ctx = NodeContext(node_id=comp_id, role=comp.role or "", attempt=1, run_id=self.run_id,
-                              workflow=self.workflow.name, plan_version=self.workflow.version,
-                              deps={node_id: outputs.get(node_id)}, params=comp.params, level="compensate",
-                              failure=Failure(error="", error_type="", message="run failed",
-                                              output=outputs.get(node_id)))
             try:
-                handler = self.handlers[comp.role or ""]
-                result = handler(ctx, {**comp.params, node_id: outputs.get(node_id)})
+                result = self._attempts(comp, node_id, outputs.get(node_id))
             except Exception as e:
-                self.errors[node_id] = f"{primary_error_name(e)}: {e}"
+                # A timeout names the compensation node already; the node's failure says where once.
+                said = e.message if isinstance(e, AlasError) and e.where == {"node": comp_id} else str(e)
+                self.errors[node_id] = f"{primary_error_name(e)}: {said}"
                 self.journal.record(EventType.COMPENSATION_FINISHED, node_id=comp_id,
                                     payload={"compensates": node_id, "ok": False,
                                              "error": self.errors[node_id]})
@@ -71,3 +85,27 @@ class Saga:
                                 payload={"compensates": node_id, "ok": True, "result": result})
             ran.append(node_id)
         return ran
+
+    def _attempts(self, comp: Node, node_id: str, output: Any) -> Any:
+        """Call ``comp``'s handler under its policy: each attempt within the timeout, retried with backoff
+        while the error is one the policy retries; the last error is raised."""
+        policy = self.workflow.policy_for(comp)
+        rng = random.Random(f"{self.seed}:{comp.id}:{node_id}")
+        self.attempts[node_id] = 1
+        handler = self.handlers.get(comp.role or "")
+        if handler is None:
+            raise KeyError(comp.role or "")
+        for attempt in range(1, policy.retry.max_attempts + 1):
+            self.attempts[node_id] = attempt
+            ctx = NodeContext(node_id=comp.id, role=comp.role or "", attempt=attempt, run_id=self.run_id,
+                              workflow=self.workflow.name, plan_version=self.workflow.version,
+                              inputs=self.inputs, deps={node_id: output}, params=comp.params, level="compensate",
+                              failure=Failure(error="", error_type="", message="run failed", output=output))
+            try:
+                return self.dispatcher.call(handler, ctx, {**comp.params, node_id: output}, policy.timeout)
+            except Exception as e:
+                if attempt < policy.retry.max_attempts and matches(policy.retry.retry_on, e):
+                    self.clock.sleep(delay(policy.retry.backoff, attempt, rng))
+                    continue
+                raise
+        raise AssertionError("unreachable: max_attempts >= 1")  # pragma: no cover
