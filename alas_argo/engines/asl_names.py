@@ -21,6 +21,7 @@ __all__ = [
     "path_to_asl",
     "ref",
     "ref_parts",
+    "role_of",
     "rule_to_condition",
     "rung_state",
     "to_comment",
@@ -30,7 +31,7 @@ __all__ = [
 #: Prefix of compensation states and the terminal state of a rollback (node ids may not use it).
 UNDO_PREFIX = "alas-undo-"
 FAIL_STATE = "alas-rolled-back"
-#: Resource of every Task: one `alas step <role>` runner; the role is the last segment.
+#: Resource of every Task: one `alas step <role>` runner; the role is what follows it.
 RESOURCE = "arn:aws:states:::alas:step/"
 COMMENT_PREFIX = "alas-argo:"
 #: Suffix of the Task state inside a Map's ItemProcessor ("/" cannot occur in a node id).
@@ -38,6 +39,13 @@ ITEM_SUFFIX = "/item"
 #: Suffix of the Choice state in front of a run of chained nodes sharing one gate (IR ``when``): it enters the
 #: run when the gate holds, else goes on to the state after the run (the next gate, if that is gated too).
 GATE_SUFFIX = "/gate"
+
+
+def role_of(resource: Any) -> str:
+    """The role a Task's ``Resource`` names: what follows :data:`RESOURCE` (a role may hold ``/``), or the last
+    segment of another ARN."""
+    text = str(resource or "")
+    return text.removeprefix(RESOURCE) if text.startswith(RESOURCE) else text.rsplit("/", 1)[-1]
 
 
 def rung_state(node_id: str, level: str) -> str:

@@ -83,7 +83,7 @@ class _Reader:
         self.ladders = ladders
 
     def task_fields(self, node: dict[str, Any], st: dict[str, Any]) -> None:
-        node["role"] = str(st.get("Resource", "")).rsplit("/", 1)[-1]
+        node["role"] = an.role_of(st.get("Resource"))
         params = st.get("Parameters") or {}
         node["params"] = params.get("params", {})
         if "loop" in params:
@@ -163,7 +163,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         if name.startswith(an.UNDO_PREFIX):
             p = st["Parameters"]
             comp_of[p["compensates"]] = p["node"]
-            comp_nodes.setdefault(p["node"], {"id": p["node"], "role": st["Resource"].rsplit("/", 1)[-1],
+            comp_nodes.setdefault(p["node"], {"id": p["node"], "role": an.role_of(st["Resource"]),
                                               "params": p.get("params", {})})
             continue
         reader.nodes.append(reader.read(name, st))
