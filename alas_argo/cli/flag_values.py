@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from enum import Enum
 from typing import TypeVar
@@ -16,6 +17,10 @@ from alas_argo.errors import InputError, first_error
 from alas_argo.log.layout import check_run_id
 from alas_argo.repeats import repeated
 from alas_argo.seeds import MAX_SEED
+
+#: A whole number as ``counts`` reads it, sign included so that ``-3`` is refused as out of range. ``str.isdigit``
+#: took ``--3`` (after ``lstrip("-")``) and ``²``, which ``int()`` then refused with a ValueError traceback.
+_WHOLE = re.compile(r"-?[0-9]+")
 
 E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
@@ -141,7 +146,7 @@ def counts(text: str, flag: str, *, minimum: int = 1, maximum: int = MAX_REPEATS
     out = []
     for part in text.split(","):
         part = part.strip()
-        if not part.lstrip("-").isdigit():
+        if not _WHOLE.fullmatch(part):
             raise InputError(f"{flag}: takes whole numbers such as 10,100, got {part!r}")
         if not minimum <= int(part) <= maximum:
             raise InputError(f"{flag}: must be from {minimum} to {maximum}, got {part}")
