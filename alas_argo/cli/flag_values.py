@@ -116,7 +116,7 @@ def plan_version(text: str) -> int:
         argparse.ArgumentTypeError: neither form.
     """
     digits = text[1:] if text[:1] in ("v", "V") else text
-    if not digits.isdigit():
+    if not digits.isascii() or not digits.isdigit():  # "²" is a digit to isdigit, not to int()
         raise argparse.ArgumentTypeError(f"not a plan version (a number, or v and a number, as in v2): {text!r}")
     return int(digits)
 

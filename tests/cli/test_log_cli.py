@@ -87,7 +87,7 @@ def test_a_version_is_taken_as_the_log_prints_it(fs_args: list[str], capsys: pyt
     assert "plan v2: makespan 5, 3 operations" in capsys.readouterr().out
     assert main(["log", "diff", "alpha", "V1", "v2", *fs_args]) == 0
     assert "makespan 2 -> 5 (+3)" in capsys.readouterr().out
-    for bad in ("two", "v", "v-1", "1.5"):
+    for bad in ("two", "v", "v-1", "1.5", "v²", "٣"):
         with pytest.raises(SystemExit) as info:
             main(["log", "show", "alpha", *fs_args, "--version", bad])
         assert info.value.code == 2
