@@ -249,7 +249,8 @@ def register(commands: Commands) -> None:
         "with fixed seeds (--wall-clock opts out), so the same inputs give the same plans. A run records its "
         "inputs when it starts; an existing --run-id resumes it only with the same inputs (exit 2 naming what "
         "differs), returns the stored result of a finished run at once, and continues an interrupted one after "
-        "its last finished step. Ctrl-C or SIGTERM stops the search cleanly and exits 130 or 143.\n\n"
+        "its last finished step; while another process is running that id on the same filesystem store, it exits "
+        "75 at once. Ctrl-C or SIGTERM stops the search cleanly and exits 130 or 143.\n\n"
         "exit codes: 0 valid final plan, 1 run failed or final plan invalid, 2 bad input, 75 transient, "
         "130 / 143 interrupted (SIGINT / SIGTERM)")
     p.add_argument("instance", metavar="INSTANCE", help="bundled name (ta01, ft06, dmu03) or instance file")

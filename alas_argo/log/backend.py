@@ -9,6 +9,7 @@ append to one run without a lock service: the loser of a race learns it lost and
 from __future__ import annotations
 
 import builtins
+import contextlib
 import re
 from abc import ABC, abstractmethod
 
@@ -79,6 +80,16 @@ class Store(ABC):
     @abstractmethod
     def exists(self, *, key: str) -> bool:
         """Whether ``key`` exists."""
+
+    def hold(self, *, name: str) -> contextlib.AbstractContextManager[None]:
+        """Hold the store's lease ``name`` while the context runs, or raise ConflictError at once when another
+        process holds it.
+
+        A whole ``alas run`` holds its run's lease, so a second one with the same id waits for nothing and
+        does not run the pipeline a second time into the same log (the log itself takes concurrent writers;
+        two runs of one pipeline in it would be a confusing record, not a lost one). The default holds
+        nothing: a backend without a cheap, crash-released lock (S3) leaves runs to their callers."""
+        return contextlib.nullcontext()
 
     def children(self, *, prefix: str) -> builtins.list[str]:
         """Names of the immediate "directories" under ``prefix`` (which must end with ``/``), sorted.

@@ -5,6 +5,10 @@ published atomically: by ``os.link`` for create-only-if-absent (link fails with 
 taken, so exactly one of several racing writers wins, across threads and processes) and by ``os.replace``
 for overwrites. A reader therefore sees a whole record or none, even after a crash mid-write.
 
+A lease (:meth:`FsStore.hold`) is an exclusive ``flock`` on ``.leases/<name>.lock`` under the root: the kernel
+releases it when its holder exits, however it exits, so no lease outlives a killed ``alas run``. Listings never
+show it (no key segment starts with a dot).
+
 A writer killed between the temp file and the publish leaves the temp file behind. Temp names carry the
 writer's process id, and the first write into a directory (a run opened again, say a resumed run) removes
 the temp files of processes that no longer exist, and any older than :data:`STALE_SECONDS` (a live writer
@@ -18,14 +22,21 @@ import contextlib
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from alas_argo.errors import StoreError
+from alas_argo.errors import ConflictError, StoreError
 from alas_argo.log.backend import RecordNotFound, Store, check_key
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no leases
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["STALE_SECONDS", "FsStore"]
 
 _TMP_MARK = ".tmp-"
+_LEASES = ".leases"
 #: Age after which a temp file is left over whoever wrote it.
 STALE_SECONDS = 600.0
 
@@ -166,7 +177,8 @@ class FsStore(Store):
         base_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         top = self.root.joinpath(*base_dir.split("/")) if base_dir else self.root
         keys: list[str] = []
-        for dirpath, _dirs, files in os.walk(top, onerror=_listing_error):
+        for dirpath, dirs, files in os.walk(top, onerror=_listing_error):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]  # the leases: no key segment starts with "."
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in files:
                 if name.startswith(_TMP_MARK):
@@ -175,6 +187,33 @@ class FsStore(Store):
                 if key.startswith(prefix) and (start_after is None or key > start_after):
                     keys.append(key)
         return sorted(keys)
+
+    @contextlib.contextmanager
+    def hold(self, *, name: str) -> Iterator[None]:
+        """Hold lease ``name`` (an exclusive ``flock``, released by the kernel when this process ends);
+        ConflictError naming the holder's process when another process holds it."""
+        if fcntl is None:  # pragma: no cover - not POSIX
+            yield
+            return
+        path = self.root / _LEASES / f"{check_key(name)}.lock"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise StoreError(f"cannot open the lease: {e.strerror}", where=str(path)) from e
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise ConflictError(f"lease {name} is held by process {holder}", where=str(path)) from None
+            # The holder's pid, for the message a second caller gets; the file is never removed (removing a
+            # lock file lets two processes lock two different files of one name).
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
 
     def children(self, *, prefix: str) -> builtins.list[str]:
         """Immediate subdirectories under ``prefix``, without walking their contents."""

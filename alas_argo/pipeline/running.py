@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import metrics
-from alas_argo.errors import InputError, first_error
+from alas_argo.errors import ConflictError, InputError, first_error
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
+from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog
 from alas_argo.pipeline.blueprint import build_workflow
 from alas_argo.pipeline.config import RunConfig
@@ -78,11 +80,26 @@ def run_pipeline(config: RunConfig, log: ExecutionLog, *, listener: Listener | N
     Raises:
         InputError: Bad configuration, or the run id was started with other inputs (the message names them).
         Interrupted: SIGINT / SIGTERM stopped the run (the log records ``run.interrupted``; it can be resumed).
+        ConflictError: Another process is running this run id on the same filesystem store right now.
     """
     started = time.perf_counter()
     instance = load_instance(config.instance)
     from_file, count = _disruption_plan(config)
     inputs = run_inputs(config, instance, from_file)
+    with contextlib.ExitStack() as lease:
+        try:
+            lease.enter_context(log.store.hold(name=f"run-{log.run_id}"))
+        except ConflictError as e:
+            raise ConflictError(f"run {log.run_id} is being run by another process right now ({e.message}); run "
+                                "this again once it has stopped, to resume it or read its result",
+                                where=e.where) from None
+        return _run(config, log, instance, from_file, count, inputs, started, listener, agent_spec)
+
+
+def _run(config: RunConfig, log: ExecutionLog, instance: Instance, from_file: list[Disruption], count: int,
+         inputs: dict[str, Any], started: float, listener: Listener | None,
+         agent_spec: dict[str, Any] | None) -> PipelineResult:
+    """:func:`run_pipeline` with its run's lease held."""
     resumed = log.exists()
     if resumed:
         check_same_inputs(log, inputs)
