@@ -1,7 +1,8 @@
 """Redaction of payload fields before they reach the store.
 
 A field named for redaction (a dotted path into the payload: ``"request.headers.authorization"``; a
-numeric segment indexes a list, ``*`` means every element) is replaced by a marker
+numeric segment indexes a list, ``*`` means every element, and a name reaching a list names that field in
+every element: ``"messages.content"``) is replaced by a marker
 ``{"redacted": "hmac-sha256:<hex>"}``. The marker is a keyed hash (HMAC) rather than a plain or salted hash
 stored next to it, because a low-entropy secret (a short token, a name) would otherwise be recoverable by
 brute force from the log alone; equal values still give equal markers under one key, so "was the same
@@ -61,6 +62,12 @@ def _apply(node: Any, parts: list[str], key: bytes) -> None:
         elif not is_redacted(node[head]):
             node[head] = _marker(node[head], key)
     elif isinstance(node, list):
+        if head != "*" and not (head.isascii() and head.isdigit()):
+            # A field name reaching a list names that field in every element ("messages.content"): hiding it
+            # everywhere is the safe reading; matching nothing would write the secret in clear.
+            for element in node:
+                _apply(element, parts, key)
+            return
         for i in _positions(head, len(node)):
             if rest:
                 _apply(node[i], rest, key)

@@ -62,3 +62,13 @@ def test_a_bad_path_is_named(bad: str) -> None:
     with pytest.raises(InputError) as caught:
         redact_payload({"a": 1}, ["a", bad], key=KEY)
     assert (caught.value.message, caught.value.where) == (f"invalid redaction path {bad!r}", "redact")
+
+
+def test_a_field_name_reaching_a_list_hides_that_field_in_every_element() -> None:
+    payload = {"messages": [{"role": "user", "content": "tok-1"}, {"role": "system"},
+                            [{"content": "tok-2"}], "plain"]}
+    out = redact_payload(payload, ["messages.content"], key=KEY)
+    assert out["messages"][0]["role"] == "user" and is_redacted(out["messages"][0]["content"])
+    assert out["messages"][1] == {"role": "system"} and out["messages"][3] == "plain"
+    assert is_redacted(out["messages"][2][0]["content"])
+    assert out == redact_payload(payload, ["messages.*.content", "messages.2.*.content"], key=KEY)
