@@ -298,6 +298,9 @@ def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path))
     # The client reads KUBECONFIG once, when it is imported: the default it took then must not be used here.
     monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    # A configuration that loads becomes the client's process-wide default: put the one before back after.
+    client = pytest.importorskip("kubernetes.client")
+    monkeypatch.setattr(client.Configuration, "_default", client.Configuration._default)
     return tmp_path
 
 
@@ -327,3 +330,27 @@ def test_connect_names_every_missing_file_of_kubeconfig(no_cluster: Path, monkey
     assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={env}): "
                                  f"{a}, {b}: no such file")
 
+
+
+def test_connect_reads_kubeconfig_as_it_is_now_not_as_it_was_at_import(no_cluster: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards against a bug: the client takes KUBECONFIG's default once, when first imported, and ``connect``
+    let it read that file whatever KUBECONFIG said by then, while its error named KUBECONFIG. So a test of
+    "no cluster" that ran after another test imported the client with no KUBECONFIG loaded ~/.kube/config and
+    could run an operator pass against a real cluster. Nothing listens at the address below."""
+    stale = no_cluster / "imported-kubeconfig"
+    stale.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "not-a-secret"}}]}))
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", str(stale))
+    missing = no_cluster / "missing"
+    monkeypatch.setenv("KUBECONFIG", str(missing))
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={missing}): "
+                                 f"{missing}: no such file")
+    monkeypatch.delenv("KUBECONFIG")
+    with pytest.raises(InputError, match=r"no KUBECONFIG, so ~/.kube/config\): ~/.kube/config: no such file$"):
+        connect()
