@@ -191,12 +191,14 @@ def connect() -> CustomObjects:
     try:
         config.load_incluster_config()
     except config.ConfigException:
+        # The file(s) named now: the client's own default is KUBECONFIG as it was when the package was first
+        # imported, which may name another file than the error below (or load ~/.kube/config instead of failing).
+        env = os.environ.get("KUBECONFIG")
+        files = env or "~/.kube/config"
         try:
-            config.load_kube_config()
+            config.load_kube_config(config_file=files)
         except (config.ConfigException, OSError) as e:
             # Name the file(s) read: the client's own message ("No configuration found") does not.
-            env = os.environ.get("KUBECONFIG")
-            files = env or "~/.kube/config"
             missing = [f for f in files.split(os.pathsep) if f and not Path(f).expanduser().is_file()]
             why = f"{', '.join(missing)}: no such file" if missing else str(e)
             source = f"KUBECONFIG={env}" if env else "no KUBECONFIG, so ~/.kube/config"

@@ -1,0 +1,356 @@
+"""The cases of ``operator/running.py`` that mutation testing found unasserted: which group, version and
+namespace every API call names, the actions a pass returns over several objects, the controller URL built from
+one with a trailing slash, what the POST carries and what ``post_disruption`` makes of any answer (or none), what
+a failed action or pass logs and counts, the liveness boundary, and ``connect``'s error messages."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alas_argo import metrics
+from alas_argo.errors import InputError
+from alas_argo.operator import (
+    CreateWorkflow,
+    Operator,
+    OperatorConfig,
+    PostOutcome,
+    Resource,
+    connect,
+    post_disruption,
+)
+from tests.operators.test_running import MemoryApi, cr
+
+BREAKDOWN = {"kind": "machine_breakdown", "machine": 1, "start": 5, "duration": 3}
+
+
+class RecordingApi(MemoryApi):
+    """A MemoryApi that records the group, version, namespace and plural of every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.addresses: list[tuple[str, str, str, str, str]] = []
+
+    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                      label_selector: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        self.addresses.append(("list", group, version, namespace, plural))
+        return super().list_namespaced_custom_object(group, version, namespace, plural, label_selector, **kwargs)
+
+    def create_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str,
+                                        body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        self.addresses.append(("create", group, version, namespace, plural))
+        return super().create_namespaced_custom_object(group, version, namespace, plural, body, **kwargs)
+
+    def patch_namespaced_custom_object_status(self, group: str, version: str, namespace: str, plural: str,
+                                              name: str, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        self.addresses.append(("patch", group, version, namespace, plural))
+        return super().patch_namespaced_custom_object_status(group, version, namespace, plural, name, body,
+                                                             **kwargs)
+
+
+class Posts:
+    """A poster that records its calls and answers a committed repair."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any], str, str | None]] = []
+
+    def __call__(self, url: str, body: dict[str, Any], key: str, token: str | None) -> PostOutcome:
+        self.calls.append((url, body, key, token))
+        return PostOutcome(201, {"version": 2, "makespan": 50, "moved_operations": 1, "method": "lcrp"})
+
+
+def counted(name: str, **labels: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+# ---- The reconcile pass against the API --------------------------------------------------------------
+
+
+def test_every_call_names_the_group_version_and_the_operators_namespace() -> None:
+    """Guards the version and namespace of each list, create and patch (the stand-in ignored both): a pass over
+    a new PlanRun and a Disruption names argoproj.io/v1alpha1 workflows and alas.dev/v1alpha1 planruns and
+    disruptions, all in the namespace the operator watches."""
+    api, posts = RecordingApi(), Posts()
+    api.put("alas.dev", "planruns", cr("PlanRun", "ta01", {"instance": "ta01"}))
+    api.put("alas.dev", "disruptions", cr("Disruption", "d1", {"run": "r1", "time": 5, "events": [BREAKDOWN]}))
+    Operator(api, "alas", poster=posts, clock=lambda: 0.0).reconcile_once()
+    assert api.addresses == [
+        ("list", "argoproj.io", "v1alpha1", "alas", "workflows"),
+        ("list", "alas.dev", "v1alpha1", "alas", "planruns"),
+        ("create", "argoproj.io", "v1alpha1", "alas", "workflows"),
+        ("patch", "alas.dev", "v1alpha1", "alas", "planruns"),
+        ("list", "alas.dev", "v1alpha1", "alas", "disruptions"),
+        ("patch", "alas.dev", "v1alpha1", "alas", "disruptions"),
+    ]
+    assert api.objects["alas.dev", "disruptions"]["d1"]["status"]["phase"] == "Succeeded"
+
+
+def test_a_pass_returns_the_actions_applied_to_every_object() -> None:
+    """Guards the accumulation over objects: the actions of both PlanRuns and of the Disruption, in order."""
+    api = MemoryApi()
+    api.put("alas.dev", "planruns", cr("PlanRun", "a", {"instance": "ta01"}))
+    api.put("alas.dev", "planruns", cr("PlanRun", "b", {"instance": "ft06"}))
+    api.put("alas.dev", "disruptions", cr("Disruption", "d1", {"run": "r1", "time": 5, "events": [BREAKDOWN]}))
+    applied = Operator(api, "alas", poster=Posts(), clock=lambda: 0.0).reconcile_once()
+    assert [(type(a).__name__, getattr(a, "name", None) or a.manifest["metadata"]["name"])  # type: ignore[union-attr]
+            for a in applied] == [("CreateWorkflow", "a-g1"), ("PatchStatus", "a"), ("CreateWorkflow", "b-g1"),
+                                  ("PatchStatus", "b"), ("PostDisruption", "d1")]
+
+
+def test_a_trailing_slash_on_the_controller_url_is_dropped() -> None:
+    """Guards the URL of the POST: ``http://controller:8080/`` gives ``.../runs/<run>/disruptions`` with one
+    slash (a path with ``//`` is not the controller's route)."""
+    api, posts = MemoryApi(), Posts()
+    api.put("alas.dev", "disruptions", cr("Disruption", "d1", {"run": "r1", "time": 5, "events": [BREAKDOWN]}))
+    config = OperatorConfig(controller_url="http://controller:8080/")
+    Operator(api, "alas", config, token="t", poster=posts, clock=lambda: 0.0).reconcile_once()
+    assert posts.calls == [("http://controller:8080/runs/r1/disruptions",
+                            {"time": 5, "events": [BREAKDOWN], "method": "lcrp"}, "uid-d1-g1", "t")]
+
+
+def test_a_failed_create_raises_its_own_error() -> None:
+    """Guards the AlreadyExists check: an error without a ``status`` is raised as it is (not an AttributeError
+    from reading one), so the warning names what went wrong."""
+    api = MemoryApi()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("admission webhook denied the request")
+
+    api.create_namespaced_custom_object = refuse  # type: ignore[method-assign]
+    resource = Resource(name="p", namespace="alas", uid="u", spec={"instance": "ft06"})
+    action = CreateWorkflow(namespace="alas", manifest={"metadata": {"name": "p-g1"}})
+    with pytest.raises(RuntimeError, match="admission webhook denied"):
+        Operator(api, "alas").apply(resource, action)
+
+
+def test_an_unknown_action_is_named() -> None:
+    resource = Resource(name="p", namespace="alas", uid="u")
+    with pytest.raises(TypeError, match=r"^unknown action 'nonsense'$"):
+        Operator(MemoryApi(), "alas").apply(resource, "nonsense")  # type: ignore[arg-type]
+
+
+def test_a_failed_action_is_logged_with_its_object_and_error_and_applied_ones_are_counted(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Guards the warning of a failed action (its namespace, name, action and error) and the counter of
+    applied actions by kind."""
+    api = MemoryApi()
+    api.put("alas.dev", "planruns", cr("PlanRun", "broken", {"instance": "ta01"}))
+    api.fail_patch_for = {"broken"}
+    created = counted("alas_operator_actions_total", action="createworkflow")
+    patched = counted("alas_operator_actions_total", action="patchstatus")
+    with caplog.at_level(logging.WARNING, logger="alas_argo.operator.running"):
+        Operator(api, "alas").reconcile_once()
+    assert [r.getMessage() for r in caplog.records] == ["reconcile alas/broken: PatchStatus failed: HTTP 500"]
+    assert counted("alas_operator_actions_total", action="createworkflow") == created + 1
+    assert counted("alas_operator_actions_total", action="patchstatus") == patched
+
+
+class OnePass(threading.Event):
+    """A stop event that lets run_forever finish exactly one pass."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.set()
+        return True
+
+
+def test_a_failed_pass_is_logged_with_its_error(caplog: pytest.LogCaptureFixture) -> None:
+    api = MemoryApi()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("API server away")
+
+    api.list_namespaced_custom_object = refuse  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="alas_argo.operator.running"):
+        Operator(api, "alas", clock=lambda: 0.0).run_forever(0, OnePass())
+    assert [r.getMessage() for r in caplog.records] == ["reconcile pass failed: API server away"]
+
+
+def test_liveness_holds_at_exactly_the_limit() -> None:
+    now = [1000.0]
+    operator = Operator(MemoryApi(), "alas", clock=lambda: now[0])
+    now[0] += 60
+    assert operator.liveness(60) == (True, "ok: start, no pass yet, 60s ago")
+    now[0] += 0.5
+    assert operator.liveness(60) == (False, "stuck: start, no pass yet, 60s ago (more than 60s)")
+
+
+# ---- post_disruption against a loopback server -------------------------------------------------------
+
+
+class Raw(BaseHTTPRequestHandler):
+    """Records each request's headers and answers the next (status, body bytes) of ``replies``."""
+
+    replies: list[tuple[int, bytes]] = []
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        Raw.seen.append({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
+                         "body": self.rfile.read(int(self.headers["Content-Length"]))})
+        code, raw = Raw.replies.pop(0)
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def raw_server() -> Iterator[str]:
+    Raw.replies, Raw.seen = [], []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Raw)
+    # A short poll, so that shutdown() does not wait the default half second after each test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/runs/r1/disruptions"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_post_carries_json_its_key_and_the_token(raw_server: str) -> None:
+    """Guards the request's headers: the controller refuses any Content-Type but application/json (415, a
+    permanent failure), and without the key a retry would repair twice."""
+    Raw.replies = [(201, b'{"version": 2}')]
+    outcome = post_disruption(raw_server, {"time": 5}, "uid-d1-g1", "s3cret")
+    assert outcome == PostOutcome(201, {"version": 2}, "")
+    (request,) = Raw.seen
+    headers = {k.lower(): v for k, v in request["headers"].items()}
+    assert (request["method"], request["path"], json.loads(request["body"])) == ("POST", "/runs/r1/disruptions",
+                                                                                  {"time": 5})
+    assert headers["content-type"] == "application/json"
+    assert headers["idempotency-key"] == "uid-d1-g1" and headers["authorization"] == "Bearer s3cret"
+
+
+@pytest.mark.parametrize("code, raw, outcome", [
+    (503, b'{"message": "busy"}', PostOutcome(503, {"message": "busy"}, "busy")),
+    (503, b'{"error": "store", "message": "busy"}', PostOutcome(503, {"error": "store", "message": "busy"}, "store")),
+    (500, b"{}", PostOutcome(500, {}, "")),
+    (500, b"", PostOutcome(500, {}, "")),
+    (502, b"[1, 2]", PostOutcome(502, {}, "")),
+    (502, b"<html><body>502 Bad Gateway</body></html>", PostOutcome(502, {}, "")),
+    (201, b'"done"', PostOutcome(201, {}, "")),
+])
+def test_any_answer_becomes_an_outcome(raw_server: str, code: int, raw: bytes, outcome: PostOutcome) -> None:
+    """Guards "never raises": a body that is not a JSON object (a proxy's HTML page, a list) gives an empty
+    body and message, and ``message`` is read when there is no ``error``."""
+    Raw.replies = [(code, raw)]
+    assert post_disruption(raw_server, {}, "k", None) == outcome
+
+
+def test_a_refused_connection_names_the_reason() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    outcome = post_disruption(f"http://127.0.0.1:{port}/runs/r/disruptions", {}, "k", None)
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
+    assert outcome == PostOutcome(0, {}, f"controller unreachable: {refused}")
+
+
+def test_a_controller_that_never_answers_times_out() -> None:
+    """Guards the timeout: a controller that takes the connection and never answers must not hang the
+    operator's loop (it is held for 10 s at most here, so a POST without a timeout fails, not hangs)."""
+    release = threading.Event()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+
+        def hold() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                release.wait(10)
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        try:
+            outcome = post_disruption(f"http://127.0.0.1:{listener.getsockname()[1]}/runs/r/disruptions", {}, "k",
+                                      None, timeout=0.2)
+        finally:
+            release.set()
+            holder.join(10)
+    assert outcome == PostOutcome(0, {}, "controller unreachable: timed out")
+    assert outcome.transient
+
+
+# ---- connect: the messages of a missing package or configuration -------------------------------------
+
+
+@pytest.fixture
+def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Not in a pod, and a home without ``~/.kube/config``: no real cluster is ever reached."""
+    kube_config = pytest.importorskip("kubernetes.config.kube_config")
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # The client reads KUBECONFIG once, when it is imported: the default it took then must not be used here.
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    # A configuration that loads becomes the client's process-wide default: put the one before back after.
+    client = pytest.importorskip("kubernetes.client")
+    monkeypatch.setattr(client.Configuration, "_default", client.Configuration._default)
+    return tmp_path
+
+
+def test_connect_without_the_kubernetes_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "kubernetes", None)  # `import kubernetes` raises ImportError
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == "the operator needs the kubernetes package: pip install 'alas-argo[cluster]'"
+
+
+def test_connect_without_kubeconfig_names_the_default_file(no_cluster: Path) -> None:
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == ("no Kubernetes configuration found (not in a pod; no KUBECONFIG, so "
+                                 "~/.kube/config): ~/.kube/config: no such file")
+
+
+def test_connect_names_every_missing_file_of_kubeconfig(no_cluster: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KUBECONFIG is a list (``os.pathsep``); each missing file is named, the one that is there is not."""
+    a, b, there = no_cluster / "a", no_cluster / "b", no_cluster / "there"
+    there.write_text("{}")
+    env = os.pathsep.join([str(a), str(there), str(b)])
+    monkeypatch.setenv("KUBECONFIG", env)
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", env)
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={env}): "
+                                 f"{a}, {b}: no such file")
+
+
+
+def test_connect_reads_kubeconfig_as_it_is_now_not_as_it_was_at_import(no_cluster: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards against a bug: the client takes KUBECONFIG's default once, when first imported, and ``connect``
+    let it read that file whatever KUBECONFIG said by then, while its error named KUBECONFIG. So a test of
+    "no cluster" that ran after another test imported the client with no KUBECONFIG loaded ~/.kube/config and
+    could run an operator pass against a real cluster. Nothing listens at the address below."""
+    stale = no_cluster / "imported-kubeconfig"
+    stale.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "not-a-secret"}}]}))
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", str(stale))
+    missing = no_cluster / "missing"
+    monkeypatch.setenv("KUBECONFIG", str(missing))
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={missing}): "
+                                 f"{missing}: no such file")
+    monkeypatch.delenv("KUBECONFIG")
+    with pytest.raises(InputError, match=r"no KUBECONFIG, so ~/.kube/config\): ~/.kube/config: no such file$"):
+        connect()
