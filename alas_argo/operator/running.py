@@ -108,17 +108,43 @@ class Operator:
         """One pass over every PlanRun and Disruption; returns the actions applied."""
         done: list[Action] = []
         workflows = {w["metadata"]["name"]: w for w in self._list(*ARGO, label_selector=PLANRUN_LABEL)}
-        planruns = {}
+        planruns: dict[str, Resource] = {}
         for obj in self._list(GROUP, VERSION, PLANRUN_PLURAL):
-            resource = Resource.from_object(obj)
+            if (resource := self._read(obj)) is None:
+                continue
             planruns[resource.name] = resource
-            actions = reconcile_planrun(resource, workflows.get(workflow_name(resource)), self.config)
+            actions = self._decide(resource, lambda r: reconcile_planrun(r, workflows.get(workflow_name(r)),
+                                                                          self.config))
             done += self._apply_all(resource, actions)
         for obj in self._list(GROUP, VERSION, DISRUPTION_PLURAL):
-            resource = Resource.from_object(obj)
-            actions = reconcile_disruption(resource, self.clock(), self.config, planruns)
+            if (resource := self._read(obj)) is None:
+                continue
+            actions = self._decide(resource, lambda r: reconcile_disruption(r, self.clock(), self.config, planruns))
             done += self._apply_all(resource, actions)
         return done
+
+    @staticmethod
+    def _read(obj: Any) -> Resource | None:
+        """The object as a Resource, or None (logged, counted) when it cannot be read: one malformed object
+        must not end the pass for the others."""
+        try:
+            return Resource.from_object(obj)
+        except Exception as e:
+            meta = obj.get("metadata") if isinstance(obj, dict) else None
+            name = meta.get("name") if isinstance(meta, dict) else None
+            log.warning("reconcile: cannot read object %s: %s", name or "(unnamed)", e)
+            metrics.count_operator_failure("Read")
+            return None
+
+    @staticmethod
+    def _decide(resource: Resource, reconcile: Callable[[Resource], list[Action]]) -> list[Action]:
+        """The actions ``reconcile`` decides for ``resource``, or none (logged, counted) when it raises."""
+        try:
+            return reconcile(resource)
+        except Exception as e:
+            log.warning("reconcile %s/%s: %s", resource.namespace, resource.name, e)
+            metrics.count_operator_failure("Reconcile")
+            return []
 
     def _apply_all(self, resource: Resource, actions: list[Action]) -> list[Action]:
         applied: list[Action] = []

@@ -354,3 +354,36 @@ def test_connect_reads_kubeconfig_as_it_is_now_not_as_it_was_at_import(no_cluste
     monkeypatch.delenv("KUBECONFIG")
     with pytest.raises(InputError, match=r"no KUBECONFIG, so ~/.kube/config\): ~/.kube/config: no such file$"):
         connect()
+
+
+def test_a_malformed_object_is_skipped_and_counted_and_the_others_are_reconciled(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One object the API returns malformed (a generation that is no number), or whose reconciling raises,
+    must not end the pass for the others (it used to: the read was outside the per-object handling)."""
+    api = MemoryApi()
+    bad = cr("PlanRun", "a-bad", {"instance": "ta01"})
+    bad["metadata"]["generation"] = "many"
+    api.put("alas.dev", "planruns", bad)
+    api.put("alas.dev", "planruns", cr("PlanRun", "b", {"instance": "ft06"}))
+    api.put("alas.dev", "disruptions", cr("Disruption", "d0", {"run": "r1", "time": 5, "events": [BREAKDOWN]}))
+    api.put("alas.dev", "disruptions", cr("Disruption", "d1", {"run": "r1", "time": 5, "events": [BREAKDOWN]}))
+    import alas_argo.operator.running as running
+
+    real = running.reconcile_disruption
+
+    def broken_for_d0(resource: Resource, *args: Any) -> Any:
+        if resource.name == "d0":
+            raise KeyError("status")
+        return real(resource, *args)
+
+    monkeypatch.setattr(running, "reconcile_disruption", broken_for_d0)
+    reads, decides = counted("alas_operator_action_failures_total", action="read"), counted(
+        "alas_operator_action_failures_total", action="reconcile")
+    with caplog.at_level(logging.WARNING, logger="alas_argo.operator.running"):
+        applied = Operator(api, "alas", poster=Posts(), clock=lambda: 0.0).reconcile_once()
+    assert [(type(a).__name__, getattr(a, "name", None) or a.manifest["metadata"]["name"])  # type: ignore[union-attr]
+            for a in applied] == [("CreateWorkflow", "b-g1"), ("PatchStatus", "b"), ("PostDisruption", "d1")]
+    assert counted("alas_operator_action_failures_total", action="read") == reads + 1
+    assert counted("alas_operator_action_failures_total", action="reconcile") == decides + 1
+    assert "reconcile: cannot read object a-bad: invalid literal for int() with base 10: 'many'" in caplog.text
+    assert "reconcile alas/d0: 'status'" in caplog.text
