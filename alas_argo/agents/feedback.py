@@ -204,9 +204,9 @@ def feedback_rounds(instance: Instance, backend: PlannerBackend, contexts: Seque
     if on_round is not None:
         on_round(history[-1], plan, report)
     for r in range(1, rounds + 1):
-        if report.valid:
-            break
         own = violations_by_job(instance, report)
+        if report.valid or not own:
+            break  # valid, or no agent to tell: another round would merge and validate the same draft again
         conflicts = _conflicts(instance, report)
         asked, failed = sorted(own), []
         for job in asked:

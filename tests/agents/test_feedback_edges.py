@@ -115,17 +115,18 @@ def test_each_agent_is_told_its_own_violations_and_nothing_else() -> None:
 
 def test_a_violation_naming_a_job_the_instance_lacks_goes_to_no_agent() -> None:
     """An agent's entry for job 3 of a 3-job instance is the validator's ``unknown_operation`` of job 3: no
-    agent owns it (there is none for job 3), and the session goes on instead of failing on the lookup."""
+    agent owns it (there is none for job 3), and the session ends instead of failing on the lookup: with no
+    agent to tell, another round would merge and validate the same draft again."""
     contexts = build_job_contexts(TRIO)
     stray = _proposal(1, [(0, 0, 2, 5), (1, 2, 5, 7)])
     stray.operations.append(ProposedOperation(job=3, step=0, machine=0, start=20, end=21))
     agents = Agents(first={1: lambda ctx: stray, 2: lambda ctx: _proposal(2, [(0, 2, 0, 1)])})
     proposals, _ = first_proposals(TRIO, agents, contexts)
-    session = feedback_rounds(TRIO, agents, contexts, proposals, rounds=1)
+    session = feedback_rounds(TRIO, agents, contexts, proposals, rounds=3)
     report = validate(TRIO, session.plan)
     assert [(str(v.code), v.scope["job"]) for v in report.violations] == [("unknown_operation", 3)]
     assert violations_by_job(TRIO, report) == {}
-    assert session.trace == [1, 1] and session.rounds[1].jobs_asked == []
+    assert session.trace == [1] and [r.round for r in session.rounds] == [0]
 
 
 def test_why_an_ask_gave_nothing() -> None:
