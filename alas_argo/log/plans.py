@@ -90,8 +90,8 @@ def decode_plan(data: bytes, *, where: str) -> dict[str, Any]:
         if cols is not None:
             doc["operations"] = [dict(zip(_COLUMNS, row, strict=True))
                                  for row in zip(*(cols[c] for c in _COLUMNS), strict=True)]
-    except InputError as e:
-        raise IntegrityError(f"unreadable plan object: {e.message}", where=where) from None
+    except InputError as e:  # the JSON reader's where: the object's key with the line and column
+        raise IntegrityError(f"unreadable plan object: {e.message}", where=e.where or where) from None
     except (zlib.error, OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise IntegrityError(f"unreadable plan object: {e}", where=where) from None
     return doc

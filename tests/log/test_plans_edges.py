@@ -131,3 +131,9 @@ def test_a_diff_without_both_makespans_has_no_makespan_change(mk_a: int | None, 
     diff = diff_plans(a, b, version_a=1, version_b=2)
     assert (diff.makespan_a, diff.makespan_b, diff.makespan_change) == (mk_a, mk_b, None)
     assert diff.moved_operations == [(0, 0, 0, 1)] and diff.total_start_shift == 1
+
+
+def test_a_plan_object_that_is_not_json_is_refused_naming_the_line_and_column() -> None:
+    error = _refusal(gzip.compress(b'{"format": "alas-plan/1",\n "doc": [1,,2]}', mtime=0))
+    assert error.message == "unreadable plan object: invalid JSON: Expecting value"
+    assert error.where == f"{WHERE} line 2 column 12"
