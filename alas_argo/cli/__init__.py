@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from alas_argo import __version__, interrupts
-from alas_argo.cli.app import Commands
+from alas_argo.cli.app import Commands, resolve_instance
 from alas_argo.cli.examples import epilog
 from alas_argo.errors import AlasError
 from alas_argo.scrubbing import ScrubbingStream
@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
+    resolve_instance(args)
     # Whatever a command prints passes through a scrubber: a configured secret echoed back by a third party
     # (an LLM endpoint's 401 body, say) never reaches the terminal or a CI log.
     streams = sys.stdout, sys.stderr

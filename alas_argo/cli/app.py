@@ -18,7 +18,8 @@ from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
 from alas_argo.json_limits import load_json
 
-__all__ = ["Commands", "Handler", "print_json", "read_json_file", "run_with_progress", "write_json_file"]
+__all__ = ["Commands", "Handler", "add_instance_argument", "print_json", "read_json_file", "resolve_instance",
+           "run_with_progress", "write_json_file"]
 
 T = TypeVar("T")
 
@@ -61,6 +62,27 @@ class Commands:
                                 command_parser=parser)
             self._groups[name] = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
         return self._groups[name]
+
+
+def add_instance_argument(parser: argparse.ArgumentParser, *, help: str, metavar: str = "INSTANCE") -> None:
+    """The instance as a word (``alas validate ft06 ...``, as ``alas solve ft06``) or as ``--instance``: one of
+    the two is required (:func:`resolve_instance` checks after parsing)."""
+    parser.add_argument("instance_word", nargs="?", metavar=metavar, help=f"{help} (or --instance)")
+    parser.add_argument("--instance", metavar=metavar, default=None, help=f"{help} (or the word {metavar})")
+
+
+def resolve_instance(args: argparse.Namespace) -> None:
+    """Settle ``args.instance`` from the word or the flag :func:`add_instance_argument` added; a usage error
+    (exit 2) when neither is given or they name different instances."""
+    if not hasattr(args, "instance_word"):
+        return
+    word, flag = args.instance_word, args.instance
+    if word is not None and flag is not None and word != flag:
+        args.command_parser.error(f"the word {word!r} and --instance {flag!r} name different instances: give one")
+    if word is None and flag is None:
+        args.command_parser.error("an instance is required: a bundled name (ft06, ta01) or an instance file, "
+                                  "as a word or as --instance")
+    args.instance = word if word is not None else flag
 
 
 def print_json(doc: Any) -> None:

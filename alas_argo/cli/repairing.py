@@ -20,7 +20,7 @@ from alas_argo.benchmarks.repair_report import (
     write_outputs,
 )
 from alas_argo.bounds import MAX_WORKERS
-from alas_argo.cli.app import Commands, print_json, run_with_progress, write_json_file
+from alas_argo.cli.app import Commands, add_instance_argument, print_json, run_with_progress, write_json_file
 from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
@@ -227,7 +227,7 @@ def _report(rows: list[RepairRow], directory: Path, title: str, as_json: bool, r
 def register(commands: Commands) -> None:
     """Add `alas disrupt`, `alas repair`, `alas gantt` and `alas bench repair`."""
     p = commands.add("disrupt", _disrupt, help="Draw a seeded disruption of a plan (breakdown, shock, mixed).")
-    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
+    add_instance_argument(p, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--kind", default=None, choices=[k.value for k in DisruptionKind],
                    help="breakdown (a machine stops), shock (operations take longer) or mixed (both); "
@@ -257,7 +257,7 @@ def register(commands: Commands) -> None:
                      "that was already invalid before the disruption and a disruption no plan can honour (a "
                      "started operation grown past the start of one that started after it; an interrupted "
                      "operation whose job successor has started), each named.")
-    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
+    add_instance_argument(p, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--disruption", required=True, help="Disruption JSON.")
     p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod],
@@ -290,7 +290,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
 
     p = commands.add("gantt", _gantt, help="Draw a schedule as a Gantt PNG (before/after with --before).")
-    p.add_argument("--instance", required=True, help="Bundled instance name or instance file.")
+    add_instance_argument(p, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The schedule to draw (the repaired one with --before).")
     p.add_argument("--before", default=None, help="The plan before the repair: two panels, moved ops outlined.")
     p.add_argument("--disruption", default=None, help="Shade its downtime and mark its reveal time.")

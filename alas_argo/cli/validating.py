@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from alas_argo.benchmarks.validator import benchmark_validator
-from alas_argo.cli.app import Commands, print_json, read_json_file
+from alas_argo.cli.app import Commands, add_instance_argument, print_json, read_json_file
 from alas_argo.cli.flag_values import MAX_REPEATS, whole
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
@@ -187,7 +187,7 @@ def register(commands: Commands) -> None:
         "With --disruption and --baseline (the plan in force before it), started operations must keep "
         "their start (unless a breakdown interrupted them), nothing new may start before the reveal time, "
         "and nothing may run during a downtime. Without --baseline, the frozen checks are skipped.")
-    p.add_argument("--instance", required=True, metavar="I", help="bundled instance name or instance file")
+    add_instance_argument(p, help="bundled instance name or instance file", metavar="I")
     p.add_argument("--schedule", required=True, metavar="S", help="schedule JSON file (docs/contracts.md)")
     p.add_argument("--disruption", metavar="D", help="disruption JSON file")
     p.add_argument("--baseline", metavar="B", help="schedule JSON file of the plan in force before D")
