@@ -3,6 +3,7 @@ server standing in for the controller."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -95,8 +96,16 @@ class Controller(BaseHTTPRequestHandler):
 @pytest.fixture
 def controller() -> Iterator[str]:
     Controller.replies, Controller.seen = [], []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Controller)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    with serving(Controller) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` on a loopback port for the block: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    # A short poll, so that shutdown() does not wait the default half second after each test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -13,7 +13,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from alas_argo.operator import (
     connect,
     post_disruption,
 )
-from tests.operators.test_running import MemoryApi, cr
+from tests.operators.test_running import MemoryApi, cr, serving
 
 BREAKDOWN = {"kind": "machine_breakdown", "machine": 1, "start": 5, "duration": 3}
 
@@ -211,15 +211,8 @@ class Raw(BaseHTTPRequestHandler):
 @pytest.fixture
 def raw_server() -> Iterator[str]:
     Raw.replies, Raw.seen = [], []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Raw)
-    # A short poll, so that shutdown() does not wait the default half second after each test.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/runs/r1/disruptions"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Raw) as url:
+        yield f"{url}/runs/r1/disruptions"
 
 
 def test_the_post_carries_json_its_key_and_the_token(raw_server: str) -> None:

@@ -111,32 +111,24 @@ def test_a_compensation_fails_with_its_last_error_once_its_attempts_are_spent() 
     assert result.compensated == ["a"]
 
 
-def test_an_error_the_policy_does_not_retry_fails_the_compensation_at_once() -> None:
+@pytest.mark.parametrize(("policy", "error"), [
+    ({"retry": {"maxAttempts": 5}}, ValueError("no such table")),  # an error the policy does not retry
+    (None, TransientError("store down")),  # no policy: one attempt, untimed
+], ids=["not retried", "no policy"])
+def test_a_compensation_fails_at_once_when_its_policy_does_not_retry_the_error(
+        policy: dict[str, Any] | None, error: Exception) -> None:
     calls: list[int] = []
 
     def broken(ctx: NodeContext, inputs: dict[str, Any]) -> None:
         calls.append(ctx.attempt)
-        raise ValueError("no such table")
+        raise error
 
     clock = FakeClock()
     result = Runtime({"write": write, "boom": boom, "undo_b": broken, "undo_a": write}, clock=clock).run(
-        two_writes({"retry": {"maxAttempts": 5}}))
-    assert calls == [1] and clock.sleeps == []
-    assert result.errors["undo_b"] == "WorkflowError: ValueError: no such table (node undo_b)"
-
-
-def test_without_a_policy_a_compensation_is_attempted_once_untimed() -> None:
-    calls: list[int] = []
-
-    def down(ctx: NodeContext, inputs: dict[str, Any]) -> None:
-        calls.append(ctx.attempt)
-        raise TransientError("store down")
-
-    clock = FakeClock()
-    result = Runtime({"write": write, "boom": boom, "undo_b": down, "undo_a": write}, clock=clock).run(
-        two_writes(None))
+        two_writes(policy))
     assert calls == [1] and clock.sleeps == []
     assert result.states["undo_b"] is NodeState.FAILED
+    assert result.errors["undo_b"] == f"WorkflowError: {type(error).__name__}: {error} (node undo_b)"
 
 
 def test_a_compensation_handler_sees_the_run_inputs() -> None:
