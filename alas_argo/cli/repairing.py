@@ -49,8 +49,8 @@ def _positive(value: float, flag: str) -> None:
 
 def _disrupt(args: argparse.Namespace) -> int:
     check_output_file(args.out)
-    if (args.kind is None) == (args.family is None):
-        raise InputError("give exactly one of --kind and --family")
+    if args.kind is not None and args.family is not None:
+        raise InputError("give one of --kind and --family, not both: a family draws the kind too")
     instance = load_instance(args.instance)
     schedule = load_plan_of(args.schedule, instance)
     if args.family is not None:
@@ -60,7 +60,7 @@ def _disrupt(args: argparse.Namespace) -> int:
         machine: int | str | None = args.machine
         if isinstance(machine, str):
             machine = "random" if machine == "random" else _int(machine, "--machine")
-        d = generate_disruption(instance, schedule, args.kind, seed=args.seed,
+        d = generate_disruption(instance, schedule, args.kind or DisruptionKind.BREAKDOWN.value, seed=args.seed,
                                 machine=machine,  # type: ignore[arg-type]
                                 at=args.at, length=args.length, increase=args.increase, share=args.share,
                                 machines=args.machines, increase_max=args.increase_max)
@@ -230,8 +230,8 @@ def register(commands: Commands) -> None:
     add_instance_argument(p, help="Bundled instance name or instance file.")
     p.add_argument("--schedule", required=True, help="The plan in force (schedule JSON).")
     p.add_argument("--kind", default=None, choices=[k.value for k in DisruptionKind],
-                   help="breakdown (a machine stops), shock (operations take longer) or mixed (both); "
-                   "this or --family")
+                   help="breakdown (a machine stops; the default), shock (operations take longer) or mixed "
+                   "(both); or --family instead")
     p.add_argument("--family", default=None, choices=list(FAMILIES),
                    help="Draw every parameter from a disruption family instead (seeded; the flags below are "
                    "ignored): " + "; ".join(f"{f.name}: {f.description}" for f in FAMILIES.values()).replace("%", "%%"))

@@ -114,10 +114,18 @@ def test_disrupt_family_and_several_machines(files: Path, capsys: pytest.Capture
     assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "mixed", "--machines", "2",
                  "--increase", "0.1", "--increase-max", "1.0", "--out", d]) == 0
     assert len(Disruption.model_validate_json(Path(d).read_text()).breakdowns) == 2
-    # Exactly one of --kind and --family: neither, or both, is bad input.
-    assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--out", d]) == 2
+    # Neither --kind nor --family: a breakdown, the same one --kind breakdown draws. Both: bad input, nothing written.
+    capsys.readouterr()
+    assert main(["disrupt", "ft06", "--schedule", s, "--out", d, "--json"]) == 0
+    assert main(["disrupt", "ft06", "--schedule", s, "--kind", "breakdown", "--out", str(files / "b.json")]) == 0
+    assert Path(d).read_bytes() == (files / "b.json").read_bytes()
+    assert len(Disruption.model_validate_json(Path(d).read_text()).breakdowns) == 1
+    Path(d).unlink()
+    capsys.readouterr()
     assert main(["disrupt", "--instance", "ft06", "--schedule", s, "--kind", "shock", "--family", "mixture",
                  "--out", d]) == 2
+    assert "give one of --kind and --family, not both: a family draws the kind too" in capsys.readouterr().err
+    assert not Path(d).exists()
 
 
 def test_gantt_warns_when_the_schedule_names_another_instance(files: Path,
