@@ -107,7 +107,9 @@ class Operator:
     def reconcile_once(self) -> list[Action]:
         """One pass over every PlanRun and Disruption; returns the actions applied."""
         done: list[Action] = []
-        workflows = {w["metadata"]["name"]: w for w in self._list(*ARGO, label_selector=PLANRUN_LABEL)}
+        # A workflow the API returned without a name cannot be any PlanRun's: left out, not the end of the pass.
+        workflows = {name: w for w in self._list(*ARGO, label_selector=PLANRUN_LABEL)
+                     if isinstance(name := (w.get("metadata") or {}).get("name"), str)}
         planruns: dict[str, Resource] = {}
         for obj in self._list(GROUP, VERSION, PLANRUN_PLURAL):
             if (resource := self._read(obj)) is None:

@@ -354,6 +354,7 @@ def test_a_malformed_object_is_skipped_and_counted_and_the_others_are_reconciled
     """One object the API returns malformed (a generation that is no number), or whose reconciling raises,
     must not end the pass for the others (it used to: the read was outside the per-object handling)."""
     api = MemoryApi()
+    api.objects["argoproj.io", "workflows"] = {"nameless": {"metadata": {"labels": {"alas.dev/planrun": "x"}}}}
     bad = cr("PlanRun", "a-bad", {"instance": "ta01"})
     bad["metadata"]["generation"] = "many"
     api.put("alas.dev", "planruns", bad)
