@@ -9,6 +9,7 @@ no rendered template runs them, so a template rendered before the single definit
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -18,6 +19,7 @@ from alas_argo.log import Event, EventType
 from alas_argo.metrics import PolicyEvent, RunOutcome, count_policy_event, count_run_outcome
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.pipeline.stepping import PIPELINE_STEPS
+from alas_argo.runtime.policies import primary_error_name
 from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -40,8 +42,9 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
     it committed nothing here or was compensated already (by the exit handler or a compensation step)."""
     scope = ctx.input.scope
     # "node": what images before the one wording wrote (a log they started may be compensated by a newer one).
+    # A finished compensation is done; one recorded as failed (ok false) is tried again by a retried pod.
     if any(e.type is EventType.COMPENSATION_FINISHED and e.payload.get("compensates", e.payload.get("node")) == node
-           and e.payload.get("scope") == scope for e in events):
+           and e.payload.get("scope") == scope and e.payload.get("ok") is not False for e in events):
         return None
     done = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id == node
             and e.payload.get("scope") == scope]
@@ -52,7 +55,14 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
         raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
     # The payloads are the local saga's (alas_argo.runtime.saga), plus the workflow object (scope).
     ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"compensates": node, "scope": scope})
-    result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"], node=str(comp["node"]))
+    try:
+        result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"], node=str(comp["node"]))
+    except Exception as e:
+        with contextlib.suppress(Exception):  # recorded where the log answers; the error is what the step reports
+            ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
+                           payload={"compensates": node, "ok": False, "error": f"{primary_error_name(e)}: {e}",
+                                    "scope": scope})
+        raise
     ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
                    payload={"compensates": node, "ok": True, "result": result, "scope": scope})
     return {"node": node, **result}
@@ -74,11 +84,25 @@ def _compensate_all(ctx: StepContext) -> list[dict[str, Any]]:
     events = ctx.log.events()
     committed = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id in ctx.input.compensations
                  and e.payload.get("scope") == ctx.input.scope]
-    out = []
-    for node in dict.fromkeys(str(e.node_id) for e in reversed(committed)):
-        result = _compensate_node(ctx, events, node, ctx.input.compensations[node])
+    return _undo_each(ctx, events, [(node, ctx.input.compensations[node])
+                                    for node in dict.fromkeys(str(e.node_id) for e in reversed(committed))])
+
+
+def _undo_each(ctx: StepContext, events: list[Event], undo: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Compensate each ``(node, compensation)`` in order. As the local saga does, a failing compensation is
+    recorded and the rest still run; the first failure is then raised, so the step fails (and a transient one is
+    retried: what finished is not undone twice)."""
+    out, failures = [], []
+    for node, comp in undo:
+        try:
+            result = _compensate_node(ctx, events, node, comp)
+        except Exception as e:
+            failures.append(e)
+            continue
         if result is not None:
             out.append(result)
+    if failures:
+        raise failures[0]
     return out
 
 
@@ -88,8 +112,8 @@ def compensation_step(ctx: StepContext) -> StepOutput:
     and this step share the log's compensation records)."""
     events = ctx.log.events()
     comp = {"node": ctx.input.node, "role": ctx.input.kind}
-    out = [r for node in reversed(ctx.input.compensates) if (r := _compensate_node(ctx, events, node, comp))]
-    return StepOutput({"compensated": out})
+    undo = [(node, comp) for node in reversed(ctx.input.compensates)]
+    return StepOutput({"compensated": _undo_each(ctx, events, undo)})
 
 
 def bench_plan(ctx: StepContext) -> StepOutput:

@@ -114,6 +114,45 @@ def test_loop_guard_trips_and_is_logged(tmp_path: Path) -> None:
     assert out.doc == {"valid": True} and out.params == {"extra": "x", "key": output_key("wf", "ok")}
 
 
+def test_a_failing_compensation_is_recorded_the_others_still_run_and_a_retry_does_only_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the local saga: the exit handler goes on past a compensation that fails (recorded ok false), then fails
+    with its error; the pod's retry undoes only what is still committed."""
+    import alas_argo.step_handlers as step_handlers
+    from alas_argo.errors import TransientError
+
+    store = FsStore(tmp_path)
+    log = ExecutionLog(store, "r4")
+    plan = dispatch(get_instance("ft06")).to_json()
+    for node in ("commit-a", "commit-b"):
+        version = log.commit_plan(plan, node_id=node, reason=node)
+        key = output_key("wf", node)
+        log.idempotency_put(key, {"doc": {"version": version}, "params": {}})
+        log.append(EventType.NODE_SUCCEEDED, node_id=node, payload={"key": key, "scope": "wf"})
+    calls: list[str] = []
+
+    def flaky(ctx: StepContext, committed: dict[str, object], *, node: str) -> dict[str, object]:
+        calls.append(node)
+        if len(calls) == 1:
+            raise TransientError("store busy")
+        return step_handlers.retract(ctx, committed, node=node)
+
+    monkeypatch.setitem(step_handlers.COMPENSATORS, "flaky", flaky)
+    comps = {"commit-a": {"node": "undo-a", "role": "retract", "params": {}},
+             "commit-b": {"node": "undo-b", "role": "flaky", "params": {}}}
+    inp = StepInput(kind="compensate", node="compensate", run_id="r4", scope="wf", compensations=comps,
+                    status="Failed")
+    with pytest.raises(TransientError, match="store busy"):
+        run_step(inp, store)
+    assert log.retracted() == [1]  # commit-b's undo failed, commit-a's still ran
+    done = [(e.payload["compensates"], e.payload["ok"], e.payload.get("error")) for e in log.events()
+            if e.type is EventType.COMPENSATION_FINISHED]
+    assert done == [("commit-b", False, "TransientError: store busy"), ("commit-a", True, None)]
+    out = run_step(inp.model_copy(update={"node": "compensate-retry"}), store)
+    assert [c["node"] for c in out.doc["compensated"]] == ["commit-b"] and calls == ["undo-b", "undo-b"]
+    assert sorted(log.retracted()) == [1, 2] and log.current_plan() is None
+
+
 def test_compensate_reverses_committed_steps_once(tmp_path: Path) -> None:
     store = FsStore(tmp_path)
     log = ExecutionLog(store, "r3")
