@@ -145,12 +145,43 @@ def test_a_failing_compensation_is_recorded_the_others_still_run_and_a_retry_doe
     with pytest.raises(TransientError, match="store busy"):
         run_step(inp, store)
     assert log.retracted() == [1]  # commit-b's undo failed, commit-a's still ran
-    done = [(e.payload["compensates"], e.payload["ok"], e.payload.get("error")) for e in log.events()
-            if e.type is EventType.COMPENSATION_FINISHED]
-    assert done == [("commit-b", False, "TransientError: store busy"), ("commit-a", True, None)]
+    done = [(e.node_id, e.payload["compensates"], e.payload["ok"], e.payload.get("error"), e.payload["scope"])
+            for e in log.events() if e.type is EventType.COMPENSATION_FINISHED]
+    assert done == [("undo-b", "commit-b", False, "TransientError: store busy", "wf"),
+                    ("undo-a", "commit-a", True, None, "wf")]
     out = run_step(inp.model_copy(update={"node": "compensate-retry"}), store)
     assert [c["node"] for c in out.doc["compensated"]] == ["commit-b"] and calls == ["undo-b", "undo-b"]
     assert sorted(log.retracted()) == [1, 2] and log.current_plan() is None
+
+
+def test_a_failed_compensation_the_log_cannot_record_still_fails_with_its_own_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import alas_argo.step_handlers as step_handlers
+    from alas_argo.errors import StoreUnavailable, TransientError
+
+    store = FsStore(tmp_path)
+    log = ExecutionLog(store, "r5")
+    version = log.commit_plan(dispatch(get_instance("ft06")).to_json(), node_id="commit-a", reason="a")
+    log.idempotency_put(output_key("wf", "commit-a"), {"doc": {"version": version}, "params": {}})
+    log.append(EventType.NODE_SUCCEEDED, node_id="commit-a", payload={"key": output_key("wf", "commit-a"),
+                                                                      "scope": "wf"})
+
+    def broken(ctx: StepContext, committed: dict[str, object], *, node: str) -> dict[str, object]:
+        raise TransientError("store busy")
+
+    real = ExecutionLog.append
+
+    def append(self: ExecutionLog, type: EventType, **kw: object) -> object:
+        if type is EventType.COMPENSATION_FINISHED:
+            raise StoreUnavailable("the store went away too")
+        return real(self, type, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setitem(step_handlers.COMPENSATORS, "broken", broken)
+    monkeypatch.setattr(ExecutionLog, "append", append)
+    inp = StepInput(kind="compensate", node="compensate", run_id="r5", scope="wf", status="Failed",
+                    compensations={"commit-a": {"node": "undo-a", "role": "broken", "params": {}}})
+    with pytest.raises(TransientError, match="store busy"):
+        run_step(inp, store)
 
 
 def test_compensate_reverses_committed_steps_once(tmp_path: Path) -> None:
