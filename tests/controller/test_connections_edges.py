@@ -199,14 +199,18 @@ def test_a_client_gone_before_its_request_is_whole_is_forgotten(serve_front: Cal
     assert served.ask(REQUEST) == ANSWER  # its place (the cap is 1) is free again
 
 
-def test_a_request_not_whole_within_the_deadline_is_closed_unanswered(serve_front: Callable[..., Served]) -> None:
+def test_a_request_not_whole_within_the_deadline_is_closed_unanswered(serve_front: Callable[..., Served],
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
     # The poll interval is far longer than the socket's timeout: the front wakes for the deadline itself.
     served = serve_front(deadline=0.3, poll_interval=60.0)
-    with served.connect() as sock:
+    with caplog.at_level(logging.INFO, logger="alas_argo.controller.connections"), served.connect() as sock:
         sock.sendall(HEAD + b"12")
         assert read_all(sock) == b""
+        client = sock.getsockname()
     until(lambda: served.front.open_connections == 0, "the expired connection dropped")
     assert served.recorder.requests == []
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "alas_argo.controller.connections"] == [
+        (logging.INFO, f"request from {client!r} not complete after 0.3 s: connection closed")]
     assert served.ask(REQUEST) == ANSWER
 
 
@@ -328,6 +332,20 @@ def test_shutting_down_closes_the_waiting_connections(serve_front: Callable[...,
         served.front.close()
         assert read_all(sock) == b""
     assert served.front.open_connections == 0 and served.recorder.requests == []
+
+
+def test_closing_does_not_wait_for_the_requests_being_handled(serve_front: Callable[..., Served]) -> None:
+    served = serve_front()
+    served.recorder.block = True
+    with served.connect() as sock:
+        sock.sendall(REQUEST)
+        assert served.recorder.started.acquire(timeout=30)
+        served.front.shutdown()
+        served.front.close()  # returns with the handler still blocked
+        assert served.front.open_connections == 1
+        served.recorder.release.set()
+        assert read_all(sock) == ANSWER  # the worker still finishes it
+    until(lambda: served.front.open_connections == 0, "the handled connection counted off")
 
 
 def test_a_front_that_never_served_shuts_down_at_once() -> None:
