@@ -189,11 +189,11 @@ def test_a_client_gone_before_its_request_is_whole_is_forgotten(serve_front: Cal
         sock.sendall(HEAD)
         until(lambda: served.buffered() == len(HEAD), "the head buffered")
     until(lambda: served.front.open_connections == 0, "the closed connection dropped")
-    reset = served.connect()
-    reset.sendall(HEAD)
-    until(lambda: served.buffered() == len(HEAD), "the head buffered")
+    reset, head = served.connect(), HEAD.replace(b"Content-Length: 5", b"Content-Length: 4")
+    reset.sendall(head)
+    until(lambda: served.buffered() == len(head), "the head buffered")
     reset.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    reset.close()  # a reset, not an orderly close
+    reset.close()  # a reset, not an orderly close: nothing of it may pass for the 4 bytes of body awaited
     until(lambda: served.front.open_connections == 0, "the reset connection dropped")
     assert served.recorder.requests == []
     assert served.ask(REQUEST) == ANSWER  # its place (the cap is 1) is free again
@@ -274,7 +274,8 @@ def test_the_workers_are_bounded_and_named(serve_front: Callable[..., Served]) -
         first.sendall(REQUEST)
         assert served.recorder.started.acquire(timeout=30)
         second.sendall(REQUEST)
-        until(lambda: served.buffered() == 0 and served.front.open_connections == 2, "the second request queued")
+        # queued: no longer waiting to be whole, and counted with the one being handled
+        until(lambda: not served.front._pending and served.front.open_connections == 2, "the second request queued")
         served.recorder.release.set()
         assert (read_all(first), read_all(second)) == (ANSWER, ANSWER)
     assert served.recorder.workers == ["alas-controller-worker_0"] * 2  # the second waited for the one worker
