@@ -165,6 +165,7 @@ def test_missing_credentials_are_a_refusal_not_an_outage(scripted: Scripted, tmp
     assert not isinstance(refused.value, StoreUnavailable)
     assert refused.value.message == ("checking the bucket: no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and "
                                      "ALAS_STORE__S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+    assert refused.value.where == f"s3://b at {scripted.endpoint}"
     assert scripted.requests == []
 
 
@@ -174,6 +175,7 @@ def test_a_bucket_name_botocore_refuses_is_a_refusal_not_an_outage(scripted: Scr
     assert not isinstance(refused.value, StoreUnavailable)
     assert refused.value.message.startswith('checking the bucket failed: Parameter validation failed:\nInvalid '
                                             'bucket name "alas logs"')
+    assert refused.value.where == f"s3://alas logs at {scripted.endpoint}"
     assert scripted.requests == []
 
 
