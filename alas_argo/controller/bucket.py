@@ -41,9 +41,16 @@ def _client(settings: StoreSettings) -> Any:
 
 def _translate(e: Exception, what: str, where: str) -> StoreError | StoreUnavailable:
     """A botocore failure as the project's error: StoreUnavailable when trying again may help."""
+    import botocore.exceptions as errors
+
     response = getattr(e, "response", None)
-    if response is None:  # no answer at all: connection refused, DNS, timeout
-        return StoreUnavailable(f"{what}: the store did not answer ({type(e).__name__})", where=where)
+    if response is None:
+        if isinstance(e, (errors.HTTPClientError, errors.ConnectionError)):  # no answer: refused, DNS, timeout
+            return StoreUnavailable(f"{what}: the store did not answer ({type(e).__name__})", where=where)
+        if isinstance(e, (errors.NoCredentialsError, errors.PartialCredentialsError)):  # nothing was sent
+            return StoreError(f"{what}: no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and "
+                              "ALAS_STORE__S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", where=where)
+        return StoreError(f"{what} failed: {e}", where=where)  # refused before sending: an invalid bucket name
     code = str(response.get("Error", {}).get("Code", ""))
     status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
     if transient(code, status) or status == 501:  # bucket creation has always retried every 5xx
@@ -59,7 +66,8 @@ def create_bucket(settings: StoreSettings) -> bool:
 
     Raises:
         StoreUnavailable: The store did not answer, or answered a transient error.
-        StoreError: The store refused (credentials, policy, a name taken by someone else).
+        StoreError: The store refused (credentials, policy, a name taken by someone else), or the request
+            could not be made (no credentials set, a bucket name botocore refuses).
     """
     import botocore.exceptions
 

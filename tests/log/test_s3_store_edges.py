@@ -32,11 +32,15 @@ def _error(code: str) -> bytes:
 
 class Scripted:
     """An S3 endpoint on loopback that answers each HTTP method as scripted: ``answers[method]`` is a list of
-    (status, body) used in turn, the last one repeated. Every request is recorded as (method, path)."""
+    (status, body) used in turn, the last one repeated (status 0: the connection is closed unanswered). Every
+    request is recorded as (method, path), its ``Authorization`` header and its body in ``authorizations`` and
+    ``bodies``."""
 
     def __init__(self) -> None:
         self.answers: dict[str, list[tuple[int, bytes]]] = {}
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[str] = []
+        self.bodies: list[bytes] = []
         scripted = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -44,10 +48,14 @@ class Scripted:
             protocol_version = "HTTP/1.1"
 
             def _answer(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                scripted.bodies.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                scripted.authorizations.append(self.headers.get("Authorization", ""))
                 scripted.requests.append((self.command, self.path))
                 queue = scripted.answers.get(self.command, [(500, _error("InternalError"))])
                 status, body = queue.pop(0) if len(queue) > 1 else queue[0]
+                if status == 0:  # the connection closed without an answer
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(body)))
