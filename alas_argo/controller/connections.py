@@ -12,6 +12,7 @@ connections beyond ``max_connections`` are closed at once instead of queueing wi
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import selectors
@@ -19,7 +20,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 __all__ = ["MAX_HEADER_BYTES", "ConnectionFront", "PendingRequest"]
@@ -144,7 +145,7 @@ class ConnectionFront:
             with self._active_lock:
                 del self._pending[conn]
                 self._active += 1
-            self._pool.submit(self._run, pending)
+            self._pool.submit(self._run, pending).add_done_callback(functools.partial(self._dequeued, pending))
 
     def _run(self, pending: PendingRequest) -> None:
         try:
@@ -154,6 +155,14 @@ class ConnectionFront:
         except Exception:  # the handler answers errors itself; this is a bug or a vanished client
             log.info("request from %s ended abnormally", pending.address, exc_info=True)
         finally:
+            _close(pending.sock)
+            with self._active_lock:
+                self._active -= 1
+
+    def _dequeued(self, pending: PendingRequest, future: Future[None]) -> None:
+        """A request :meth:`close` cancelled before a worker took it: its client is told now (the connection
+        closes), not whenever the socket is collected, and it no longer counts as open."""
+        if future.cancelled():
             _close(pending.sock)
             with self._active_lock:
                 self._active -= 1
@@ -176,7 +185,8 @@ class ConnectionFront:
         self._stopped.wait()
 
     def close(self) -> None:
-        """Close every waiting connection and the worker pool (after :meth:`shutdown`)."""
+        """Close every waiting connection and the worker pool (after :meth:`shutdown`): requests a worker holds
+        finish, queued ones are closed unanswered (they never ran)."""
         for conn in list(self._pending):
             self._drop(conn)
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -349,6 +349,26 @@ def test_closing_does_not_wait_for_the_requests_being_handled(serve_front: Calla
     until(lambda: served.front.open_connections == 0, "the handled connection counted off")
 
 
+def test_closing_closes_the_requests_still_queued_unanswered(serve_front: Callable[..., Served]) -> None:
+    """A request queued behind a busy worker never ran: closing the front closes its connection at once (it was
+    left open until the socket was collected) and counts it off; the one being handled still finishes."""
+    served = serve_front(workers=1)
+    served.recorder.block = True
+    with served.connect() as first, served.connect() as second:
+        first.sendall(REQUEST)
+        assert served.recorder.started.acquire(timeout=30)
+        second.sendall(REQUEST)
+        until(lambda: not served.front._pending and served.front.open_connections == 2, "the second request queued")
+        served.front.shutdown()
+        served.front.close()
+        assert read_all(second) == b""  # closed unanswered, without waiting for the first
+        assert served.front.open_connections == 1
+        served.recorder.release.set()
+        assert read_all(first) == ANSWER
+    until(lambda: served.front.open_connections == 0, "the handled connection counted off")
+    assert served.recorder.requests == [REQUEST]
+
+
 def test_a_front_that_never_served_shuts_down_at_once() -> None:
     with socket.create_server(("127.0.0.1", 0)) as listener:
         front = ConnectionFront(listener, Recorder(), deadline=1.0, max_body_bytes=10)
