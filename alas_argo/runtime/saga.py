@@ -91,12 +91,11 @@ class Saga:
         while the error is one the policy retries; the last error is raised."""
         policy = self.workflow.policy_for(comp)
         rng = random.Random(f"{self.seed}:{comp.id}:{node_id}")
-        self.attempts[node_id] = 1
+        attempt = self.attempts[node_id] = 1
         handler = self.handlers.get(comp.role or "")
         if handler is None:
             raise KeyError(comp.role or "")
-        for attempt in range(1, policy.retry.max_attempts + 1):
-            self.attempts[node_id] = attempt
+        while True:
             ctx = NodeContext(node_id=comp.id, role=comp.role or "", attempt=attempt, run_id=self.run_id,
                               workflow=self.workflow.name, plan_version=self.workflow.version,
                               inputs=self.inputs, deps={node_id: output}, params=comp.params, level="compensate",
@@ -104,8 +103,7 @@ class Saga:
             try:
                 return self.dispatcher.call(handler, ctx, {**comp.params, node_id: output}, policy.timeout)
             except Exception as e:
-                if attempt < policy.retry.max_attempts and matches(policy.retry.retry_on, e):
-                    self.clock.sleep(delay(policy.retry.backoff, attempt, rng))
-                    continue
-                raise
-        raise AssertionError("unreachable: max_attempts >= 1")  # pragma: no cover
+                if attempt >= policy.retry.max_attempts or not matches(policy.retry.retry_on, e):
+                    raise
+                self.clock.sleep(delay(policy.retry.backoff, attempt, rng))
+            attempt = self.attempts[node_id] = attempt + 1

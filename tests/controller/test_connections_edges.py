@@ -267,15 +267,22 @@ def test_the_cap_counts_the_requests_being_handled(serve_front: Callable[..., Se
     assert len(served.recorder.requests) == 2
 
 
-def test_the_workers_are_bounded_and_named(serve_front: Callable[..., Served]) -> None:
-    served = serve_front(workers=1)
+@contextlib.contextmanager
+def busy_and_queued(served: Served) -> Iterator[tuple[socket.socket, socket.socket]]:
+    """Two connections to a front of one worker: the first's request with the (blocked) worker, the second's
+    queued behind it (no longer waiting to be whole, and counted with the one being handled)."""
     served.recorder.block = True
     with served.connect() as first, served.connect() as second:
         first.sendall(REQUEST)
         assert served.recorder.started.acquire(timeout=30)
         second.sendall(REQUEST)
-        # queued: no longer waiting to be whole, and counted with the one being handled
         until(lambda: not served.front._pending and served.front.open_connections == 2, "the second request queued")
+        yield first, second
+
+
+def test_the_workers_are_bounded_and_named(serve_front: Callable[..., Served]) -> None:
+    served = serve_front(workers=1)
+    with busy_and_queued(served) as (first, second):
         served.recorder.release.set()
         assert (read_all(first), read_all(second)) == (ANSWER, ANSWER)
     assert served.recorder.workers == ["alas-controller-worker_0"] * 2  # the second waited for the one worker
@@ -353,12 +360,7 @@ def test_closing_closes_the_requests_still_queued_unanswered(serve_front: Callab
     """A request queued behind a busy worker never ran: closing the front closes its connection at once (it was
     left open until the socket was collected) and counts it off; the one being handled still finishes."""
     served = serve_front(workers=1)
-    served.recorder.block = True
-    with served.connect() as first, served.connect() as second:
-        first.sendall(REQUEST)
-        assert served.recorder.started.acquire(timeout=30)
-        second.sendall(REQUEST)
-        until(lambda: not served.front._pending and served.front.open_connections == 2, "the second request queued")
+    with busy_and_queued(served) as (first, second):
         served.front.shutdown()
         served.front.close()
         assert read_all(second) == b""  # closed unanswered, without waiting for the first
