@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from alas_argo.errors import StoreError, StoreUnavailable
-from alas_argo.log.s3_store import transient
+from alas_argo.log.s3_store import answer_text, transient
 from alas_argo.settings import StoreSettings
 
 __all__ = ["create_bucket", "create_bucket_when_reachable"]
@@ -50,12 +50,12 @@ def _translate(e: Exception, what: str, where: str) -> StoreError | StoreUnavail
         if isinstance(e, (errors.NoCredentialsError, errors.PartialCredentialsError)):  # nothing was sent
             return StoreError(f"{what}: no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and "
                               "ALAS_STORE__S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", where=where)
-        return StoreError(f"{what} failed: {e}", where=where)  # refused before sending: an invalid bucket name
+        return StoreError(f"{what} failed: {answer_text(e)}", where=where)  # refused before sending: a bad bucket name
     code = str(response.get("Error", {}).get("Code", ""))
     status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
     if transient(code, status) or status == 501:  # bucket creation has always retried every 5xx
         return StoreUnavailable(f"{what}: the store answered {code or status}", where=where)
-    return StoreError(f"{what} refused ({code or status}): {e}", where=where)
+    return StoreError(f"{what} refused ({code or status}): {answer_text(e)}", where=where)
 
 
 def create_bucket(settings: StoreSettings) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -31,12 +32,19 @@ from alas_argo.log.backend import RecordNotFound, Store, check_key
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
-__all__ = ["S3Store", "transient"]
+__all__ = ["S3Store", "answer_text", "transient"]
 
 T = TypeVar("T")
 
 _TRANSIENT_CODES = {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling",
                     "ConditionalRequestConflict", "RequestTimeTooSkewed", "ClientDisconnected"}
+
+
+def answer_text(e: BaseException | None) -> str:
+    """A botocore error in one line, without botocore's retry count: newer releases (1.44) put "(reached max
+    retries: 0)" into every client error, though the store turns botocore's retries off and retries by itself,
+    saying how often where it matters."""
+    return re.sub(r" \(reached max retries: \d+\)", "", str(e))
 
 
 def transient(code: str, status: int) -> bool:
@@ -179,9 +187,9 @@ class S3Store(Store):
                 raise StoreError("no S3 credentials: set ALAS_STORE__S3_ACCESS_KEY and ALAS_STORE__S3_SECRET_KEY "
                                  "(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", where=self.location) from e
             except e_mod.BotoCoreError as e:  # a bad endpoint URL, an unsigned request: retrying cannot help
-                raise StoreError(f"S3 {what} failed: {e}", where=self.endpoint or "s3") from e
+                raise StoreError(f"S3 {what} failed: {answer_text(e)}", where=self.endpoint or "s3") from e
         raise StoreUnavailable(
-            f"S3 {what} failed after {self.max_retries + 1} attempts: {last}",
+            f"S3 {what} failed after {self.max_retries + 1} attempts: {answer_text(last)}",
             where=self.endpoint or "s3") from last
 
     def _drop_connections(self) -> None:
@@ -207,7 +215,7 @@ class S3Store(Store):
             return StoreError(f"S3 {what} answered 404 without S3's NoSuchKey ({code or 'no code'}): is "
                               f"{self.endpoint or 'the endpoint'} an S3 service, and does the bucket exist there?",
                               where=f"{self.location}/{key}")
-        return StoreError(f"S3 {what} refused ({code or status}): {e}", where=f"{self.location}/{key}")
+        return StoreError(f"S3 {what} refused ({code or status}): {answer_text(e)}", where=f"{self.location}/{key}")
 
     # -- the interface -----------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from alas_argo import scrubbing
 from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log import s3_store
 from alas_argo.log.backend import RecordNotFound
-from alas_argo.log.s3_store import S3Store, transient
+from alas_argo.log.s3_store import S3Store, answer_text, transient
 from alas_argo.scrubbing import scrub_text
 from alas_argo.settings import load_settings
 from tests.s3server import free_port
@@ -356,3 +356,15 @@ def test_a_bucket_name_s3_cannot_take_is_a_store_error_and_nothing_is_sent(scrip
     assert not isinstance(info.value, StoreUnavailable) and info.value.where == scripted.endpoint
     assert info.value.message.startswith("S3 put failed: Parameter validation failed:")
     assert "Invalid bucket name" in info.value.message and scripted.requests == []
+
+
+def test_an_answer_reads_the_same_whatever_botocore_says_of_its_own_retries() -> None:
+    # botocore 1.44 puts "(reached max retries: 0)" into a client error whose metadata says the attempts ran out,
+    # as they do at once with its retries off; the store retries by itself, so the note would only mislead,
+    # and the messages would differ between botocore releases (7 tests failed on a fresh install before).
+    from botocore.exceptions import ClientError
+
+    e = ClientError({"Error": {"Code": "AccessDenied", "Message": "scripted"},
+                     "ResponseMetadata": {"MaxAttemptsReached": True, "RetryAttempts": 0}}, "PutObject")
+    assert answer_text(e) == "An error occurred (AccessDenied) when calling the PutObject operation: scripted"
+    assert answer_text(None) == "None"
