@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from alas_argo import metrics
-from alas_argo.errors import AlasError, InputError, StoreError
+from alas_argo.errors import AlasError, InputError, TransientError
 from alas_argo.json_limits import load_json
 from alas_argo.log.store import RecordNotFound, Store
 
@@ -108,33 +108,48 @@ class MetricsInbox:
         self.store, self.lookback, self._clock = store, lookback, clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._seen: set[str] = set()
+        # Reports this replica claimed and could not read yet (the store did not answer): no other replica will.
+        self._claimed: set[str] = set()
 
     def poll(self) -> int:
         """Fold every report of the window that no replica claimed before; return how many this call folded.
 
         Raises:
-            StoreError: The store refused or did not answer (the next poll tries again).
+            StoreError: The store refused (the next poll tries again).
+            StoreUnavailable: The store did not answer (the next poll tries again, and reads a report this
+                replica claimed but could not read).
         """
-        start = f"{OUTBOX}{_stamp(self._clock() - self.lookback)}"
+        now = self._clock()
+        start = f"{OUTBOX}{_stamp(now - self.lookback)}"
         folded = 0
         for key in self.store.list(prefix=OUTBOX, start_after=start):
             if key in self._seen:
                 continue
             name = key[len(OUTBOX):]
-            if not self.store.put_if_absent(key=CLAIMS + name, data=self.owner.encode()):
+            if key not in self._claimed and not self.store.put_if_absent(key=CLAIMS + name,
+                                                                         data=self.owner.encode()):
                 self._seen.add(key)  # another replica's
                 continue
-            self._seen.add(key)
+            self._claimed.add(key)
             try:
                 points = read_report(self.store.get(key=key), where=f"{self.store.location}/{key}")
+            except TransientError:
+                raise  # still claimed by this replica: read on the next poll
             except RecordNotFound:
-                continue
+                points = None
             except AlasError as e:
                 log.warning("metrics report skipped: %s", e)
-                continue
-            metrics.fold_samples(points)
-            folded += 1
-        self._seen = {k for k in self._seen if k > start}
+                points = None
+            self._seen.add(key)
+            self._claimed.discard(key)
+            if points is not None:
+                metrics.fold_samples(points)
+                folded += 1
+        # Remembered for one more window: a clock stepped back lists them again, and S3 takes this replica's own
+        # claim (the same bytes) for a new one.
+        kept = f"{OUTBOX}{_stamp(now - 2 * self.lookback)}"
+        self._seen = {k for k in self._seen if k > kept}
+        self._claimed = {k for k in self._claimed if k > start}
         return folded
 
     def run(self, stop: threading.Event, *, interval: float = 5.0) -> None:
@@ -142,5 +157,5 @@ class MetricsInbox:
         while not stop.wait(interval):
             try:
                 self.poll()
-            except StoreError as e:
+            except AlasError as e:  # any of the store's errors: the thread lives as long as the controller
                 log.warning("metrics reports not read this time: %s", e)

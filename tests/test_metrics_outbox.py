@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -42,13 +43,16 @@ def test_a_report_holds_what_grew_since_the_last_one(tmp_path: Path) -> None:
     assert write_report(store, source="test") is None  # nothing grew
     metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
     metrics.count_run_outcome(metrics.RunOutcome.COMPENSATED)
-    metrics.observe_log_append("outbox-test", 0.003)  # a backend no other test uses: its series are new here
+    # A backend nothing else uses, new on every run (mutmut runs a test more than once in one process): its
+    # series are new here.
+    fresh = f"outbox-{uuid.uuid4().hex[:8]}"
+    metrics.observe_log_append(fresh, 0.003)
     key = write_report(store, source="test")
     assert key is not None and key.startswith(OUTBOX)
     got = report_of(store, key)
     compensated = ("alas_runs_total", (("outcome", "compensated"),))
     assert got.pop(compensated) == 2.0
-    backend = ("backend", "outbox-test")
+    backend = ("backend", fresh)
     # A sum is a float difference of two running totals.
     assert got.pop(("alas_log_append_duration_seconds_sum", (backend,))) == pytest.approx(0.003)
     expected: Report = {
