@@ -6,8 +6,9 @@ million times. Every parser of the project reads through :func:`load_json` (or c
 with :func:`check_document`), so each of those becomes one :class:`~alas_argo.errors.InputError` naming the
 place, and nothing downstream meets a value no real document holds: no schedule is 64 levels deep, no time
 has 19 digits. Short texts whose readers word their own error around ``json.JSONDecodeError`` (workflow
-parameters, step flags, an endpoint's answer) are read through :func:`loads`, so nesting too deep to decode is
-one more malformed text for them, not a RecursionError that escapes as a crash.
+parameters, step flags, an endpoint's answer) are read through :func:`loads`, so nesting too deep to decode, or
+an integer too long for ``int``, is one more malformed text for them, not a RecursionError or ValueError that
+escapes as a crash.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def _position(text: str, token: str, where: str) -> str:
     search can tell (the decoder's hooks are not told where they are)."""
     for match in itertools.islice(re.finditer(re.escape(token), text), 50):  # bounded: this is the error path
         before = text[: match.start()]
-        if before.count('"') % 2 == 0 and not (before[-1:].isdigit() or before[-1:] in ".-eE+"):
+        # Not inside a longer number (`in` on the last character would skip a token opening the text: "" is in
+        # every string).
+        if before.count('"') % 2 == 0 and not (before[-1:].isdigit() or before.endswith(tuple(".-eE+"))):
             line = before.count("\n") + 1
             return f"{where} line {line} column {match.start() - before.rfind(chr(10))}"
     return where
@@ -97,12 +100,17 @@ def load_json(data: str | bytes, *, where: str) -> Any:
 
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads``, with nesting too deep for Python to decode raised as the ``json.JSONDecodeError`` its
-    callers already catch (``e.msg`` says why)."""
+    """``json.loads``, with nesting too deep for Python to decode and an integer too long for ``int`` raised as
+    the ``json.JSONDecodeError`` its callers already catch (``e.msg`` says why)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deep to decode", str(text)[:1], 0) from None
+    except ValueError as e:
+        if isinstance(e, json.JSONDecodeError | UnicodeDecodeError):
+            raise
+        # int() refuses more than 4,300 digits (sys.get_int_max_str_digits) with a bare ValueError.
+        raise json.JSONDecodeError("integer too long to decode", str(text)[:1], 0) from None
 
 
 def check_document(doc: Any, *, where: str) -> None:

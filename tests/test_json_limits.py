@@ -81,7 +81,7 @@ def test_load_json_limits() -> None:
     with pytest.raises(InputError, match=f"nested more than {MAX_DEPTH}"):
         load_json("[" + nested + "]", where="x")
     for text in ("1e999", "-Infinity", "9" * 19):
-        with pytest.raises(InputError, match="x: invalid JSON"):
+        with pytest.raises(InputError, match="x line 1 column 1: invalid JSON"):
             load_json(text, where="x")
     with pytest.raises(InputError, match="not UTF-8"):
         load_json(b"\xff{}", where="x")

@@ -54,7 +54,7 @@ def _decode_all(text: str, opener: str) -> list[tuple[Any, int]]:
     while 0 <= i < len(text):
         try:
             value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, and int()'s bare ValueError on an integer past 4,300 digits
             i = text.find(opener, i + 1)
             continue
         except RecursionError:

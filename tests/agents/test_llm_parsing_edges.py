@@ -167,3 +167,15 @@ def test_nesting_just_under_the_recursion_limit_is_read_or_refused_never_a_crash
             assert parsed.operations == proposed(OPS[0]), depth
         else:
             assert parsed.operations == [] and "operation #0 is not an object: dropped" in parsed.notes, depth
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1" * 5000, "the model answered in prose without any JSON"),
+    ('{"operations": [{"job": 1, "step": 0, "machine": 0, "start": ' + "3" * 5000 + ', "end": 5}]}',
+     "the model's answer holds no complete JSON (truncated or malformed)"),
+])
+def test_an_integer_too_long_for_int_is_malformed_json_not_a_crash(text: str, message: str) -> None:
+    """int() refuses more than 4,300 digits with a bare ValueError: it escaped the parser as a traceback."""
+    with pytest.raises(ParseError) as caught:
+        parse_answer(text, job=1)
+    assert caught.value.message == message
