@@ -127,21 +127,24 @@ class Settings(BaseSettings):
     controller: ControllerSettings = Field(default_factory=ControllerSettings, description="Repair service.")
 
 
+#: The ecosystem's conventional variables, by the settings field each stands for.
+_CONVENTIONAL = {
+    ("llm", "base_url"): "OPENAI_BASE_URL",
+    ("llm", "api_key"): "OPENAI_API_KEY",
+    ("store", "s3_access_key"): "AWS_ACCESS_KEY_ID",
+    ("store", "s3_secret_key"): "AWS_SECRET_ACCESS_KEY",
+    ("store", "s3_region"): "AWS_DEFAULT_REGION",
+    ("argo", "host"): "ARGO_SERVER",
+    ("argo", "token"): "ARGO_TOKEN",
+    ("argo", "namespace"): "ARGO_NAMESPACE",
+    ("argo", "secure"): "ARGO_SECURE",
+}
+
+
 def _conventional_env() -> dict[str, dict[str, Any]]:
     """Map the ecosystem's conventional variables onto settings fields."""
-    pairs = {
-        ("llm", "base_url"): "OPENAI_BASE_URL",
-        ("llm", "api_key"): "OPENAI_API_KEY",
-        ("store", "s3_access_key"): "AWS_ACCESS_KEY_ID",
-        ("store", "s3_secret_key"): "AWS_SECRET_ACCESS_KEY",
-        ("store", "s3_region"): "AWS_DEFAULT_REGION",
-        ("argo", "host"): "ARGO_SERVER",
-        ("argo", "token"): "ARGO_TOKEN",
-        ("argo", "namespace"): "ARGO_NAMESPACE",
-        ("argo", "secure"): "ARGO_SECURE",
-    }
     found: dict[str, dict[str, Any]] = {}
-    for (group, field), var in pairs.items():
+    for (group, field), var in _CONVENTIONAL.items():
         if os.environ.get(var):
             found.setdefault(group, {})[field] = os.environ[var]
     return found
@@ -155,27 +158,37 @@ def load_settings(**overrides: dict[str, Any]) -> Settings:
             ``None`` values are ignored so that unset flags do not clobber the environment.
     """
     try:
-        return _load(overrides)
+        base = Settings()  # the ALAS_* variables alone: a bad one is named whatever the flags say
+    except ValidationError as e:
+        where, message = first_error(e)
+        # The value is left out: it may be a secret.
+        raise InputError(f"invalid setting {where}: {message}", where=_variable(where)) from None
+    try:
+        return _load(base, overrides)
     except ValidationError as e:
         where, message = first_error(e)
         group, _, field = where.partition(".")
         # A value given as a flag wins over the environment: name the flag's side, not a variable never set.
         if (overrides.get(group) or {}).get(field) is not None:
             raise InputError(f"invalid setting {where}: {message}", where="command line") from None
-        var = "ALAS_" + where.upper().replace(".", "__")
-        # The value is left out: it may be a secret.
+        # Else the value came from a conventional variable (ALAS_* values were valid above).
+        var = _CONVENTIONAL.get((group, field)) or _variable(where)
         raise InputError(f"invalid setting {where}: {message}", where=var) from None
 
 
-def _load(overrides: dict[str, dict[str, Any]]) -> Settings:
-    base = Settings()
+def _variable(where: str) -> str:
+    """The ``ALAS_*`` variable of a dotted setting, ``store.kind`` -> ``ALAS_STORE__KIND``."""
+    return "ALAS_" + where.upper().replace(".", "__")
+
+
+def _load(base: Settings, overrides: dict[str, dict[str, Any]]) -> Settings:
     merged: dict[str, Any] = {}
     conventional = _conventional_env()
     for group in Settings.model_fields:
         current = getattr(base, group).model_dump()
-        defaults = type(getattr(base, group))().model_dump()
+        given = getattr(base, group).model_fields_set  # the fields an ALAS_* variable set, to any value
         for field, value in conventional.get(group, {}).items():
-            if current[field] == defaults[field]:  # ALAS_* wins over the conventional name
+            if field not in given:  # ALAS_* wins over the conventional name, even when it says the default
                 current[field] = value
         for field, value in (overrides.get(group) or {}).items():
             if value is not None:
