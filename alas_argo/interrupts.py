@@ -180,10 +180,11 @@ def handling_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if not _restopper:
+    # None started yet, or this process was forked from one that started it (a thread does not survive a fork).
+    if not any(t.is_alive() for t in _restopper):
         thread = threading.Thread(target=_restop_loop, name="alas-restop", daemon=True)
         thread.start()
-        _restopper.append(thread)
+        _restopper[:] = [thread]
     previous = {s: signal.signal(s, _handler) for s in _SIGNALS}
     try:
         yield
