@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from alas_argo import json_limits
 from alas_argo.bounds import MAX_WAIT_SECONDS
-from alas_argo.errors import AlasError, InputError
+from alas_argo.errors import AlasError, InputError, first_error
+from alas_argo.ir.condition import Condition
 from alas_argo.log import ExecutionLog, Store
+from alas_argo.runtime.policies import evaluate
 
 __all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "map_item_keys", "output_key"]
 
@@ -56,6 +58,19 @@ class StepInput(BaseModel):
                                           "role.")
     rung: str | None = Field(None, description="The ladder's level this step runs as its own task (patch, replan): "
                              "it climbs to that level only, because the level below failed.")
+
+    @field_validator("loop_until")
+    @classmethod
+    def _a_condition(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Checked before the handler runs: a malformed condition found after the first iteration would have let
+        # that iteration's writes happen first.
+        if value is not None:
+            try:
+                Condition.model_validate(value)
+            except ValidationError as e:
+                loc, msg = first_error(e)
+                raise ValueError(f"{loc}: {msg}" if loc else msg) from None
+        return value
 
 
 @dataclass
@@ -187,15 +202,17 @@ Handler = Callable[[StepContext], StepOutput]
 
 
 def holds(cond: dict[str, Any], doc: dict[str, Any]) -> bool:
-    """An IR condition (path rooted at ``output``) on a step's output."""
-    value: Any = {"output": doc}
-    for part in str(cond["path"]).split("."):
-        if not isinstance(value, dict) or part not in value:
-            return bool(cond.get("negate"))  # a missing path is false for every op, exists included
-        value = value[part]
-    op, rhs = cond.get("op", "eq"), cond.get("value")
-    ops: dict[str, Callable[[], bool]] = {
-        "eq": lambda: value == rhs, "ne": lambda: value != rhs, "lt": lambda: value < rhs,
-        "le": lambda: value <= rhs, "gt": lambda: value > rhs, "ge": lambda: value >= rhs,
-        "in": lambda: value in (rhs or []), "exists": lambda: True, "truthy": lambda: bool(value)}
-    return ops[op]() != bool(cond.get("negate"))
+    """An IR condition (JSON form, path rooted at ``output``) on a step's output, decided as the local runtime
+    decides it (:func:`alas_argo.runtime.policies.evaluate`), so a loop or a choice takes the same turn on every
+    engine: a missing path and incomparable values (``None < 3``) are false, ``in`` needs a list, and a path
+    may index a list.
+
+    Raises:
+        InputError: ``cond`` is not an IR condition.
+    """
+    try:
+        condition = Condition.model_validate(cond)
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        raise InputError(msg, where=f"condition {loc}".strip()) from None
+    return evaluate(condition, {"output": doc})

@@ -160,16 +160,15 @@ def choose(ctx: StepContext) -> StepOutput:
     """A choice node: the first branch whose condition holds on the dependency outputs (or run inputs)."""
     spec = ctx.input.choices or {}
 
-    def value(path: str) -> Any:
-        root, *rest = path.split(".")
+    def decided(cond: dict[str, Any]) -> bool:
+        # The rest of the path is resolved by `holds` (the runtime's own resolution): a missing key is missing,
+        # not a null, so `exists` and `eq null` take the turn the local runtime takes.
+        root, _, rest = str(cond.get("path", "")).partition(".")
         doc: Any = dict(ctx.input.run_inputs) if root == "inputs" else ctx.dep(root)["doc"]
-        for part in rest:
-            doc = doc.get(part) if isinstance(doc, dict) else None
-        return doc
+        return holds({**cond, "path": f"output.{rest}" if rest else "output"}, doc)
 
     for branch in spec.get("choices", []):
-        cond = branch["when"]
-        if holds({**cond, "path": "output.v"}, {"v": value(cond["path"])}):
+        if decided(branch["when"]):
             return StepOutput({"branch": branch["next"]}, {"branch": branch["next"]})
     taken = spec.get("default") or ""
     return StepOutput({"branch": taken or None}, {"branch": taken})

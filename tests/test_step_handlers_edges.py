@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from alas_argo.errors import InputError
+from alas_argo.ir import Condition
 from alas_argo.log import Event, EventType, ExecutionLog, FsStore
 from alas_argo.metrics import REGISTRY
+from alas_argo.runtime.policies import evaluate
 from alas_argo.steps import StepInput, StepOutput, output_key, run_step
 
 PLAN = {"instance": "t", "makespan": 3, "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]}
@@ -231,13 +233,30 @@ def test_choose_records_the_branch_it_takes(counted: tuple[FsStore, str]) -> Non
     assert (out.doc, out.params["branch"]) == ({"branch": "big"}, "big")
 
 
-def test_a_path_through_a_value_that_is_not_an_object_reads_as_missing(counted: tuple[FsStore, str]) -> None:
-    store, key = counted
-    spec = {"choices": [{"when": {"path": "count.n.deeper", "op": "eq", "value": None}, "next": "none"}],
-            "default": "small"}
+@pytest.mark.parametrize("when", [
+    {"path": "count.n.deeper", "op": "eq", "value": None},  # through a number: missing, not null
+    {"path": "count.gone", "op": "eq", "value": None},
+    {"path": "count.gone", "op": "exists"},
+    {"path": "count.gone", "op": "exists", "negate": True},
+    {"path": "count.n", "op": "exists"},
+    {"path": "count", "op": "truthy"},
+    {"path": "count.xs.1", "op": "eq", "value": "b"},  # a list index, as the runtime reads it
+    {"path": "count.xs.2", "op": "exists"},
+    {"path": "inputs.instance", "op": "eq", "value": "ft06"},
+    {"path": "inputs.gone", "op": "exists"},
+])
+def test_choose_takes_the_turn_the_local_runtime_takes(tmp_path: Path, when: dict[str, Any]) -> None:
+    # The local runtime decides a choice with `evaluate` over the run's inputs and the nodes' outputs; the Argo
+    # step must take the same branch on the same documents (it read a missing key as null before).
+    store = FsStore(tmp_path)
+    key = output_key("wf", "count")
+    doc = {"n": 5, "xs": ["a", "b"]}
+    ExecutionLog(store, "r").idempotency_put(key, {"doc": doc, "params": {}})
+    spec = {"choices": [{"when": when, "next": "yes"}], "default": "no"}
     out = run_step(StepInput(kind="choose", node="route", run_id="r", scope="wf", choices=spec,
-                             inputs={"count": key}), store)
-    assert out.doc == {"branch": "none"}
+                             inputs={"count": key}, run_inputs={"instance": "ft06"}), store)
+    local = evaluate(Condition.model_validate(when), {"inputs": {"instance": "ft06"}, "count": doc})
+    assert out.doc == {"branch": "yes" if local else "no"}
 
 
 @pytest.mark.parametrize(("spec", "doc", "param"), [

@@ -7,15 +7,21 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from alas_argo import json_limits
 from alas_argo.cli.app import Commands
-from alas_argo.errors import AlasError, InputError, TransientError
+from alas_argo.errors import AlasError, InputError, TransientError, first_error
 from alas_argo.settings import load_settings
 
 if TYPE_CHECKING:
     from alas_argo.log import Store
 
 __all__ = ["register"]
+
+
+#: StepInput fields whose flag is not the field's name.
+_FLAGS = {"run_inputs": "run-input", "inputs": "input"}
 
 
 def _json(text: str | None, what: str, default: Any) -> Any:
@@ -47,19 +53,27 @@ def _step(args: argparse.Namespace) -> int:
     scope = args.scope or args.run_id
     # A repair ladder's output is recorded under its node by whichever rung succeeded: exactly one exists.
     inputs.update({node: output_key(scope, node) for node in args.recorded})
-    inp = StepInput(
+    # Validated from a mapping, so the bounds and the numbers' text are pydantic's to check: a bad value is one line
+    # naming its flag (exit 2), not a traceback.
+    fields = dict(
         kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=scope,
         params=_json(args.params, "params", {}), run_inputs=_pairs(args.run_input, "run-input"), inputs=inputs,
         mapped=_pairs(args.mapped, "mapped"),
         candidates=[c for c in (args.candidates or "").split(",") if c],
         item=None if args.item is None else item_value(args.item),
-        loop_until=_json(args.loop_until, "loop-until", None), max_iters=int(args.max_iters or 1),
-        loop_deadline=float(args.loop_deadline.rstrip("s")) if args.loop_deadline else None,
+        loop_until=_json(args.loop_until, "loop-until", None), max_iters=args.max_iters or 1,
+        loop_deadline=args.loop_deadline.rstrip("s") if args.loop_deadline else None,
         choices=_json(args.choices, "choices", None), branches=[b for b in (args.branches or "").split(",") if b],
         compensations=_json(args.compensations, "compensations", {}), status=args.status,
         compensates=[c for c in (args.compensates or "").split(",") if c],
         idempotency_key=args.idempotency_key, output_contract=_json(args.output_contract, "output-contract", None),
         repair=_json(args.repair, "repair", None), rung=args.rung)
+    try:
+        inp = StepInput.model_validate(fields)
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        name = loc.split(".")[0]
+        raise InputError(msg, where=f"--{_FLAGS.get(name, name.replace('_', '-'))}") from None
     settings = load_settings(store={"kind": args.store, "root": args.root})
     store = open_store(settings)
     try:
