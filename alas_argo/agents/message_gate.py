@@ -7,8 +7,9 @@ independent validator's business — and takes one of SagaLLM's three actions:
   a step missing or given twice). It is not delivered; the agent is asked again once with the reasons as
   feedback, and a second rejection counts as no answer;
 - **augment**: the message is usable but the sender's own context shows problems (a wrong machine or
-  duration, steps out of order, a busy window overlapped, a fixed step moved). It is delivered with those
-  clarifications attached (``gate:`` notes) for the supervisor and the log;
+  duration, steps out of order, a busy window overlapped, a fixed step moved) or it holds operations of other
+  jobs. It is delivered with those clarifications attached (``gate:`` notes) for the supervisor and the log,
+  and without the other jobs' operations (as :func:`~alas_argo.agents.llm_parsing.parse_answer` drops them);
 - **deliver**: nothing to say.
 
 Every verdict is counted, so a benchmark can report how much the gate stopped before any plan was merged.
@@ -68,10 +69,17 @@ class MessageGate:
             reasons.append(f"step(s) {twice} are given more than once: give every step exactly once")
         if reasons:
             return self._count(GateVerdict(GateAction.REJECT, proposal, reasons))
-        clarifications = review_operations(ctx, proposal.operations)
+        own = [o for o in proposal.operations if o.job == ctx.job]
+        foreign = sorted((o.job, o.step) for o in proposal.operations if o.job != ctx.job)
+        # Another job's operation is outside the sender's bounded context: delivered, the supervisor would merge
+        # it beside that job's own agent's answer, and the validator would blame that job for the duplicate.
+        clarifications = [f"operation(s) {', '.join(f'(job {j}, step {s})' for j, s in foreign)} of other jobs "
+                          f"dropped: an agent proposes only for its own job {ctx.job}"] if foreign else []
+        clarifications += review_operations(ctx, own)
         if not clarifications:
             return self._count(GateVerdict(GateAction.DELIVER, proposal))
-        augmented = proposal.model_copy(update={"notes": [*proposal.notes, *(f"gate: {c}" for c in clarifications)]})
+        augmented = proposal.model_copy(update={"operations": own,
+                                                "notes": [*proposal.notes, *(f"gate: {c}" for c in clarifications)]})
         return self._count(GateVerdict(GateAction.AUGMENT, augmented, clarifications))
 
     def _count(self, verdict: GateVerdict) -> GateVerdict:
