@@ -114,6 +114,11 @@ def _check_policy(wf: Workflow, n: Node, ids: set[str], out: list[Problem]) -> N
                 elif ph.split(".")[0] not in _ROOTS | ids | set(n.params):
                     out.append(Problem("bad_key_template", f"idempotency key placeholder {{{ph}}} names "
                                        "nothing the node can see", n.id))
+    if policy is not None and policy.retry.max_attempts > 1 and not policy.retry.retry_on:
+        # Every engine would attempt once and fail: the attempts declared would never be used.
+        out.append(Problem("useless_retry", f"retry.maxAttempts {policy.retry.max_attempts} with an empty "
+                           "retryOn retries nothing: name the errors to retry (e.g. TransientError, Timeout, "
+                           "'*') or set maxAttempts 1", n.id))
     if n.loop is not None and (policy is None or policy.loop_guard is None):
         out.append(Problem("unguarded_loop", "loop has no loop_guard (set one in its policy)", n.id))
     if policy is not None and policy.on_failure is OnFailure.RETRY and n.repair is None:
@@ -275,7 +280,8 @@ def parse_workflow(doc: Any) -> tuple[Workflow | None, list[Problem]]:
                 node = raw["id"] if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"#{loc[1]}"
             # The document itself has no location (it is not a mapping): "document", not a bare ": ...".
             where = ".".join(str(x) for x in loc) or "document"
-            problems.append(Problem("schema", f"{where}: {err['msg']}", node))
+            # A validator's own message without pydantic's "Value error, " (it names Python's exception).
+            problems.append(Problem("schema", f"{where}: {str(err['msg']).removeprefix('Value error, ')}", node))
         return None, problems
 
 

@@ -94,6 +94,10 @@ EXACT: dict[str, tuple[dict[str, Any], list[tuple[str, str | None, str]]]] = {
     "loop with a policy but no guard": (
         _doc([{"id": "a", **T, "loop": {"until": {"path": "output.ok"}}, "policyRef": "p"}], policies={"p": {}}),
         [("unguarded_loop", "a", "loop has no loop_guard (set one in its policy)")]),
+    "retries declared, none retried": (
+        _doc([{"id": "a", **T, "policyRef": "p"}], policies={"p": {"retry": {"maxAttempts": 3, "retryOn": []}}}),
+        [("useless_retry", "a", "retry.maxAttempts 3 with an empty retryOn retries nothing: name the errors to "
+                                "retry (e.g. TransientError, Timeout, '*') or set maxAttempts 1")]),
     "retry without repair": (
         _doc([{"id": "a", **T, "policyRef": "p"}], policies={"p": {"onFailure": "retry"}}),
         [("missing_repair", "a", "on_failure 'retry' escalates through recovery and needs a repair spec")]),
