@@ -82,18 +82,22 @@ def from_comment(comment: str | None) -> dict[str, Any]:
     return out
 
 
-_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^']*)'\]")
+# A list index (``output.rows.0``) is written in brackets, ``$.rows[0]``: JSONPath's dot notation takes only
+# member names that start with a letter or ``_``, so Step Functions would not read ``.0`` as an index.
+_SEGMENT = re.compile(r"\.([A-Za-z0-9_]+)|\['([^']*)'\]|\[(\d+)\]")
 
 
 def ref(*parts: str) -> str:
-    """A Reference Path ``$.a.b_c``: ASL path steps are letters, digits and ``_`` only, so other characters
-    (the ``-`` of node ids) become ``_``; where that loses information, the Comment keeps the IR value."""
-    return "$" + "".join("." + re.sub(r"[^A-Za-z0-9_]", "_", p) for p in parts)
+    """A Reference Path ``$.a.b_c[0]``: ASL path steps are letters, digits and ``_`` only, so other characters
+    (the ``-`` of node ids) become ``_``, and an all-digit step is a list index (``[0]``; an object key of
+    digits cannot be told from one); where that loses information, the Comment keeps the IR value."""
+    return "$" + "".join(f"[{p}]" if re.fullmatch(r"[0-9]+", p) else "." + re.sub(r"[^A-Za-z0-9_]", "_", p)
+                         for p in parts)
 
 
 def ref_parts(path: str) -> list[str]:
     """Inverse of :func:`ref`."""
-    return [a or b for a, b in _SEGMENT.findall(path[1:])]
+    return [a or b or c for a, b, c in _SEGMENT.findall(path[1:])]
 
 
 def path_to_asl(path: str) -> str:

@@ -60,10 +60,9 @@ def _ancestors(name: str, tasks: dict[str, Any]) -> set[str]:
 
 class _Linter:
     def __init__(self, doc: dict[str, Any]) -> None:
-        self.spec = doc.get("spec") or {}
-        self.templates = {t.get("name"): t for t in self.spec.get("templates") or []}
-        self.wf_params = set(_declared(self.spec, "arguments"))
+        self.doc = doc
         self.out: list[LintProblem] = []
+        self.at = "spec"
 
     def problem(self, where: str, message: str) -> None:
         self.out.append(LintProblem(where, message))
@@ -142,6 +141,18 @@ class _Linter:
                     self.problem(where, f"does not pass required input {p!r} of template {target['name']!r}")
 
     def run(self) -> list[LintProblem]:
+        try:
+            self.spec: dict[str, Any] = self.doc.get("spec") or {}
+            self.templates = {t.get("name"): t for t in self.spec.get("templates") or []}
+            self.wf_params = set(_declared(self.spec, "arguments"))
+            return self.check()
+        except (AttributeError, KeyError, TypeError) as e:
+            # A shape Argo's schema refuses (a parameter without a name, ``dag: null``, a task that is no
+            # mapping): one problem naming the template, not a traceback out of ``alas engines lint``.
+            self.problem(self.at, f"is not a well-formed Argo document ({type(e).__name__}: {e})")
+            return self.out
+
+    def check(self) -> list[LintProblem]:
         names = [t.get("name") for t in self.spec.get("templates") or []]
         for n in sorted({n for n in names if names.count(n) > 1}):
             self.problem(str(n), "duplicate template name")
@@ -151,6 +162,7 @@ class _Linter:
         if "entrypoint" not in self.spec:
             self.problem("spec", "no entrypoint")
         for name, t in self.templates.items():
+            self.at = str(name)
             inputs = set(_declared(t, "inputs"))
             if "dag" in t:
                 self.dag(name, t)
@@ -163,5 +175,6 @@ class _Linter:
 
 
 def lint_argo(doc: dict[str, Any]) -> list[LintProblem]:
-    """Every broken reference of an Argo Workflow / WorkflowTemplate document (empty when clean)."""
+    """Every broken reference of an Argo Workflow / WorkflowTemplate document (empty when clean); a document of
+    a shape Argo's schema refuses is one problem naming the template, not an exception."""
     return _Linter(doc).run()
