@@ -167,7 +167,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
             console.print(f"  {p.code} at {'event ' + str(p.seq) if p.seq is not None else p.key}: {p.message}")
         for w in report.warnings:
             console.print(f"  warning: {w}")
+        if not report.ok:
+            console.print(_AFTER_BROKEN)
     return 0 if report.ok else 1
+
+
+#: What `alas log verify` tells a person whose log is broken (nothing in ALAS can mend it, by design).
+_AFTER_BROKEN = ("what to do: nothing in ALAS rewrites a log (it is append-only), so the damage stays until the "
+                 "objects named above are restored from a copy of the store (a backup, or the bucket's object "
+                 "versions); verify again after restoring, or start the work as a new run.")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
