@@ -8,6 +8,7 @@ are opt-in (ALAS_CLUSTER_TESTS=1, which `scripts/cluster e2e` sets) and skip wit
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import shutil
@@ -209,6 +210,42 @@ def node_port(kube: Kube, component: str, port_name: str | None = None) -> int:
     ports = _service(kube, component)["spec"]["ports"]
     port = next(p for p in ports if port_name is None or p.get("name") == port_name)
     return int(port["nodePort"])
+
+
+def token_secret(kube: Kube) -> str:
+    """The name of the Secret holding the controller's bearer token (what its Deployment reads)."""
+    deployment = kube.json("get", "deployment", "-l", "app.kubernetes.io/component=controller")["items"][0]
+    env = deployment["spec"]["template"]["spec"]["containers"][0].get("env", [])
+    return str(next(v["valueFrom"]["secretKeyRef"]["name"] for v in env if v["name"] == "ALAS_CONTROLLER__TOKEN"))
+
+
+def controller_token(kube: Kube) -> str:
+    return kube.secret(token_secret(kube), "token")
+
+
+def controller_address(kube: Kube) -> tuple[str, int]:
+    """Where this machine reaches the controller: the node's address and the Service's NodePort."""
+    return node_ip(kube), node_port(kube, "controller", "http")
+
+
+def post_disruption(address: tuple[str, int], token: str, run_id: str, body: dict[str, Any], key: str, *,
+                    timeout: float = 120) -> tuple[int, dict[str, Any]]:
+    """``POST /runs/<run_id>/disruptions`` to the controller at ``address``, as a user's client does: (HTTP
+    status, JSON answer), or (0, {"error": ...}) when no answer came."""
+    conn = http.client.HTTPConnection(*address, timeout=timeout)
+    try:
+        conn.request("POST", f"/runs/{run_id}/disruptions", body=json.dumps(body).encode(), headers={
+            "Content-Type": "application/json", "Authorization": f"Bearer {token}", "Idempotency-Key": key})
+        resp = conn.getresponse()
+        raw = resp.read()
+        try:
+            return resp.status, json.loads(raw or b"{}")
+        except ValueError:
+            return resp.status, {"error": raw[:200].decode(errors="replace")}
+    except OSError as e:
+        return 0, {"error": f"{type(e).__name__}: {e}"}
+    finally:
+        conn.close()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ log verifies, and `helm rollback` restores one replica with the same token.
 
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import threading
@@ -25,7 +24,17 @@ from typing import Any
 import pytest
 
 from alas_argo.jssp.catalog import get_instance
-from tests.cluster.conftest import ROOT, Kube, Store, node_ip, node_port, record_figure, run, tool
+from tests.cluster.conftest import (
+    ROOT,
+    Kube,
+    Store,
+    controller_address,
+    controller_token,
+    post_disruption,
+    record_figure,
+    run,
+    tool,
+)
 from tests.controller.test_replica_set import set_request
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1200)]
@@ -56,47 +65,22 @@ def _ready(pod: dict[str, Any]) -> bool:
     return pod["metadata"].get("deletionTimestamp") is None and conditions.get("Ready") == "True"
 
 
-def _token(kube: Kube) -> str:
-    deployment = kube.json("get", "deployment", "-l", "app.kubernetes.io/component=controller")["items"][0]
-    env = deployment["spec"]["template"]["spec"]["containers"][0].get("env", [])
-    secret = next(v["valueFrom"]["secretKeyRef"]["name"] for v in env if v["name"] == "ALAS_CONTROLLER__TOKEN")
-    return kube.secret(secret, "token")
-
-
 @pytest.fixture(scope="module")
 def two_replicas(kube: Kube) -> Iterator[str]:
     """The release upgraded to two controller replicas (`helm upgrade --reuse-values`), rolled back after."""
     revision = json.loads(_helm("status", RELEASE, "-n", kube.namespace, "-o", "json"))["version"]
-    token = _token(kube)
+    token = controller_token(kube)
     _helm("upgrade", RELEASE, str(ROOT / "charts" / "alas"), "-n", kube.namespace, "--reuse-values",
           "--set", "controller.replicas=2", "--wait", "--timeout", "5m")
     try:
-        assert _token(kube) == token, "helm upgrade changed the controller's token"
+        assert controller_token(kube) == token, "helm upgrade changed the controller's token"
         kube.wait_for("two Ready controller pods", lambda: sum(map(_ready, _controllers(kube))) == 2, timeout=180)
         yield token
     finally:
         _helm("rollback", RELEASE, str(revision), "-n", kube.namespace, "--wait", "--timeout", "5m")
     kube.wait_for("one controller pod", lambda: len(_controllers(kube)) == 1 and _ready(_controllers(kube)[0]),
                   timeout=180)
-    assert _token(kube) == token, "helm rollback changed the controller's token"
-
-
-def _post(host: str, port: int, token: str, run_id: str, body: dict[str, Any],
-          key: str) -> tuple[int, dict[str, Any]]:
-    conn = http.client.HTTPConnection(host, port, timeout=30)
-    try:
-        conn.request("POST", f"/runs/{run_id}/disruptions", body=json.dumps(body).encode(), headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {token}", "Idempotency-Key": key})
-        resp = conn.getresponse()
-        raw = resp.read()
-        try:
-            return resp.status, json.loads(raw or b"{}")
-        except ValueError:
-            return resp.status, {"error": raw[:200].decode(errors="replace")}
-    except OSError as e:
-        return 0, {"error": f"{type(e).__name__}: {e}"}
-    finally:
-        conn.close()
+    assert controller_token(kube) == token, "helm rollback changed the controller's token"
 
 
 def test_every_acknowledged_disruption_survives_a_replica_and_minio_deleted(kube: Kube, store: Store,
@@ -105,7 +89,7 @@ def test_every_acknowledged_disruption_survives_a_replica_and_minio_deleted(kube
     run_id = f"e2e-set-{int(time.time()) % 100000}"
     store.alas("run", INSTANCE.name, "--planner", "heuristic", "--optimizer", "heuristic", "--store", "s3",
                "--run-id", run_id, "--quiet")
-    host, port = node_ip(kube), node_port(kube, "controller", "http")
+    address = controller_address(kube)
     acks: dict[str, tuple[int, dict[str, Any]]] = {}  # key -> (request index, answer)
     replays: list[tuple[str, int, dict[str, Any]]] = []
     failures: list[tuple[str, int, dict[str, Any]]] = []
@@ -120,7 +104,7 @@ def test_every_acknowledged_disruption_survives_a_replica_and_minio_deleted(kube
         """POST until answered (with the same key), or an answer that is not "try again", or the deadline."""
         deadline = time.monotonic() + DEADLINE
         while True:
-            status, doc = _post(host, port, token, run_id, body, key)
+            status, doc = post_disruption(address, token, run_id, body, key, timeout=30)
             if status not in RETRY or time.monotonic() > deadline:
                 return status, doc
             with lock:

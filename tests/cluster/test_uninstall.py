@@ -10,15 +10,23 @@ of the first install: a telemetry test run after this one would need `scripts/cl
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import ROOT, Kube, Store, node_ip, node_port, record_figure, run, tool
+from tests.cluster.conftest import (
+    ROOT,
+    Kube,
+    Store,
+    controller_address,
+    post_disruption,
+    record_figure,
+    run,
+    token_secret,
+    tool,
+)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1500)]
 
@@ -29,12 +37,6 @@ RELEASE_LABEL = f"app.kubernetes.io/instance={RELEASE}"
 
 def _helm(*args: str, timeout: float = 900, check: bool = True) -> str:
     return run([tool("helm"), *args], timeout=timeout, check=check).stdout
-
-
-def _token_secret(kube: Kube) -> str:
-    deployment = kube.json("get", "deployment", "-l", "app.kubernetes.io/component=controller")["items"][0]
-    env = deployment["spec"]["template"]["spec"]["containers"][0].get("env", [])
-    return str(next(v["valueFrom"]["secretKeyRef"]["name"] for v in env if v["name"] == "ALAS_CONTROLLER__TOKEN"))
 
 
 def _names(kube: Kube, kind: str, selector: str | None = RELEASE_LABEL) -> set[str]:
@@ -49,18 +51,6 @@ def _workload_pods(kube: Kube) -> set[str]:
     return {p["metadata"]["name"] for p in pods if "helm.sh/hook" not in p["metadata"].get("annotations", {})}
 
 
-def _post(host: str, port: int, token: str, run_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    conn = http.client.HTTPConnection(host, port, timeout=120)
-    try:
-        conn.request("POST", f"/runs/{run_id}/disruptions", body=json.dumps(body).encode(), headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {token}",
-            "Idempotency-Key": f"{run_id}-after-reinstall"})
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read() or b"{}")
-    finally:
-        conn.close()
-
-
 def test_uninstall_keeps_the_log_and_the_token_for_the_next_install(kube: Kube, store: Store,
                                                                     tmp_path: Path) -> None:
     run_id = f"e2e-reinstall-{int(time.time()) % 100000}"
@@ -68,11 +58,11 @@ def test_uninstall_keeps_the_log_and_the_token_for_the_next_install(kube: Kube, 
                "--store", "s3", "--run-id", run_id, "--quiet")
     before = json.loads(store.alas("log", "show", run_id, "--store", "s3", "--json").stdout)
     assert before["current_version"] == 2
-    secrets = {_token_secret(kube), *(
+    secrets = {token_secret(kube), *(
         v["valueFrom"]["secretKeyRef"]["name"]
         for v in kube.json("get", "deployment", "-l", "app.kubernetes.io/component=controller")["items"][0]["spec"][
             "template"]["spec"]["containers"][0].get("env", []) if v["name"] == "AWS_ACCESS_KEY_ID")}
-    token = kube.secret(_token_secret(kube), "token")
+    token = kube.secret(token_secret(kube), "token")
     claims = _names(kube, "pvc", None)
     assert any("minio" in c for c in claims), f"no volume claim of MinIO: {claims}"
     values = tmp_path / "values.json"
@@ -98,7 +88,7 @@ def test_uninstall_keeps_the_log_and_the_token_for_the_next_install(kube: Kube, 
     _helm("install", RELEASE, str(ROOT / "charts" / "alas"), "-n", kube.namespace, "-f", str(values),
           "--wait", "--timeout", "10m")
     install_seconds = round(time.monotonic() - began, 1)
-    assert kube.secret(_token_secret(kube), "token") == token, "the install after an uninstall made a new token"
+    assert kube.secret(token_secret(kube), "token") == token, "the install after an uninstall made a new token"
     assert claims == _names(kube, "pvc", None), "MinIO got a new volume claim"
 
     store.alas("log", "verify", run_id, "--store", "s3")
@@ -108,8 +98,9 @@ def test_uninstall_keeps_the_log_and_the_token_for_the_next_install(kube: Kube, 
     # revealed when the first was (a reveal time may not go back).
     revealed = next(e["payload"]["disruption"]["time"] for e in before["events"] if e["type"] == "disruption.observed")
     event = {"kind": "machine_breakdown", "machine": 0, "start": revealed, "duration": 3}
-    status_code, answer = _post(node_ip(kube), node_port(kube, "controller", "http"), token, run_id,
-                                {"time": revealed, "events": [event], "method": "right-shift", "budget": 1})
+    status_code, answer = post_disruption(controller_address(kube), token, run_id,
+                                          {"time": revealed, "events": [event], "method": "right-shift",
+                                           "budget": 1}, f"{run_id}-after-reinstall")
     assert status_code == 201, answer  # a new commit (a replay of the key would be 200)
     assert answer["version"] == 3, answer
     store.alas("log", "verify", run_id, "--store", "s3")
