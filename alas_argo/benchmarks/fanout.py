@@ -114,15 +114,18 @@ def _read_row(log: ExecutionLog, instance_name: str, scenario: str, seed: int) -
     recorded = next((e.payload for e in events if e.type is EventType.RUN_INPUTS), None)
     if recorded is None:
         return replace(empty, problem="no recorded inputs")
-    fields_ = dict(recorded.get("inputs") or {})
-    named = fields_.get("instance") or {}
-    disrupt = fields_.get("disrupt")
-    if isinstance(disrupt, dict):  # a disruption file: its documents were recorded, not a path to read again
+    fields_ = recorded.get("inputs")
+    named = fields_.get("instance") if isinstance(fields_, dict) else None
+    if not isinstance(fields_, dict) or not isinstance(named, dict) or not isinstance(named.get("name"), str):
+        # Recorded by something else than `alas run` (every run of it records {"instance": {"name", "digest"}}):
+        # one case's problem, not a report that fails on the shape.
+        return replace(empty, problem="the recorded inputs name no instance (not inputs of alas run)")
+    if isinstance(fields_.get("disrupt"), dict):  # a disruption file: its documents were recorded, not a path
         return replace(empty, problem="disruptions from a file (alas log show reads such a run)")
     try:
-        instance = load_instance(str(named.get("name")))
+        instance = load_instance(named["name"])
     except InputError as e:
-        return replace(empty, problem=f"instance {named.get('name')!r}: {e}")
+        return replace(empty, problem=f"instance {named['name']!r}: {e}")
     if input_digest(instance.to_json()) != named.get("digest"):
         return replace(empty, problem=f"instance {instance.name} differs from the one the run recorded")
     config = RunConfig.model_validate({**fields_, "instance": instance.name})
