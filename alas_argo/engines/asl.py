@@ -292,6 +292,21 @@ def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:
     doc["Comment"] = an.to_comment(top, f"ALAS workflow {wf.name} v{wf.version}")
 
 
+def _check_state_names(wf: Workflow, doc: dict[str, Any]) -> None:
+    """Every state name within ASL's length (a node's own, its ladder rungs', its gate's, its undo state's).
+
+    Raises:
+        UnsupportedFeature: A state name is too long; names the node it comes from.
+    """
+    from alas_argo.engines.asl_parse import iter_states
+
+    for name, _ in iter_states(doc["States"]):
+        if len(name) > an.MAX_STATE_NAME:
+            node = max((n.id for n in wf.nodes if n.id in name), key=len, default=name)
+            raise UnsupportedFeature("asl", node, "node_id", f"state name {name!r} has {len(name)} characters; "
+                                     f"ASL allows at most {an.MAX_STATE_NAME}: shorten the node id")
+
+
 def to_asl(workflow: Workflow) -> dict[str, Any]:
     """Compile ``workflow`` to an ASL state machine definition.
 
@@ -304,6 +319,7 @@ def to_asl(workflow: Workflow) -> dict[str, Any]:
     ensure_valid(workflow)
     check_supported("asl", workflow)
     doc = _Compiler(workflow).document()
+    _check_state_names(workflow, doc)
     _attach_extras(workflow, doc)
     if from_asl(doc) != workflow:
         raise ContractError("asl round trip is not lossless", where=workflow.name)  # a compiler bug

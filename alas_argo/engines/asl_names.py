@@ -12,6 +12,7 @@ __all__ = [
     "FAIL_STATE",
     "GATE_SUFFIX",
     "ITEM_SUFFIX",
+    "MAX_STATE_NAME",
     "RESOURCE",
     "UNDO_PREFIX",
     "condition_to_rule",
@@ -39,6 +40,9 @@ ITEM_SUFFIX = "/item"
 #: Suffix of the Choice state in front of a run of chained nodes sharing one gate (IR ``when``): it enters the
 #: run when the gate holds, else goes on to the state after the run (the next gate, if that is gated too).
 GATE_SUFFIX = "/gate"
+#: The longest state name ASL allows ("State names MUST have length of less than or equal to 80 Unicode
+#: characters"); Step Functions refuses a definition with a longer one.
+MAX_STATE_NAME = 80
 
 
 def role_of(resource: Any) -> str:
