@@ -1,6 +1,8 @@
 """Workflow-level fault injection: make chosen nodes fail transiently, fail for good, hang past their
 timeout, or return structurally faulty output, on chosen attempts - to show policies and validation at work
-(the ablation benchmark injects these).
+on any workflow the local runtime runs (exported from :mod:`alas_argo.runtime` for tests and experiments; the
+ablation benchmark's ``--faults`` injects the planner-level faults of :mod:`alas_argo.jssp.fault_injectors`
+instead, through the pipeline).
 
 A :class:`FaultPlan` wraps the handler registry; the wrapper decides per call from the seed, the node, the
 attempt, the map item and the loop iteration, so a plan injects the same faults whatever order threads run
