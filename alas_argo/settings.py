@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -157,21 +157,25 @@ def load_settings(**overrides: dict[str, Any]) -> Settings:
         **overrides: Per group, the fields given on the command line, e.g. ``store={"kind": "s3"}``.
             ``None`` values are ignored so that unset flags do not clobber the environment.
     """
+    flags = {group: given for group, fields in overrides.items()
+             if (given := {f: v for f, v in (fields or {}).items() if v is not None})}
     try:
-        base = Settings()  # the ALAS_* variables alone: a bad one is named whatever the flags say
-    except ValidationError as e:
-        where, message = first_error(e)
-        # The value is left out: it may be a secret.
-        raise InputError(f"invalid setting {where}: {message}", where=_variable(where)) from None
-    try:
-        return _load(base, overrides)
+        # The ALAS_* variables under the flags: a field a flag gives is not read from the environment, as the
+        # conventional variables under a flag are not (a flag wins over both, even over a bad value).
+        base = Settings(**cast(Any, flags))  # __init__, not model_validate: only __init__ reads the environment
     except ValidationError as e:
         where, message = first_error(e)
         group, _, field = where.partition(".")
-        # A value given as a flag wins over the environment: name the flag's side, not a variable never set.
-        if (overrides.get(group) or {}).get(field) is not None:
-            raise InputError(f"invalid setting {where}: {message}", where="command line") from None
-        # Else the value came from a conventional variable (ALAS_* values were valid above).
+        # Name the flag's side, or the variable: not a variable never set. The value is left out: it may be a
+        # secret.
+        source = "command line" if field in flags.get(group, {}) else _variable(where)
+        raise InputError(f"invalid setting {where}: {message}", where=source) from None
+    try:
+        return _load(base, flags)
+    except ValidationError as e:
+        where, message = first_error(e)
+        group, _, field = where.partition(".")
+        # The value came from a conventional variable (the flags and the ALAS_* values were valid above).
         var = _CONVENTIONAL.get((group, field)) or _variable(where)
         raise InputError(f"invalid setting {where}: {message}", where=var) from None
 
@@ -186,13 +190,11 @@ def _load(base: Settings, overrides: dict[str, dict[str, Any]]) -> Settings:
     conventional = _conventional_env()
     for group in Settings.model_fields:
         current = getattr(base, group).model_dump()
-        given = getattr(base, group).model_fields_set  # the fields an ALAS_* variable set, to any value
+        given = getattr(base, group).model_fields_set  # the fields a flag or an ALAS_* variable set, to any value
         for field, value in conventional.get(group, {}).items():
             if field not in given:  # ALAS_* wins over the conventional name, even when it says the default
                 current[field] = value
-        for field, value in (overrides.get(group) or {}).items():
-            if value is not None:
-                current[field] = value
+        current.update(overrides.get(group, {}))
         merged[group] = current
     settings = Settings.model_validate(merged)
     for group in Settings.model_fields:

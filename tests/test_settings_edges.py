@@ -103,9 +103,13 @@ def test_every_secret_setting_is_registered_for_scrubbing(monkeypatch: pytest.Mo
     ({"ARGO_SECURE": "maybe"}, {}, "ARGO_SECURE",
      "invalid setting argo.secure: Input should be a valid boolean, unable to interpret input"),
     ({"ARGO_SECURE": "maybe", "ALAS_ARGO__SECURE": "false"}, {}, None, None),
-    ({"ARGO_SECURE": "maybe"}, {"argo": {"secure": "no"}}, None, None),
-    # A valid flag over a bad ALAS_* variable blamed the command line: the variable is what is wrong.
-    ({"ALAS_CONTROLLER__PORT": "abc"}, {"controller": {"port": 8080}}, "ALAS_CONTROLLER__PORT",
+    ({"ARGO_SECURE": "maybe"}, {"argo": {"secure": False}}, None, None),
+    # A valid flag over a bad ALAS_* variable: the flag wins, the variable under it is not read (it was refused,
+    # and before that blamed on the command line), as a conventional variable under a flag is not.
+    ({"ALAS_CONTROLLER__PORT": "abc"}, {"controller": {"port": 8080}}, None, None),
+    ({"ALAS_CONTROLLER__PORT": "abc"}, {"controller": {"port": None}}, "ALAS_CONTROLLER__PORT",
+     "invalid setting controller.port: Input should be a valid integer, unable to parse string as an integer"),
+    ({"ALAS_CONTROLLER__PORT": "abc"}, {"controller": {"host": "127.0.0.1"}}, "ALAS_CONTROLLER__PORT",
      "invalid setting controller.port: Input should be a valid integer, unable to parse string as an integer"),
     ({"ALAS_CONTROLLER__PORT": "8081"}, {"controller": {"port": "abc"}}, "command line",
      "invalid setting controller.port: Input should be a valid integer, unable to parse string as an integer"),
@@ -118,7 +122,9 @@ def test_a_bad_value_names_where_it_came_from(env: dict[str, str], overrides: di
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     if where is None:
-        load_settings(**overrides)  # the bad conventional value is not used
+        settings = load_settings(**overrides)  # the bad value is not used
+        for group, fields in overrides.items():
+            assert {f: getattr(getattr(settings, group), f) for f in fields} == fields
         return
     with pytest.raises(InputError) as caught:
         load_settings(**overrides)
