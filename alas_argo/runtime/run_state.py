@@ -15,7 +15,7 @@ from alas_argo.runtime.context import Failure
 from alas_argo.runtime.journal import Journal
 from alas_argo.runtime.policies import primary_error_name
 from alas_argo.runtime.result import StateChange
-from alas_argo.runtime.states import NodeState, NodeStateMachine
+from alas_argo.runtime.states import NodeState, NodeStateMachine, check_transition
 
 __all__ = ["Cancelled", "Listener", "RunState"]
 
@@ -80,15 +80,20 @@ class RunState:
             machine = self.machines[node_id]
             if machine.state is NodeState.CANCELLED and new is not NodeState.CANCELLED:
                 raise Cancelled(node_id)
-            old = machine.to(new)
-            if attempt is not None:
-                self.attempts[node_id] = attempt
-            att = self.attempts.get(node_id, 0)
+            check_transition(node_id, machine.state, new)
+            att = attempt if attempt is not None else self.attempts.get(node_id, 0)
             msg = f"{primary_error_name(error)}: {error}" if error is not None else None
             body = dict(payload or {})
             if msg is not None:
                 body["error"] = msg
+            # Journaled first: a change the journal did not take (the store did not answer) did not happen. The
+            # node stays where it was and fails on the store's error; changed first, a node whose success was not
+            # recorded counted as executed, its output was lost to the nodes after it and the run "succeeded"
+            # with a log that never saw it succeed.
             self.journal.record(_EVENT[new], node_id=node_id, attempt=att or None, payload=body)
+            old = machine.to(new)
+            if attempt is not None:
+                self.attempts[node_id] = attempt
             change = StateChange(node_id, old, new, att, self.clock.now(), msg)
             self.changes.append(change)
             if self.listener is not None:

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from alas_argo.errors import StoreUnavailable
 from alas_argo.log.events import EventType
-from alas_argo.runtime import FakeClock, IllegalTransition, MemoryJournal, NodeState
+from alas_argo.runtime import FakeClock, IllegalTransition, MemoryJournal, NodeContext, NodeState, RunStatus, Runtime
 from alas_argo.runtime.result import StateChange
 from alas_argo.runtime.run_state import Cancelled, RunState
 from tests.runtime.runtime_helpers import workflow
@@ -107,3 +108,65 @@ def test_an_event_that_is_not_a_change_carries_its_nodes_last_attempt_and_a_run_
         (EventType.NODE_IDEMPOTENT_HIT, "b", None, {"key": "k2"}),
         (EventType.RUN_STARTED, None, None, {"workflow": "t"}),
     ]
+
+
+class FailingJournal(MemoryJournal):
+    """A journal whose ``fail_at``-th record raises StoreUnavailable (a store that stopped answering once)."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__()
+        self.calls, self.fail_at = 0, fail_at
+
+    def record(self, type: EventType | str, **fields: Any) -> None:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise StoreUnavailable("the store did not answer", where="s3")
+        super().record(type, **fields)
+
+
+def test_a_change_the_journal_did_not_take_did_not_happen() -> None:
+    """The journal is written before the state changes: when it raises, the node stays where it was, nothing
+    is announced, and no output or commit is kept; the next change is journaled from there."""
+    seen: list[StateChange] = []
+    journal = FailingJournal(fail_at=3)
+    run = RunState(workflow([{"id": "a", "role": "work"}]), "r1", {}, journal, FakeClock(), seen.append)
+    run.move("a", NodeState.READY)
+    run.move("a", NodeState.RUNNING, attempt=1)
+    with pytest.raises(StoreUnavailable):
+        run.executed("a", {"x": 1}, side_effecting=True)
+    assert run.state("a") is NodeState.RUNNING and run.attempts == {"a": 1}
+    assert run.outputs == {} and run.commits == [] and [c.new for c in seen] == [NodeState.READY, NodeState.RUNNING]
+    run.move("a", NodeState.FAILED, error=StoreUnavailable("the store did not answer", where="s3"))
+    assert [e[0] for e in node_events(journal)] == [EventType.NODE_READY, EventType.NODE_STARTED,
+                                                    EventType.NODE_FAILED]
+    # An attempt given with a change that was not journaled is not kept either.
+    other = RunState(workflow([{"id": "a", "role": "work"}]), "r2", {}, FailingJournal(fail_at=2), FakeClock(),
+                     None)
+    other.move("a", NodeState.READY)
+    with pytest.raises(StoreUnavailable):
+        other.move("a", NodeState.RUNNING, attempt=4)
+    assert other.state("a") is NodeState.READY and other.attempts == {}
+
+
+@pytest.mark.parametrize(("fail_at", "lost"), [(4, "node.succeeded of a"), (7, "node.succeeded of b")])
+def test_a_success_the_log_did_not_take_fails_the_run_instead_of_succeeding_it(fail_at: int, lost: str) -> None:
+    """A two-node run whose store misses one node's success: the run fails at that node with the store's
+    error, and the log says so. (The success used to count in memory only: the run "succeeded", the next node
+    ran without the lost output, and the log never saw the node succeed.)"""
+    journal = FailingJournal(fail_at)
+    wf = workflow([{"id": "a", "role": "work"}, {"id": "b", "role": "work"}], [("a", "b")])
+    given: list[dict[str, Any]] = []
+
+    def work(ctx: NodeContext, doc: dict[str, Any]) -> dict[str, Any]:
+        given.append(doc)
+        return {"ok": 1}
+
+    result = Runtime({"work": work}, journal=journal).run(wf)
+    failed = lost.rsplit(" ", 1)[-1]
+    assert (result.status, result.failed_node) == (RunStatus.FAILED, failed), lost
+    assert result.errors == {failed: "StoreUnavailable: s3: the store did not answer"}
+    assert failed not in result.outputs
+    events = [(e["type"], e["node_id"]) for e in journal.events]
+    assert (EventType.NODE_FAILED, failed) in events and events[-1] == (EventType.RUN_FAILED, None)
+    assert (EventType.NODE_SUCCEEDED, failed) not in events
+    assert all(doc.get("a") == {"ok": 1} for doc in given[1:])  # b, when it ran, had a's output
