@@ -1,0 +1,141 @@
+"""The names the Argo compiler and its reverse parser share (alas_argo.engines.argo_names), each against its
+inverse on its own: a whole workflow's round trip records whatever the native reading misses (the policy
+extras annotation), so there a wrong retry expression, duration or idempotency key does not show."""
+
+from __future__ import annotations
+
+import pytest
+
+from alas_argo.engines import argo_names as nm
+
+_TRANSIENT = ("asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || "
+              "lastRetry.status == 'Error'")
+_TIMEOUT = "lastRetry.message contains 'deadline'"
+_INTEGRITY = "asInt(lastRetry.exitCode) == 1"
+_PERMANENT = "asInt(lastRetry.exitCode) == 2"
+_WF = "{{workflow.name}}"
+
+
+@pytest.mark.parametrize(("names", "expression"), [
+    (["TransientError", "Timeout"], f"{_TRANSIENT} || {_TIMEOUT}"),
+    (["Timeout", "TransientError"], f"{_TIMEOUT} || {_TRANSIENT}"),  # in the order the names come
+    (["IntegrityError"], _INTEGRITY),
+    # An alias is retried on its class's exit codes: the store being away is transient (exit 75), ...
+    (["StoreUnavailable"], _TRANSIENT),
+    # ... the permanent errors all exit 2, and one term is written once however many names share it.
+    (["ContractError", "InputError", "PermanentError", "NoSolutionError"], _PERMANENT),
+    # A name Argo cannot tell apart (a handler's own error class) exits 2, as every other permanent error.
+    (["SolverGaveUp"], _PERMANENT),
+    (["TransientError", "SolverGaveUp", "StoreUnavailable"], f"{_TRANSIENT} || {_PERMANENT}"),
+    # Nothing to retry: Argo's expression language spells false in lower case (`FALSE` is an unknown name).
+    ([], "false"),
+])
+def test_retry_expression_names_the_exit_codes_of_each_error(names: list[str], expression: str) -> None:
+    assert nm.retry_expression(names) == ("Always", expression)
+
+
+@pytest.mark.parametrize("names", [["*"], ["TransientError", "*"]])
+def test_a_wildcard_retries_always_without_an_expression(names: list[str]) -> None:
+    assert nm.retry_expression(names) == ("Always", None)
+
+
+@pytest.mark.parametrize(("names", "canonical"), [
+    (["TransientError", "Timeout"], ["TransientError", "Timeout"]),
+    (["Timeout", "IntegrityError", "TransientError"], ["Timeout", "IntegrityError", "TransientError"]),
+    (["StoreUnavailable", "ContractError", "SolverGaveUp"], ["TransientError", "PermanentError"]),
+    ([], []),
+    (["*"], ["*"]),
+])
+def test_retry_names_reads_the_expression_back_by_canonical_class(names: list[str], canonical: list[str]) -> None:
+    assert nm.retry_names(*nm.retry_expression(names)) == canonical
+
+
+@pytest.mark.parametrize(("policy", "expression", "names"), [
+    (None, None, ["*"]),  # Argo's default retryPolicy without an expression retries every failure
+    ("OnError", None, ["TransientError"]),
+    ("OnFailure", None, ["TransientError"]),
+    # A term written by hand that no IR error stands for is left out, not guessed.
+    ("Always", "asInt(lastRetry.exitCode) == 3 || " + _TIMEOUT, ["Timeout"]),
+])
+def test_retry_names_of_a_hand_written_strategy(policy: str | None, expression: str | None,
+                                                names: list[str]) -> None:
+    assert nm.retry_names(policy, expression) == names
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(2, "2s"), (2.0, "2s"), (0.25, "0.25s"), (90.5, "90.5s"),
+                                               (0, "0s")])
+def test_format_duration_and_its_inverse(seconds: float, text: str) -> None:
+    assert nm.format_duration(seconds) == text
+    assert nm.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1m30s", 90.0), ("1h", 3600.0), ("250ms", 0.25), ("1.5h", 5400.0), ("2h0m1s", 7201.0),
+    # Argo's IntOrString fields: a bare number is seconds, as an int or as a string.
+    (30, 30.0), ("30", 30.0),
+])
+def test_parse_duration_reads_go_durations_and_bare_seconds(text: str | int, seconds: float) -> None:
+    assert nm.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "1m30x", "x1m", "1 m", "-1s", "1us"])
+def test_parse_duration_refuses_what_is_not_wholly_a_duration(text: str) -> None:
+    with pytest.raises(ValueError) as err:
+        nm.parse_duration(text)
+    assert str(err.value) == f"not a duration: {text!r}"
+
+
+def test_placeholders_are_the_names_between_braces() -> None:
+    assert nm.placeholders("{run}-{node}/{first_step.jobs}:{inputs.mode}") == [
+        "run", "node", "first_step.jobs", "inputs.mode"]
+    assert nm.placeholders("{{workflow.name}} {}") == ["workflow.name", ""]
+    assert nm.placeholders("no placeholder") == []
+
+
+def test_key_to_argo_writes_each_placeholder_in_argos_syntax() -> None:
+    key = "{run}-{node}-{inputs.mode}-{first_step.jobs}-{elsewhere.x}"
+    assert nm.key_to_argo(key, node_id="Fan_Out", run=_WF, deps=["first_step"], has_item=False) == (
+        # The node's template name; a run input is a workflow parameter; a dependency's field is that
+        # dependency's output key, handed to the task as its in-<dep> parameter (unique per run and output);
+        # a name the node is handed nothing for stands for the run.
+        "{{workflow.name}}-fan-out-{{workflow.parameters.mode}}-{{inputs.parameters.in-first-step}}"
+        "-{{workflow.name}}")
+
+
+@pytest.mark.parametrize(("has_item", "value"), [(True, "{{inputs.parameters.item}}"), (False, "none")])
+def test_key_to_argo_gives_an_item_only_inside_a_map(has_item: bool, value: str) -> None:
+    assert nm.key_to_argo("{run}/{item}/{index}", node_id="n", run="R", deps=[], has_item=has_item) == (
+        f"R/{value}/{value}")
+
+
+def test_key_to_argo_names_the_whole_run_input_path() -> None:
+    """Everything after `inputs.` is the parameter's name: a nested path names a parameter Argo's lint then
+    reports as undeclared, never silently another parameter (its first or last part)."""
+    assert nm.key_to_argo("{inputs.cfg.depth}", node_id="n", run="R", deps=[], has_item=False) == (
+        "{{workflow.parameters.cfg.depth}}")
+    # Only `inputs.<name>` is a run input; a bare `{inputs}` is nothing the node is handed.
+    assert nm.key_to_argo("{inputs}", node_id="n", run="R", deps=["inputs"], has_item=False) == (
+        "{{inputs.parameters.in-inputs}}")
+    assert nm.key_to_argo("{inputs}", node_id="n", run="R", deps=[], has_item=False) == "R"
+
+
+@pytest.mark.parametrize("run", [_WF, "{{workflow.parameters.run-id}}"])
+def test_key_from_argo_inverts_what_it_can(run: str) -> None:
+    key = "{run}:{node}:{item}:{inputs.mode}:{inputs.run-kind}"
+    argo = nm.key_to_argo(key, node_id="fan_out", run=run, deps=[], has_item=True)
+    assert nm.key_from_argo(argo, node_id="fan_out", run=run) == key
+
+
+def test_key_from_argo_reads_the_node_only_as_a_whole_name() -> None:
+    argo = "{{workflow.name}}-a-ab-ba-a"
+    assert nm.key_from_argo(argo, node_id="a", run=_WF) == "{run}-{node}-ab-ba-{node}"
+    # What it cannot invert (an index reads as the item; a dependency's key, no item) the compiler records.
+    assert nm.key_from_argo("{{inputs.parameters.item}}-none-{{inputs.parameters.in-b}}", node_id="a",
+                            run=_WF) == "{item}-none-{{inputs.parameters.in-b}}"
+
+
+def test_dns_makes_a_template_name_of_a_node_id() -> None:
+    assert nm.dns("First_Step_2") == "first-step-2"
+    assert (nm.MAIN, nm.EXIT_HANDLER, nm.COMPENSATE, nm.OUTPUTS) == ("main", "exit-handler", "compensate",
+                                                                     "/tmp/outputs")
+    assert nm.ANN_POLICY == "alas-argo.dev/policy" and nm.LABEL_VERSION == "alas-argo.dev/ir-version"
