@@ -4,6 +4,7 @@ retry expressions and idempotency-key templates, each with its inverse next to i
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
@@ -59,8 +60,10 @@ def dns(node_id: str) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as a Go duration string ("2s", "0.25s")."""
-    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{seconds!r}s"
+    """Seconds as a Go duration string ("2s", "0.25s", "0.00005s": Go reads no exponent, repr writes 5e-05)."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{Decimal(repr(float(seconds))):f}s"  # the shortest digits that read back as the same float
 
 
 def parse_duration(text: str | int) -> float:

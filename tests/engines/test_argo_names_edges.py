@@ -7,6 +7,9 @@ from __future__ import annotations
 import pytest
 
 from alas_argo.engines import argo_names as nm
+from alas_argo.engines.argo import to_argo
+from alas_argo.engines.argo_parse import from_argo, read_native
+from alas_argo.ir import Backoff, Node, Policy, Retry, Workflow
 
 _TRANSIENT = ("asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || "
               "lastRetry.status == 'Error'")
@@ -139,3 +142,25 @@ def test_dns_makes_a_template_name_of_a_node_id() -> None:
     assert (nm.MAIN, nm.EXIT_HANDLER, nm.COMPENSATE, nm.OUTPUTS) == ("main", "exit-handler", "compensate",
                                                                      "/tmp/outputs")
     assert nm.ANN_POLICY == "alas-argo.dev/policy" and nm.LABEL_VERSION == "alas-argo.dev/ir-version"
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(5e-05, "0.00005s"), (1.25e-07, "0.000000125s"),
+                                               (0.0001, "0.0001s")])
+def test_a_duration_below_a_ten_thousandth_of_a_second_is_written_without_an_exponent(seconds: float,
+                                                                                      text: str) -> None:
+    """Python's repr writes 5e-05; a Go duration has no exponent, and parse_duration refused it, so the
+    compiler failed with a ValueError on a valid policy (backoff initial >= 0, timeout > 0)."""
+    assert nm.format_duration(seconds) == text
+    assert nm.parse_duration(text) == seconds
+
+
+def test_a_policy_of_tiny_durations_compiles_and_reads_back() -> None:
+    wf = Workflow(name="tiny", nodes=[Node(id="work", role="solver", policy_ref="p")],
+                  policies={"p": Policy(retry=Retry(max_attempts=2, backoff=Backoff(kind="fixed", initial=5e-05)),
+                                        timeout=5e-05)})
+    doc = to_argo(wf, image="alas:test")
+    work = next(t for t in doc["spec"]["templates"] if t["name"] == "work")
+    assert work["retryStrategy"]["backoff"]["duration"] == "0.00005s"
+    assert work["timeout"] == "0.00005s"
+    assert read_native(doc)["policies"]["p"]["timeout"] == 5e-05
+    assert from_argo(doc) == wf
