@@ -9,7 +9,8 @@ import pytest
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.argo import to_argo
 from alas_argo.engines.argo_parse import from_argo, read_native
-from alas_argo.ir import Backoff, Node, Policy, Retry, Workflow
+from alas_argo.ir import Backoff, Idempotency, Node, Policy, Retry, Workflow
+from alas_argo.runtime import render_key
 
 _TRANSIENT = ("asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || "
               "lastRetry.status == 'Error'")
@@ -164,3 +165,31 @@ def test_a_policy_of_tiny_durations_compiles_and_reads_back() -> None:
     assert work["timeout"] == "0.00005s"
     assert read_native(doc)["policies"]["p"]["timeout"] == 5e-05
     assert from_argo(doc) == wf
+
+
+def test_a_key_naming_a_param_carries_the_params_value_as_the_local_runtime_does() -> None:
+    """A node's params are fixed when it compiles; the local runtime fills `{<param>}` (and a path into one)
+    with the value. The compiler wrote the run instead, so two nodes sharing a keyed policy whose params differ
+    got one key on Argo, and the second reused the first's recorded output (`idempotency/<key>` in the log)."""
+    params = {"mode": "fast", "cfg": {"depth": 3, "tags": ["x", "y"]}}
+    key = "{run}-{mode}-{cfg.depth}-{cfg.tags.1}-{cfg}"
+    argo = nm.key_to_argo(key, node_id="a", run="R", deps=[], has_item=False, params=params)
+    assert argo == 'R-fast-3-y-{"depth":3,"tags":["x","y"]}'
+    assert argo == render_key(key, {"node": "a", "run": "R", "inputs": {}, **params}, node_id="a")
+    # A path into a param that resolves to nothing (the local runtime refuses it when the node runs).
+    assert nm.key_to_argo("{mode.x}-{cfg.tags.2}", node_id="a", run="R", deps=[], has_item=False,
+                          params=params) == "R-R"
+    # A dependency's output wins over a param of its name, as in the local runtime's scope.
+    assert nm.key_to_argo("{mode}", node_id="a", run="R", deps=["mode"], has_item=False, params=params) == (
+        "{{inputs.parameters.in-mode}}")
+
+
+def test_nodes_sharing_a_keyed_policy_keep_their_own_keys_on_argo() -> None:
+    wf = Workflow(name="keys", nodes=[Node(id="a", role="solver", params={"mode": "fast"}, policy_ref="k"),
+                                      Node(id="b", role="solver", params={"mode": "slow"}, policy_ref="k")],
+                  policies={"k": Policy(idempotency=Idempotency(key="{run}-{mode}"))})
+    doc = to_argo(wf, image="alas:test")
+    keys = {t["name"]: args[args.index("--idempotency-key") + 1] for t in doc["spec"]["templates"]
+            if "--idempotency-key" in (args := (t.get("container") or {}).get("args") or [])}
+    assert keys == {"a": "{{workflow.name}}-fast", "b": "{{workflow.name}}-slow"}
+    assert from_argo(doc) == wf  # the template read back from the policy annotation
