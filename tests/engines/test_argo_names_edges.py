@@ -172,13 +172,14 @@ def test_a_key_naming_a_param_carries_the_params_value_as_the_local_runtime_does
     with the value. The compiler wrote the run instead, so two nodes sharing a keyed policy whose params differ
     got one key on Argo, and the second reused the first's recorded output (`idempotency/<key>` in the log)."""
     params = {"mode": "fast", "cfg": {"depth": 3, "tags": ["x", "y"]}}
-    key = "{run}-{mode}-{cfg.depth}-{cfg.tags.1}-{cfg}"
+    key = "{run}-{mode}-{cfg.depth}-{cfg.tags.1}-{cfg.tags.-1}-{cfg.tags.-2}-{cfg}"
     argo = nm.key_to_argo(key, node_id="a", run="R", deps=[], has_item=False, params=params)
-    assert argo == 'R-fast-3-y-{"depth":3,"tags":["x","y"]}'
+    assert argo == 'R-fast-3-y-y-x-{"depth":3,"tags":["x","y"]}'
     assert argo == render_key(key, {"node": "a", "run": "R", "inputs": {}, **params}, node_id="a")
     # A path into a param that resolves to nothing (the local runtime refuses it when the node runs).
-    assert nm.key_to_argo("{mode.x}-{cfg.tags.2}", node_id="a", run="R", deps=[], has_item=False,
-                          params=params) == "R-R"
+    # ("a" is in the string "fast", but a string has no fields.)
+    assert nm.key_to_argo("{mode.a}-{cfg.tags.2}-{cfg.tags.-3}-{cfg.none}", node_id="a", run="R", deps=[],
+                          has_item=False, params=params) == "R-R-R-R"
     # A dependency's output wins over a param of its name, as in the local runtime's scope.
     assert nm.key_to_argo("{mode}", node_id="a", run="R", deps=["mode"], has_item=False, params=params) == (
         "{{inputs.parameters.in-mode}}")
