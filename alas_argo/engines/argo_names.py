@@ -108,7 +108,8 @@ def placeholders(key: str) -> list[str]:
 def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: bool,
                 params: Mapping[str, Any] | None = None) -> str:
     """An IR idempotency-key template in Argo's substitution syntax (memoize.key); a node's ``params`` are
-    fixed at compile time, so ``{<param>}`` (or a path into one) is written as its value, as the runtime does."""
+    fixed at compile time, so ``{<param>}`` (or a path into one) is written as its value, as the runtime does.
+    A map item's key (``has_item``) ends with the item unless the template names it."""
 
     def sub(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -136,7 +137,12 @@ def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: 
                     return run  # resolves to nothing (the local runtime refuses the key when the node runs)
             return value if isinstance(value, str) else canonical_json(value)
         return run
-    return _PLACEHOLDER.sub(sub, key)
+    out = _PLACEHOLDER.sub(sub, key)
+    if has_item and not {"item", "index"} & set(placeholders(key)):
+        # Every item pod runs under the node's key: without the item, the first item's recorded output would
+        # be every other item's too (`alas step` reuses what a key recorded).
+        out += "/{{inputs.parameters.item}}"
+    return out
 
 
 def key_from_argo(key: str, *, node_id: str, run: str) -> str:

@@ -4,13 +4,17 @@ extras annotation), so there a wrong retry expression, duration or idempotency k
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.argo import to_argo
 from alas_argo.engines.argo_parse import from_argo, read_native
 from alas_argo.ir import Backoff, Idempotency, Node, Policy, Retry, Workflow
+from alas_argo.log import FsStore
 from alas_argo.runtime import render_key
+from alas_argo.steps import StepInput, StepOutput, run_step
 
 _TRANSIENT = ("asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || "
               "lastRetry.status == 'Error'")
@@ -194,3 +198,32 @@ def test_nodes_sharing_a_keyed_policy_keep_their_own_keys_on_argo() -> None:
             if "--idempotency-key" in (args := (t.get("container") or {}).get("args") or [])}
     assert keys == {"a": "{{workflow.name}}-fast", "b": "{{workflow.name}}-slow"}
     assert from_argo(doc) == wf  # the template read back from the policy annotation
+
+
+def test_a_keyed_maps_items_each_get_their_own_key(tmp_path: Path) -> None:
+    """Every item pod of a map runs under the node's policy. With the node's key alone, all of them were handed
+    one key, and `alas step` returned the first item's recorded output (`idempotency/<key>`) for every other
+    item: a map of n items gave n copies of one result. Each item's key now ends with the item."""
+    wf = Workflow(name="keys", nodes=[Node(id="cases_in", kind="map", role="case", items="inputs.cases",
+                                           policy_ref="k")],
+                  policies={"k": Policy(idempotency=Idempotency(key="{run}/{node}"))},
+                  meta={"inputs": {"cases": "[1, 2]"}})
+    doc = to_argo(wf, image="alas:test")
+    args = next(t for t in doc["spec"]["templates"] if t["name"] == "cases-in-item")["container"]["args"]
+    key = args[args.index("--idempotency-key") + 1]
+    assert key == "{{workflow.name}}/cases-in/{{inputs.parameters.item}}"
+    assert from_argo(doc) == wf  # the template read back from the policy annotation
+    # What the item pods then do, with the key as Argo fills it in for each item.
+    store = FsStore(tmp_path)
+    outputs = [run_step(StepInput(kind="case", node="cases_in", run_id="r", scope="wf", item=item,
+                                  idempotency_key=key.replace("{{workflow.name}}", "r").replace(
+                                      "{{inputs.parameters.item}}", item)),
+                        store, {"case": lambda ctx: StepOutput({"item": ctx.input.item})}).doc
+               for item in ("1", "2")]
+    assert outputs == [{"item": "1"}, {"item": "2"}]
+
+
+def test_an_item_placeholder_is_not_added_twice() -> None:
+    assert nm.key_to_argo("{run}-{index}", node_id="m", run="R", deps=[], has_item=True) == (
+        "R-{{inputs.parameters.item}}")
+    assert nm.key_to_argo("{run}-{node}", node_id="m", run="R", deps=[], has_item=False) == "R-m"
