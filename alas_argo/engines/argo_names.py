@@ -4,6 +4,11 @@ retry expressions and idempotency-key templates, each with its inverse next to i
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from alas_argo.ir.base import canonical_json
 
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
@@ -59,8 +64,10 @@ def dns(node_id: str) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as a Go duration string ("2s", "0.25s")."""
-    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{seconds!r}s"
+    """Seconds as a Go duration string ("2s", "0.25s", "0.00005s": Go reads no exponent, repr writes 5e-05)."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{Decimal(repr(float(seconds))):f}s"  # the shortest digits that read back as the same float
 
 
 def parse_duration(text: str | int) -> float:
@@ -98,8 +105,11 @@ def placeholders(key: str) -> list[str]:
     return _PLACEHOLDER.findall(key)
 
 
-def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: bool) -> str:
-    """An IR idempotency-key template in Argo's substitution syntax (memoize.key)."""
+def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: bool,
+                params: Mapping[str, Any] | None = None) -> str:
+    """An IR idempotency-key template in Argo's substitution syntax (memoize.key); a node's ``params`` are
+    fixed at compile time, so ``{<param>}`` (or a path into one) is written as its value, as the runtime does.
+    A map item's key (``has_item``) ends with the item unless the template names it."""
 
     def sub(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -116,8 +126,23 @@ def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: 
         if root in deps:
             # The log key of that dependency's output: unique per run and output, which is what a key needs.
             return "{{inputs.parameters.in-" + dns(root) + "}}"
+        if params is not None and root in params:
+            value: Any = params
+            for part in name.split("."):  # as alas_argo.runtime.policies.resolve walks it
+                if isinstance(value, Mapping) and part in value:
+                    value = value[part]
+                elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
+                    value = value[int(part)]
+                else:
+                    return run  # resolves to nothing (the local runtime refuses the key when the node runs)
+            return value if isinstance(value, str) else canonical_json(value)
         return run
-    return _PLACEHOLDER.sub(sub, key)
+    out = _PLACEHOLDER.sub(sub, key)
+    if has_item and not {"item", "index"} & set(placeholders(key)):
+        # Every item pod runs under the node's key: without the item, the first item's recorded output would
+        # be every other item's too (`alas step` reuses what a key recorded).
+        out += "/{{inputs.parameters.item}}"
+    return out
 
 
 def key_from_argo(key: str, *, node_id: str, run: str) -> str:

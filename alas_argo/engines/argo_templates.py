@@ -188,7 +188,7 @@ class Compiler:
             raise UnsupportedFeature("argo", n.id, "idempotency", f"the key names map node {mapped[0]}, whose "
                                      "items' keys no Argo template is handed (its consumers derive them)")
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP)
+                              deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP, params=n.params)
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]
