@@ -169,8 +169,9 @@ MATRIX: tuple[Feature, ...] = (
             "phase); error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
-            (A, "key passed to the step (`--idempotency-key`), checked against the log's idempotency records "
-                "(Argo memoize needs ConfigMap create/update a stock install does not grant)"),
+            (A, "key passed to the step (`--idempotency-key`; a map item's ends with the item), checked against "
+                "the log's idempotency records (Argo memoize needs ConfigMap create/update a stock install does "
+                "not grant)"),
             (A, "key passed in the Task Parameters, checked against the log"),
             lambda wf, n: (p := _policy(wf, n)) is not None and p.idempotency is not None),
     Feature("compensation", "compensation (saga rollback)", (N, "onExit handler: `alas step compensate` "
