@@ -57,6 +57,14 @@ def _args_of(t: dict[str, Any] | None) -> list[str]:
     return list(((t or {}).get("container") or {}).get("args") or [])
 
 
+def _duration(value: Any, where: str) -> float:
+    """A Go duration of a hand-edited document, or an InputError naming where it is (not a bare ValueError)."""
+    try:
+        return nm.parse_duration(value)
+    except ValueError as e:
+        raise InputError(str(e), where=where) from None
+
+
 def _retry(t: dict[str, Any]) -> dict[str, Any]:
     rs = t.get("retryStrategy")
     if rs is None:
@@ -69,11 +77,11 @@ def _retry(t: dict[str, Any]) -> dict[str, Any]:
         raise InputError("a retryStrategy backoff without a duration", where=where)
     b = rs.get("backoff") or {}
     factor = float(b.get("factor", 1))
-    backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed",
-                               "initial": nm.parse_duration(b.get("duration", 0)),  # no backoff: at once
+    initial = _duration(b.get("duration", 0), f"{where} retryStrategy.backoff.duration")  # no backoff: at once
+    backoff: dict[str, Any] = {"kind": "exponential" if factor != 1.0 else "fixed", "initial": initial,
                                "factor": factor if factor != 1.0 else 2.0, "jitter": 0.0}
     if "cap" in b:
-        backoff["max"] = nm.parse_duration(b["cap"])
+        backoff["max"] = _duration(b["cap"], f"{where} retryStrategy.backoff.cap")
     return {"maxAttempts": int(rs["limit"]) + 1, "backoff": backoff,
             "retryOn": nm.retry_names(rs.get("retryPolicy"), rs.get("expression"))}
 
@@ -218,7 +226,7 @@ def _policy(leaf: dict[str, Any], params: dict[str, Any], catch: list[dict[str, 
     if "activeDeadlineSeconds" in leaf:
         policy["timeout"] = float(leaf["activeDeadlineSeconds"])
     elif "timeout" in leaf:
-        policy["timeout"] = nm.parse_duration(leaf["timeout"])
+        policy["timeout"] = _duration(leaf["timeout"], f"template {leaf.get('name')} timeout")
     key = leaf["memoize"]["key"] if "memoize" in leaf else _flag(args, "--idempotency-key")
     if key is not None:
         run = _flag(args, "--run-id") or "{{workflow.name}}"
@@ -226,7 +234,7 @@ def _policy(leaf: dict[str, Any], params: dict[str, Any], catch: list[dict[str, 
     if "max-iters" in params:
         guard: dict[str, Any] = {"maxIters": int(params["max-iters"])}
         if "loop-deadline" in params:
-            guard["deadline"] = nm.parse_duration(params["loop-deadline"])
+            guard["deadline"] = _duration(params["loop-deadline"], f"template {leaf.get('name')} --loop-deadline")
         policy["loopGuard"] = guard
     return policy
 

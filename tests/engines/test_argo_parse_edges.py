@@ -149,6 +149,21 @@ def test_a_backoff_without_a_duration_is_refused_naming_the_template(backoff: di
     assert err.value.message == "a retryStrategy backoff without a duration"
 
 
+@pytest.mark.parametrize(("edit", "where"), [
+    (lambda t: t["retryStrategy"]["backoff"].update(duration="soon"), "template work retryStrategy.backoff.duration"),
+    (lambda t: t["retryStrategy"]["backoff"].update(cap="1 min"), "template work retryStrategy.backoff.cap"),
+    (lambda t: (t.pop("activeDeadlineSeconds"), t.update(timeout="5e-05s")), "template work timeout"),
+])
+def test_a_duration_argo_cannot_read_is_refused_naming_where_it_is(edit: Any, where: str) -> None:
+    """A hand-edited Go duration that is none: one InputError naming the template and field (it escaped as a
+    bare ValueError from the library's reader)."""
+    doc = _minimal(Policy(timeout=60, retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=3))))
+    edit(_template(doc, "work"))
+    with pytest.raises(InputError) as err:
+        read_native(doc)
+    assert err.value.where == where and err.value.message.startswith("not a duration: ")
+
+
 def test_no_retry_strategy_is_one_attempt() -> None:
     doc = _minimal(Policy(timeout=5))
     assert "retryStrategy" not in _template(doc, "work")
