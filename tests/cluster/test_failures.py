@@ -274,3 +274,32 @@ def test_resubmitting_a_run_id_commits_no_second_baseline(argo: Argo, store: Sto
     baselines = [e for e in store.events(run_id) if e["type"] == "plan.committed"
                  and e["payload"].get("reason") == "baseline"]
     assert len(baselines) == 1
+
+
+def test_argos_workflow_controller_restarted_mid_run_finishes_the_run_once(argo: Argo, kube: Kube,
+                                                                          store: Store) -> None:
+    """Argo's workflow controller deleted while the job agents run (an upgrade, a node drained): the new
+    controller adopts the running workflow, which succeeds with one output per job, one baseline and a log that
+    verifies; no step's work is done twice into the log."""
+    run_id = f"e2e-wfc-{int(time.time())}"
+    name = argo.submit("alas-plan", {"run-id": run_id, "instance": "ft10", "scenarios": '["none"]'},
+                       wait=False)["metadata"]["name"]
+    kube.wait_for("a job agent to run", lambda: any(
+        runs_template(name, "propose-item")(p) and main_running(p)
+        for p in kube.json("get", "pods", "-l", f"workflows.argoproj.io/workflow={name}")["items"]), timeout=600,
+        every=0.5)
+    controller = Kube("argo")
+    before = {p["metadata"]["name"] for p in controller.json("get", "pods", "-l", "app=workflow-controller")["items"]}
+    assert before, "no workflow-controller pod in namespace argo"
+    controller("delete", "pod", "-l", "app=workflow-controller", "--wait=false")
+    argo.succeeded(name)
+    after = {p["metadata"]["name"] for p in controller.json("get", "pods", "-l", "app=workflow-controller")["items"]
+             if p["metadata"].get("deletionTimestamp") is None}
+    assert after and not after & before, f"the controller was not replaced: {before} -> {after}"
+    done = [e["payload"]["item"] for e in store.events(run_id)
+            if e["type"] == "node.succeeded" and e.get("node_id") == "propose"]
+    assert sorted(done) == list(range(10)), done
+    baselines = [e for e in store.events(run_id) if e["type"] == "plan.committed"
+                 and e["payload"].get("reason") == "baseline"]
+    assert len(baselines) == 1
+    store.alas("log", "verify", run_id, "--store", "s3")
