@@ -103,6 +103,29 @@ def test_a_base_url_that_is_no_server_is_refused_with_the_form_to_use() -> None:
                                   "e.g. http://vllm:8000/v1")
 
 
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:9/v 1",                  # a space: http.client's InvalidURL, was retried as transient
+    "http://127.0.0.1:9/v1\t",                 # a tab (urlsplit drops it, so the form check passed)
+    "http://127.0.0.1:9/v1\x7f",               # DEL
+    "http://127.0.0.1:9/v\u00e91",             # a non-ASCII path: UnicodeEncodeError, a crash
+    "http://a..b/v1",                          # an empty host label: IDNA's UnicodeError, a crash
+    "http://" + "a" * 64 + ".example/v1",      # a host label past 63 characters: the same
+])
+def test_a_base_url_urllib_cannot_send_is_refused_before_any_call(url: str) -> None:
+    """Such URLs passed the form check and then failed every call as transient (exit 75) or crashed with a
+    UnicodeError that no fallback catches: a typo in the configuration is permanent."""
+    with pytest.raises(LlmRequestError, match=r"LLM base URL must be") as info:
+        HttpChatClient(url, "m")
+    assert info.value.where == url and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("url", ["http://b\u00fccher.example/v1", "http://[::1]:8000/v1", "https://api.example.com./v1/",
+                                 "http://vllm:8000"])
+def test_base_urls_urllib_can_send_are_kept(url: str) -> None:
+    # An internationalized host name is sent in its IDNA form; an IPv6 literal and a rooted name are fine.
+    assert HttpChatClient(url, "m").endpoint == url.rstrip("/") + "/chat/completions"
+
+
 def test_the_defaults_of_a_client() -> None:
     # A hosted endpoint's pace: a minute per call, three retries from half a second doubling up to 30 s.
     c = HttpChatClient("http://h/v1", "m")
