@@ -477,13 +477,21 @@ class RawServer:
             with conn:
                 self.connections += 1
                 conn.settimeout(2)
+                # Read the whole request first: closing with unread bytes would send a reset, not the answer.
                 data = b""
-                while b"\r\n\r\n" not in data:  # the headers; the body's bytes are not needed
+                while b"\r\n\r\n" not in data or len(data) < self._request_length(data):
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
                     data += chunk
                 conn.sendall(self.answer)
+
+    @staticmethod
+    def _request_length(data: bytes) -> int:
+        head, _, _ = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        return len(head) + 4 + length
 
     def close(self) -> None:
         self._stop.set()
