@@ -25,6 +25,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from alas_argo import json_limits
 from alas_argo.addresses import is_http_url
@@ -122,6 +123,20 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
     return max(0.0, when.timestamp() - now())
 
 
+def _sendable(url: str) -> bool:
+    """Whether urllib can send a request to ``url`` at all: no space or control character (http.client's
+    InvalidURL, otherwise retried as a failed connection), an ASCII path (else a UnicodeEncodeError) and a host
+    name IDNA can encode (else a UnicodeError: an empty label, or one longer than 63 characters)."""
+    if any(c <= " " or c == "\x7f" for c in url):
+        return False
+    parts = urlsplit(url)
+    try:
+        (parts.hostname or "").encode("idna")
+    except UnicodeError:
+        return False
+    return parts.path.isascii()
+
+
 class HttpChatClient:
     """A chat-completions client for any OpenAI-compatible endpoint (``POST {base_url}/chat/completions``).
 
@@ -144,7 +159,8 @@ class HttpChatClient:
                  temperature: float = 0.0, max_tokens: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if not is_http_url(base_url):  # "http://" alone used to be tried, and fail as transient (exit 75)
+        # "http://" alone used to be tried, and fail as transient (exit 75); a space in the URL too.
+        if not (is_http_url(base_url) and _sendable(base_url)):
             raise LlmRequestError("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1",
                                   where=base_url)
         self.base_url = base_url.rstrip("/")
