@@ -159,6 +159,13 @@ class HttpChatClient:
                  temperature: float = 0.0, max_tokens: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        parts = urlsplit(base_url)
+        if parts.username is not None or parts.password is not None:
+            # urllib sends no credentials from a URL (every call failed as a connection error, exit 75), and every
+            # error would have printed the password: refused, named without them.
+            raise LlmRequestError("LLM base URL must not hold credentials: give the key as ALAS_LLM__API_KEY "
+                                  "(or OPENAI_API_KEY), sent as a Bearer token",
+                                  where=parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl())
         # "http://" alone used to be tried, and fail as transient (exit 75); a space in the URL too.
         if not (is_http_url(base_url) and _sendable(base_url)):
             raise LlmRequestError("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1",

@@ -515,3 +515,16 @@ def test_a_connection_dropped_mid_answer_is_transient(answer: bytes, said: str) 
         server.close()
     assert info.value.message == f"LLM endpoint failed after 2 call(s): {said}"
     assert server.connections == 2 and sleeps.waits == [0.5]
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cr3t@vllm:8000/v1", "https://user@api.example.com/v1",
+                                 "http://:s3cr3t@vllm/v1"])
+def test_a_base_url_with_credentials_is_refused_without_them(url: str) -> None:
+    """Credentials in the URL were never sent (every call failed as "cannot connect", exit 75) and every error
+    named the URL, password included: refused at once, the URL named without them, the right place said."""
+    with pytest.raises(LlmRequestError) as info:
+        HttpChatClient(url, "m")
+    assert info.value.message == ("LLM base URL must not hold credentials: give the key as ALAS_LLM__API_KEY (or "
+                                  "OPENAI_API_KEY), sent as a Bearer token")
+    assert info.value.where == url.replace(url[url.index("//") + 2:url.index("@") + 1], "")
+    assert "s3cr3t" not in str(info.value) and "user" not in str(info.value)
