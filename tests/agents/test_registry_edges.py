@@ -325,3 +325,15 @@ def test_a_recorded_simulated_session_replays_and_reports_usage_to_the_caller(
     assert proposal.backend == "simulated" and agent.transport.remaining() == 0
     assert len(observed) == 1 and extra == observed and observed[0]["prompt_tokens"] == 11
 
+
+
+def test_recorded_answers_without_settings_make_a_working_llm_job_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded answers alone make the backend available (no endpoint to contact), so they alone must make a
+    working agent: it used to raise KeyError('settings') for a spec the availability check had accepted."""
+    observed = _capture_metrics(monkeypatch)
+    ctx, answer = _one_answer()
+    made = default_registry().create(Role.JOB_AGENT, "llm", {"replay_events": [answer]})
+    assert made.backend == "llm" and made.notes == [] and isinstance(made.agent, LlmPlanner)
+    assert made.agent.settings == LlmSettings() and isinstance(made.agent.transport, ReplayTransport)
+    made.agent.propose(ctx)
+    assert [u["prompt_tokens"] for u in observed] == [11]
