@@ -103,6 +103,7 @@ def _llm_available(spec: dict[str, Any]) -> str | None:
 def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
     from alas_argo import metrics
     from alas_argo.agents.llm import make_llm_backend  # only when the LLM backend is asked for
+    from alas_argo.settings import LlmSettings
 
     extra = spec.get("on_usage")
 
@@ -111,7 +112,10 @@ def _llm_factory(spec: dict[str, Any]) -> PlannerBackend:
         if extra is not None:
             extra(usage)
 
-    backend: PlannerBackend = make_llm_backend(spec["settings"], replay_events=spec.get("replay_events"),
+    # Recorded answers alone make the backend available (_llm_available): no settings then, nothing to contact.
+    settings = spec.get("settings")
+    backend: PlannerBackend = make_llm_backend(settings if settings is not None else LlmSettings(),
+                                               replay_events=spec.get("replay_events"),
                                                recorder=spec.get("recorder"), on_usage=on_usage)
     return backend
 
