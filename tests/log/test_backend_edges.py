@@ -124,3 +124,30 @@ def test_the_default_lease_holds_nothing_and_never_refuses() -> None:
         assert memory.put_if_absent(key="runs/run-1/head.json", data=b"{}")
     assert isinstance(memory.hold(name="run-1"), contextlib.AbstractContextManager)
     assert memory.kind == "store" and memory.location == "store" and memory.seal_key is None
+
+
+@pytest.mark.parametrize("bad", ["a\n", "runs/r1\n/head.json", "runs/r1/head.json\n"])
+def test_a_trailing_newline_is_outside_the_alphabet(store: Store, bad: str) -> None:
+    # A regex "$" also matches before a final newline: "r1\n" passed the rule and became a directory of that
+    # name on the filesystem (a run id with a newline reaches the store as a key segment).
+    with pytest.raises(InputError) as info:
+        check_key(bad)
+    assert info.value.message == f"invalid store key {bad!r}"
+    with pytest.raises(InputError):
+        store.put(key=bad, data=b"x")
+    assert store.list(prefix="") == []
+    with pytest.raises(InputError):
+        store.list(prefix="runs/r1\n/")
+
+
+def test_a_lone_slash_is_no_prefix_on_either_backend(store: Store) -> None:
+    # "/" is an empty segment before the slash, like "runs//": refused, not read as "" (the filesystem listed
+    # the store's top names under it, S3 none, so one prefix meant different things on the two backends).
+    store.put(key="runs/a/head.json", data=b"{}")
+    with pytest.raises(InputError) as info:
+        check_key("/", prefix=True)
+    assert info.value.message == "invalid store key '/'"
+    with pytest.raises(InputError):
+        store.children(prefix="/")
+    with pytest.raises(InputError):
+        store.list(prefix="/")
