@@ -31,13 +31,14 @@ def check_key(key: str, *, prefix: bool = False) -> str:
 
     Args:
         key: ``/``-separated segments of ``[A-Za-z0-9._=-]``, no empty or dot-leading segment.
-        prefix: Accept an empty string and a trailing ``/`` (a prefix for :meth:`Store.list`).
+        prefix: Accept an empty string and a trailing ``/`` (a prefix for :meth:`Store.list`; ``/`` alone is not one).
     """
-    body = key[:-1] if prefix and key.endswith("/") else key
-    if prefix and body == "":
+    if prefix and key == "":
         return key
+    body = key[:-1] if prefix and key.endswith("/") else key
     parts = body.split("/")
-    if not all(_SEGMENT.match(p) for p in parts):
+    # fullmatch: a "$" alone also matches before a final newline, which would let "r1\n" through.
+    if not all(_SEGMENT.fullmatch(p) for p in parts):
         raise InputError(f"invalid store key {key!r}", where="store")
     return key
 
