@@ -24,7 +24,7 @@ __all__ = ["OWNED_FILES", "cell", "repair_totals", "summary_table", "write_outpu
 
 #: Names of the files `run --out` owns in its directory: an earlier run's files by these names are replaced
 #: as a set, so the directory never mixes two runs (other files are left alone).
-OWNED_FILES = re.compile(r"^(v\d+\.json|final\.json|disruption_\d+\.json|report\.json|report\.md|gantt\.(png|html))$")
+OWNED_FILES = re.compile(r"^(v\d+\.json|final\.json|disruption_\d+\.json|report\.json|report\.md|gantt\.(png|html))\Z")
 
 
 def cell(value: Any) -> str:

@@ -42,8 +42,8 @@ from alas_argo.log import ExecutionLog, check_run_id
 __all__ = ["ControllerServer", "public_reason", "serve"]
 
 log = logging.getLogger(__name__)
-_RUN_PATH = re.compile(r"^/runs/([^/]+)(/disruptions)?/?$")
-_KEY = re.compile(r"^[\x21-\x7e]{1," + str(MAX_KEY_CHARS) + "}$")
+_RUN_PATH = re.compile(r"^/runs/([^/]+)(/disruptions)?/?\Z")
+_KEY = re.compile(r"^[\x21-\x7e]{1," + str(MAX_KEY_CHARS) + r"}\Z")
 
 
 _NAMES = re.compile(r"'[^']*'|\"[^\"]*\"|\b\w+://\S+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\S*")

@@ -20,9 +20,9 @@ from alas_argo.ir import Node, Policy, Workflow
 
 __all__ = ["from_argo", "read_native"]
 
-_TERM = re.compile(r"^([\w-]+)(?:\.(Succeeded|Failed))?$")
-_TASK_PARAM = re.compile(r"^\{\{tasks\.([\w-]+)\.outputs\.parameters\.([\w-]+)\}\}$")
-_WF_PARAM = re.compile(r"^\{\{workflow\.parameters\.([\w-]+)\}\}$")
+_TERM = re.compile(r"^([\w-]+)(?:\.(Succeeded|Failed))?\Z")
+_TASK_PARAM = re.compile(r"^\{\{tasks\.([\w-]+)\.outputs\.parameters\.([\w-]+)\}\}\Z")
+_WF_PARAM = re.compile(r"^\{\{workflow\.parameters\.([\w-]+)\}\}\Z")
 
 
 def _params(t: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from alas_argo.ir import Condition, Join, Node, NodeKind, OnFailure, Op, Policy,
 __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_security"]
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
 
 def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
     out: dict[str, list[tuple[str, Via]]] = {n.id: [] for n in wf.nodes}

@@ -25,7 +25,7 @@ __all__ = ["PLACEHOLDER", "Problem", "ensure_valid", "parse_workflow", "validate
 
 #: A placeholder of an idempotency key template: ``{name}`` or ``{a.b.c}``.
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_PATH = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*$")
+_PATH = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*\Z")
 _ROOTS = {"inputs", "node", "run"}
 #: Node ids that would shadow a root of condition paths, key templates or input documents.
 _RESERVED = _ROOTS | {"output", "previous", "item", "index"}

@@ -17,7 +17,7 @@ from alas_argo.errors import InputError
 
 __all__ = ["check_run_id", "event_key", "head_key", "idempotency_key", "plan_key"]
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 def check_run_id(run_id: str) -> str:

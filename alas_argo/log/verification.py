@@ -36,8 +36,8 @@ from alas_argo.log.verify_report import Problem, VerifyReport
 
 __all__ = ["Problem", "VerifyReport", "verify_log"]
 
-_EVENT_NAME = re.compile(r"^(\d{8})\.json$")
-_PLAN_NAME = re.compile(r"^v(\d{4,})\.json$")
+_EVENT_NAME = re.compile(r"^(\d{8})\.json\Z")
+_PLAN_NAME = re.compile(r"^v(\d{4,})\.json\Z")
 
 
 class _Check:

@@ -51,7 +51,7 @@ MAX_LABEL_VALUES = 32
 #: The registry the exporter serves; tests read exact sample values from it.
 REGISTRY = CollectorRegistry(auto_describe=True)
 
-_LABEL_SHAPE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+_LABEL_SHAPE = re.compile(r"^[a-z][a-z0-9_-]{0,39}\Z")
 _seen: dict[str, set[str]] = {}
 _seen_lock = threading.Lock()
 

@@ -152,8 +152,11 @@ def test_run_out_replaces_an_earlier_runs_files(tmp_path: Path, capsys: pytest.C
     first = {p.name for p in out.iterdir()}
     assert {"v1.json", "v2.json", "v3.json", "disruption_2.json"} <= first
     (out / "notes.txt").write_text("mine\n")  # not a run output: left alone
+    # Nor a name that only looks like one up to a final newline (a regex `$` matches before it: it was deleted).
+    (out / "v2.json\n").write_text("mine too\n")
     assert main([*base, "--run-id", "second"]) == 0
     capsys.readouterr()
     names = {p.name for p in out.iterdir()}
-    assert names == {"v1.json", "final.json", "report.json", "report.md", "gantt.png", "gantt.html", "notes.txt"}
+    assert names == {"v1.json", "final.json", "report.json", "report.md", "gantt.png", "gantt.html", "notes.txt",
+                     "v2.json\n"}
     assert json.loads((out / "report.json").read_text())["run_id"] == "second"

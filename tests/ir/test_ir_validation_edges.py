@@ -294,3 +294,13 @@ def test_a_document_that_is_not_a_mapping_is_one_schema_problem(doc: Any) -> Non
     problems = validate_document(doc)
     assert [(p.code, p.node) for p in problems] == [("schema", None)]
     assert problems[0].message.startswith("document: Input should be a valid dictionary")  # was ": Input ..."
+
+
+def test_a_path_with_a_final_newline_is_no_dotted_name() -> None:
+    """The items path and a key placeholder are checked whole: a regex `$` matches before a final newline, so
+    `.match` let "inputs.jobs\n" pass as a path."""
+    doc = {"name": "t", "nodes": [{"id": "fan", "kind": "map", "role": "r", "items": "inputs.jobs\n",
+                                   "policy_ref": "k"}],
+           "policies": {"k": {"idempotency": {"key": "{run}-{node\n}"}}}}
+    codes = {(p.code, p.node) for p in validate_document(doc)}
+    assert {("bad_path", "fan"), ("bad_key_template", "fan")} <= codes

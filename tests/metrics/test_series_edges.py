@@ -281,3 +281,10 @@ def test_a_baseline_of_one_divides_the_gap_by_one() -> None:
     before = repair_values(m)
     metrics.observe_repair_record(record(method=m, makespan=3, baseline_makespan=1))
     assert grew(before, repair_values(m))["alas_repair_makespan_gap_ratio_sum"] == 2.0
+
+
+@pytest.mark.parametrize("value", ["abc\n", "lcrp\n"])
+def test_a_value_with_a_final_newline_is_other_not_a_series_of_its_own(value: str) -> None:
+    # The shape is checked whole: a regex `$` matches before a final newline, so "abc\n" was a label value.
+    assert series.label_value("newline-label", value) == "other"
+    assert series.label_value("newline-label", value.strip()) == value.strip()
