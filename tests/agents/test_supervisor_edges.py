@@ -1,14 +1,19 @@
 """Edges of the supervisor's merge and of the priority decode (also the repairer's patch): exact starts where
 release, a minimum start, a gap that fits exactly, empty windows and zero-length operations decide; several
-started operations of one job; and that ``merge`` in priority mode reads each proposal's start as its priority
-(the first of duplicates) and hands every bound on."""
+started operations of one job; overlapping downtimes (two reports of one outage); and that ``merge`` in
+priority mode reads each proposal's start as its priority (the first of duplicates) and hands every bound on."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+
 from alas_argo.agents.contracts import JobProposal, ProposedOperation
+from alas_argo.agents.roles import RepairerRole
 from alas_argo.agents.supervisor import MergeMode, Supervisor, priority_decode
+from alas_argo.jssp.disruption import MachineBreakdown
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.schedule import Operation, Schedule
 
 #: One operation of length 2 on machine 0.
 SOLO = Instance(name="solo", jobs=[[(0, 2)]])
@@ -102,6 +107,65 @@ def test_a_started_operation_after_a_decoded_one_is_kept_once(tiny: Instance) ->
     assert spans[(0, 0)] == (0, 3)
     assert spans[(0, 1)] == (10, 12)
     assert spans[(0, 2)] == (12, 14)
+
+
+# -- overlapping busy time (the bug: operations were placed inside the first of two overlapping windows) -------
+
+def _outside(spans: dict[tuple[int, int], tuple[int, int]], machine_of: dict[tuple[int, int], int],
+             windows: Sequence[tuple[int, int, int]]) -> None:
+    for k, (a, b) in spans.items():
+        for m, lo, hi in windows:
+            assert not (machine_of[k] == m and a < hi and lo < b), f"{k} at [{a}, {b}) inside downtime [{lo}, {hi})"
+
+
+def test_overlapping_downtimes_are_avoided_in_either_order() -> None:
+    # Two reports of one outage: [0, 10) and [2, 3) on machine 0. Released at 5, the operation used to be placed
+    # at 5 (inside the first window): only the window starting last before 5 was looked at.
+    for windows in ([(0, 0, 10), (0, 2, 3)], [(0, 2, 3), (0, 0, 10)]):
+        assert _spans(priority_decode(SOLO, {}, release=5, downtimes=windows)) == {(0, 0): (10, 12)}, windows
+
+
+def test_a_chain_of_overlapping_downtimes_is_one_outage() -> None:
+    windows = [(0, 7, 12), (0, 0, 4), (0, 3, 8), (0, 14, 20)]
+    assert _spans(priority_decode(SOLO, {}, release=5, downtimes=windows)) == {(0, 0): (12, 14)}
+    assert _spans(priority_decode(SOLO, {}, release=13, downtimes=windows)) == {(0, 0): (20, 22)}
+
+
+def test_overlapping_breakdowns_through_the_repairers_patch(tiny: Instance) -> None:
+    # The patch with a disruption's breakdowns as given (two overlapping reports for machine 0): no operation of
+    # the patched plan runs while machine 0 is down.
+    breakdowns = [MachineBreakdown(machine=0, start=0, duration=12), MachineBreakdown(machine=0, start=4, duration=2)]
+    windows = [(b.machine, b.start, b.end) for b in breakdowns]
+    draft = Schedule.from_operations("tiny", [Operation(job=j, step=s, machine=m, start=0, end=d)
+                                              for j, job in enumerate(tiny.jobs) for s, (m, d) in enumerate(job)])
+    patched = RepairerRole().patch(tiny, draft, release=6, downtimes=windows)
+    spans = _spans(patched)
+    assert len(spans) == tiny.num_operations
+    _outside(spans, {(j, s): m for j, job in enumerate(tiny.jobs) for s, (m, _) in enumerate(job)}, windows)
+    assert min(a for k, (a, _) in spans.items() if tiny.machine(*k) == 0) == 12
+
+
+def test_a_started_operation_overlapping_a_downtime_keeps_others_out_of_both(tiny: Instance) -> None:
+    # Job 1's first operation is pinned at [0, 9) on machine 0, which is also down over [2, 4): job 0's first
+    # operation (machine 0), released at 5, waits for 9.
+    spans = _spans(priority_decode(tiny, {}, release=5, fixed={(1, 0): (0, 9)}, downtimes=[(0, 2, 4)]))
+    assert spans[(1, 0)] == (0, 9)
+    assert spans[(0, 0)] == (9, 12)
+
+
+def test_the_earliest_free_start_among_random_overlapping_windows() -> None:
+    # Against a brute force: the first t at or after the release where [t, t + 2) meets no non-empty window.
+    rng = random.Random(11)
+    for _ in range(300):
+        windows = []
+        for _ in range(rng.randrange(1, 7)):
+            lo = rng.randrange(0, 30)
+            windows.append((0, lo, lo + rng.randrange(0, 9)))
+        release = rng.randrange(0, 35)
+        expected = next(t for t in range(release, 100)
+                        if not any(lo < hi and t < hi and lo < t + 2 for _, lo, hi in windows))
+        plan = priority_decode(SOLO, {}, release=release, downtimes=windows)
+        assert _spans(plan) == {(0, 0): (expected, expected + 2)}, (windows, release)
 
 
 # -- merge in priority mode -------------------------------------------------------------------------------------
