@@ -35,14 +35,24 @@ class MergeMode(StrEnum):
 
 
 class _Calendar:
-    """Busy intervals of one machine, kept sorted, with earliest-gap search."""
+    """Busy intervals of one machine, kept sorted and disjoint, with earliest-gap search."""
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
 
     def reserve(self, start: int, end: int) -> None:
+        # Overlapping reservations (two reports of one outage, a started operation inside a downtime) are merged
+        # into one: `earliest` looks back only to the last interval starting at or before its time, which is
+        # right only if no earlier interval reaches past that one.
         i = bisect.bisect_left(self.starts, start)
+        if i and self.ends[i - 1] > start:
+            i -= 1
+            start, end = self.starts[i], max(end, self.ends[i])
+            del self.starts[i], self.ends[i]
+        while i < len(self.starts) and self.starts[i] < end:
+            end = max(end, self.ends[i])
+            del self.starts[i], self.ends[i]
         self.starts.insert(i, start)
         self.ends.insert(i, end)
 
