@@ -388,3 +388,13 @@ def test_precedences_between_a_pinned_and_a_free_operation_hold_both_ways() -> N
                                  fixed={(0, 0): 0, (1, 0): 3}, precedences=[((0, 0), (1, 0)), ((1, 0), (2, 0))]))
     assert both.schedule.starts() == {(0, 0): 0, (1, 0): 3, (2, 0): 5}
 
+
+def test_a_lone_pin_before_time_zero_is_refused_for_what_it_is_not_as_an_overlap(tiny: Instance) -> None:
+    # Nothing runs before 0: a pin at -3 precedes the earliest start of its job. It overlaps nothing, and an
+    # error saying it overlaps "another pinned operation or a downtime" sent the reader after one that does
+    # not exist (the overlap scan started from -1).
+    for start in (-1, -3):
+        with pytest.raises(InfeasibleError) as e:
+            _build(tiny, fixed={(2, 0): start})
+        assert _said(e) == f"pinned start {start} precedes the earliest end 0 of the job's previous operation"
+        assert _where(e) == {"job": 2, "step": 0}
