@@ -137,6 +137,13 @@ def test_a_pin_and_a_downtime_that_overlap_name_the_pinned_operation_whichever_c
     assert _where(e) == {"job": 1, "step": 0}
 
 
+def test_a_pin_and_a_downtime_over_the_same_interval_overlap(tiny: Instance) -> None:
+    with pytest.raises(InfeasibleError) as e:
+        _build(tiny, fixed={(0, 0): 0}, downtimes=[(0, 0, 3)])
+    assert _said(e) == "pinned operation overlaps another pinned operation or a downtime on machine 0 at 0"
+    assert _where(e) == {"job": 0, "step": 0}
+
+
 def test_downtimes_may_overlap_each_other_and_touch_pins_and_empty_ones_are_ignored(tiny: Instance) -> None:
     # Two reports of one outage, a pin right after it, a pin ending where a downtime starts, and an empty
     # window inside a pinned operation: none is a contradiction.
@@ -289,7 +296,9 @@ def test_a_hint_with_a_missing_extra_doubled_or_foreign_operation_is_not_taken(t
     plan = _plan(tiny, OPTIMAL)
     missing = Schedule.from_operations(tiny.name, [o for o in plan.operations if o.key != (2, 2)])
     assert _hint(tiny, missing) is None
-    doubled = Schedule.from_operations(tiny.name, [*plan.operations, plan.by_key()[(2, 2)]])
+    # (2,2) twice, at 7 and at 20: either copy alone would do, the two together are not a plan.
+    second = plan.by_key()[(2, 2)].model_copy(update={"start": 20, "end": 21})
+    doubled = Schedule.from_operations(tiny.name, [*plan.operations, second])
     assert _hint(tiny, doubled) is None
     foreign = Schedule.from_operations(tiny.name, [o if o.key != (2, 2) else o.model_copy(update={"job": 3})
                                                    for o in plan.operations])
@@ -301,6 +310,12 @@ def test_a_hint_on_the_wrong_machine_or_with_the_wrong_duration_is_not_taken(tin
     # (0,2) now takes 3: the nominal plan is wrong, the one that runs it for 3 (until 10) is right.
     assert _hint(tiny, _plan(tiny, OPTIMAL), durations={(0, 2): 3}) is None
     assert _hint(tiny, _plan(tiny, OPTIMAL, durations={(0, 2): 3}), durations={(0, 2): 3}) == 11
+
+
+def test_a_hint_on_the_wrong_machine_is_not_taken_even_where_that_machine_is_free() -> None:
+    instance = Instance(name="gap", jobs=[[(0, 2)], [(2, 3)]])
+    assert _hint(instance, _plan(instance, {(0, 0): 0, (1, 0): 0})) == 3
+    assert _hint(instance, _plan(instance, {(0, 0): 0, (1, 0): 0}, machines={(0, 0): 1})) is None
 
 
 def test_a_hint_that_starts_before_zero_is_not_taken_even_when_pinned_there(tiny: Instance) -> None:
@@ -398,3 +413,11 @@ def test_a_lone_pin_before_time_zero_is_refused_for_what_it_is_not_as_an_overlap
             _build(tiny, fixed={(2, 0): start})
         assert _said(e) == f"pinned start {start} precedes the earliest end 0 of the job's previous operation"
         assert _where(e) == {"job": 2, "step": 0}
+
+
+def test_an_instance_of_zero_length_operations_has_a_horizon_and_a_bound_of_zero() -> None:
+    # Nothing is pinned and nothing takes time: the horizon is 0, and no pinned end past it is made up.
+    instance = Instance(name="instant", jobs=[[(0, 0)], [(1, 0)]])
+    m = _build(instance)
+    assert (m.horizon, m.trivial_bound, _domain(m, m.makespan)) == (0, 0, [0, 0])
+    assert optimize(SolveRequest(instance, time_limit=1)).objective == 0
