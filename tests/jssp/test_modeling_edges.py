@@ -254,6 +254,8 @@ def test_the_trivial_bound_is_the_heaviest_machine_the_longest_job_or_the_last_p
     # (0,0) pinned at 5: the rest of job 0 cannot end before 8 + 2 + 2; only a job whose previous operation
     # is pinned (or that has none) counts its rest from its head.
     assert _build(tiny, fixed={(0, 0): 5}).trivial_bound == 12
+    # (0,1) pinned over [10, 12): the last operation of job 0 cannot end before 14.
+    assert _build(tiny, fixed={(0, 1): 10}).trivial_bound == 14
     assert _build(tiny, release=20).trivial_bound == 20 + 10
     # A pin ending last.
     m = _build(tiny, fixed={(1, 2): 20})
