@@ -81,7 +81,9 @@ def _check_pinned(instance: Instance, dur: dict[Key, int], fixed: Mapping[Key, i
             per_machine.setdefault(m, []).append((s, e, None))
     for m, items in per_machine.items():
         items.sort(key=lambda t: (t[0], t[1]))
-        reach, owner = -1, None  # latest end seen so far, and whose it is
+        # Latest end seen so far, and whose it is; from the first start, so that a lone pin before time 0
+        # overlaps nothing (the job-order check refuses it for what it is).
+        reach, owner = items[0][0], None
         for s, e, k in items:
             if s < reach and (k is not None or owner is not None):
                 culprit = k or owner
