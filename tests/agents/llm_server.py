@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Reply", "ScriptedLlmServer", "context_of", "running_server", "simulated_route"]
+__all__ = ["Reply", "ScriptedLlmServer", "Sleeps", "context_of", "running_server", "simulated_route"]
 
 
 @dataclass
@@ -165,3 +165,13 @@ def simulated_route(model: Any = None, *, seed: int = 0) -> Callable[[dict[str, 
                      usage={"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens})
 
     return route
+
+
+class Sleeps:
+    """An injected sleep that records the waits instead of taking them."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)

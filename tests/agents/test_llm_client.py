@@ -18,7 +18,7 @@ from alas_argo.agents.llm_client import (
     estimate_tokens,
 )
 from alas_argo.errors import PermanentError, TransientError
-from tests.agents.llm_server import Reply, ScriptedLlmServer, running_server
+from tests.agents.llm_server import Reply, ScriptedLlmServer, Sleeps, running_server
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}]
 KEY = ExchangeKey(role="job", job=0, attempt=0)
@@ -27,16 +27,6 @@ KEY = ExchangeKey(role="job", job=0, attempt=0)
 @pytest.fixture
 def llm_server() -> Iterator[ScriptedLlmServer]:
     yield from running_server()
-
-
-class Sleeps:
-    """An injected sleep that records the waits instead of taking them."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def client(server: ScriptedLlmServer, sleeps: Sleeps | None = None, **kw: object) -> HttpChatClient:

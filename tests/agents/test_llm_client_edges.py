@@ -28,7 +28,7 @@ from alas_argo.agents.llm_client import (
     _retry_after,
     estimate_tokens,
 )
-from tests.agents.llm_server import Reply, ScriptedLlmServer, running_server
+from tests.agents.llm_server import Reply, ScriptedLlmServer, Sleeps, running_server
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}]
 
@@ -36,16 +36,6 @@ MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content
 @pytest.fixture
 def llm_server() -> Iterator[ScriptedLlmServer]:
     yield from running_server()
-
-
-class Sleeps:
-    """An injected sleep that records the waits instead of taking them."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 class Ticks:
