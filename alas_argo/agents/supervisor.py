@@ -100,7 +100,8 @@ def priority_decode(
         if e > s:
             calendars[m].reserve(s, e)
     for (j, s), (start, end) in fixed.items():
-        calendars[instance.machine(j, s)].reserve(start, end)
+        if end > start:  # a started zero-length operation occupies no time, as a decoded one and a downtime
+            calendars[instance.machine(j, s)].reserve(start, end)
     ops: list[Operation] = []
     job_ready = [0] * instance.num_jobs
     next_step = [0] * instance.num_jobs

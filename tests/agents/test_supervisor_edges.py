@@ -91,6 +91,14 @@ def test_a_zero_duration_override_occupies_no_time_either(tiny: Instance) -> Non
     assert plan[(1, 0)] == (0, 2)
 
 
+def test_a_started_zero_length_operation_occupies_no_time_either() -> None:
+    # Pinned at [2, 2) on machine 0: job 1's 6-long operation may still start at 0, across that instant (it
+    # waited until 2, where a decoded zero-length operation or an empty downtime would not have held it).
+    inst = Instance(name="zero", jobs=[[(0, 0)], [(0, 6)]])
+    plan = _spans(priority_decode(inst, {(1, 0): 0}, fixed={(0, 0): (2, 2)}))
+    assert plan == {(0, 0): (2, 2), (1, 0): (0, 6)}
+
+
 def test_several_started_operations_of_one_job_are_each_kept_once(tiny: Instance) -> None:
     fixed = _ReadAtMostOnce({(0, 0): (0, 3), (0, 1): (3, 5)})
     plan = priority_decode(tiny, {}, fixed=fixed)
