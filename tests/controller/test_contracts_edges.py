@@ -108,6 +108,16 @@ def test_time_is_a_strict_integer(value: object) -> None:
     assert refusal(time=value)[1] == "time"
 
 
+@pytest.mark.parametrize("field", ["budget", "effort", "tolerance"])
+@pytest.mark.parametrize("value", [True, "0.05", None, [0.05]])
+def test_a_number_field_takes_a_json_number_only(field: str, value: object) -> None:
+    """``true`` is not a budget of 1 s, nor ``"0.05"`` a tolerance (they were coerced before the fields were
+    made strict); a JSON integer is still a number."""
+    assert refusal(**{field: value}) == ("Input should be a valid number", field)
+    integer = {"budget": 1, "effort": 2, "tolerance": 0}[field]
+    assert getattr(parse(**{field: integer}), field) == float(integer)
+
+
 def test_the_request_is_frozen() -> None:
     request = parse()
     with pytest.raises(ValidationError):
