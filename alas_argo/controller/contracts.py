@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 
 from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import load_json
@@ -31,12 +31,13 @@ class DisruptionRequest(BaseModel):
     events: list[DisruptionEvent] = Field(min_length=1, max_length=1000, description="What happened.")
     method: Literal["lcrp", "aor", "right-shift", "full", "full-stable"] = Field(
         "lcrp", description="Repair method.")
-    budget: float = Field(5.0, gt=0, le=120, description="Seconds of CP-SAT time the repair may use.")
-    effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (4: a slightly shorter plan "
-                          "for about 3.5 times the seconds; with a tolerance, fewer moved operations); other methods "
-                          "ignore it.")
-    tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan share LCRP may give up for fewer moved "
-                             "operations (0.005: up to 0.5 % later); other methods ignore it.")
+    # Strict: a JSON number only (an integer is one); ``true`` is not a budget of 1 s, nor "0.05" a tolerance.
+    budget: StrictFloat = Field(5.0, gt=0, le=120, description="Seconds of CP-SAT time the repair may use.")
+    effort: StrictFloat = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (4: a slightly shorter "
+                                "plan for about 3.5 times the seconds; with a tolerance, fewer moved operations); "
+                                "other methods ignore it.")
+    tolerance: StrictFloat = Field(0.0, ge=0, le=0.1, description="Makespan share LCRP may give up for fewer "
+                                   "moved operations (0.005: up to 0.5 % later); other methods ignore it.")
 
     def disruption(self) -> Disruption:
         """The events as the domain's Disruption."""
