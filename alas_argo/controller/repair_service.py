@@ -36,6 +36,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import RepairResult, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import EventType, ExecutionLog, Store
+from alas_argo.log.instances import named_instance
 
 # carry_forward: re-exported from jssp.disruption
 __all__ = ["RepairService", "RunNotFound", "carry_forward", "commit_key"]
@@ -47,30 +48,10 @@ class RunNotFound(InputError):
     """The run does not exist or has no committed plan to repair (HTTP 404)."""
 
 
-#: Event types whose payload may carry the run's instance (docs/execution-log.md, replay's payload contract).
-_INSTANCE_EVENTS = (EventType.RUN_STARTED, EventType.VALIDATION_PASSED, EventType.VALIDATION_FAILED,
-                    EventType.REPAIR_FINISHED)
-
-
 def commit_key(key: str) -> str:
     """The log's key of a request's Idempotency-Key, for its commit and its idempotency record (``/`` cannot
     occur in a run id, so it never meets the pipeline's ``<run>:<node>`` keys, nor a step's ``output/...``)."""
     return f"controller/{key}"
-
-
-def _instance(log: ExecutionLog, plan: dict[str, Any]) -> Instance:
-    """The run's instance: a full document recorded by the first event of a type that carries one (found
-    by the log's index, one read each), else the bundled instance those events or the plan name (a custom
-    instance is recorded in full once; later events name it)."""
-    names: list[str] = []
-    for etype in _INSTANCE_EVENTS:
-        event = log.first(etype)
-        ref = event.payload.get("instance") if event is not None else None
-        if isinstance(ref, dict) and "jobs" in ref:
-            return Instance.model_validate(ref)
-        if isinstance(ref, dict) and ref.get("name"):
-            names.append(str(ref["name"]))
-    return get_instance(names[0] if names else str(plan.get("instance", "")))
 
 
 def _instance_ref(instance: Instance) -> dict[str, Any]:
@@ -185,7 +166,7 @@ class RepairService:
             raise RunNotFound(f"run {log.run_id} has no committed plan in force to repair{why}",
                               where=f"run {log.run_id}")
         base, plan_doc = current
-        instance = _instance(log, plan_doc)
+        instance = named_instance(log, fallback=str(plan_doc.get("instance", "")))
         baseline = Schedule.model_validate(plan_doc)
         # The CLI's rules for a disruption file (the request model already refused an empty event list).
         check_disruption(instance, baseline, request.disruption())

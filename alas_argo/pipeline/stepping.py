@@ -17,6 +17,7 @@ from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog
+from alas_argo.log.instances import named_instance
 from alas_argo.pipeline.parameters import config_from_parameters
 from alas_argo.pipeline.stages import Stages
 from alas_argo.runtime.context import Failure, NodeContext
@@ -30,10 +31,12 @@ _FAN_OUT = {"blueprint": ("jobs", "revealed")}
 
 def recorded_instance(log: ExecutionLog) -> Instance:
     """The run's instance, as its blueprint step recorded it in the run's first ``run.started`` event (found
-    by the log's index in one read; a run whose first ``run.started`` lacks it is searched in full).
+    by the log's index in one read; a run whose first ``run.started`` lacks it is searched in full); for a run
+    no blueprint step started (planned by `alas run`), as the events that name it say
+    (:func:`alas_argo.log.instances.named_instance`).
 
     Raises:
-        InputError: The run has no blueprint yet.
+        InputError: The run has no blueprint and no event names its instance.
     """
     started = log.first(EventType.RUN_STARTED)
     if started is not None and "instance" not in started.payload:
@@ -41,7 +44,13 @@ def recorded_instance(log: ExecutionLog) -> Instance:
                        None)
     if started is not None:
         return Instance.model_validate(started.payload["instance"])
-    raise InputError("the run has no blueprint (no run.started event with an instance)", where=f"run {log.run_id}")
+    try:
+        # A run planned elsewhere (`alas run --store s3`, then `alas-repair` on the cluster): its instance as the
+        # controller finds it, from the events that name it.
+        return named_instance(log)
+    except InputError:
+        raise InputError("the run has no blueprint (no run.started event with an instance) and no event names "
+                         "its instance", where=f"run {log.run_id}") from None
 
 
 def _stages(ctx: StepContext, instance: Instance) -> Stages:

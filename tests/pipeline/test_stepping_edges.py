@@ -67,7 +67,7 @@ def test_a_run_without_a_blueprint_is_a_one_line_input_error_naming_the_run(tmp_
     with pytest.raises(InputError) as caught:
         recorded_instance(_log(tmp_path, "r7"))
     assert (caught.value.message, caught.value.where) == (
-        "the run has no blueprint (no run.started event with an instance)", "run r7")
+        "the run has no blueprint (no run.started event with an instance) and no event names its instance", "run r7")
 
 
 def test_a_first_run_started_without_an_instance_is_passed_over_for_the_first_that_has_one(tmp_path: Path) -> None:
@@ -86,6 +86,15 @@ def test_a_run_whose_every_run_started_lacks_an_instance_has_no_blueprint(tmp_pa
     log.append(EventType.NODE_STARTED, node_id="x", payload={"instance": FT06.to_json()})
     with pytest.raises(InputError, match="the run has no blueprint"):
         recorded_instance(log)
+
+
+def test_a_run_planned_by_alas_run_is_read_from_the_events_that_name_its_instance(tmp_path: Path) -> None:
+    """No blueprint step started it: the validator's event names the bundled instance (as the controller reads
+    it), so the cluster's repair steps serve a run planned locally into the same store."""
+    log = _log(tmp_path)
+    log.append(EventType.RUN_STARTED, payload={"workflow": "alas-plan", "version": 1})
+    log.append(EventType.VALIDATION_PASSED, node_id="validate", payload={"instance": {"name": "la01"}})
+    assert recorded_instance(log) == LA01
 
 
 def test_the_first_run_started_wins_over_later_ones(tmp_path: Path) -> None:

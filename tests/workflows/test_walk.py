@@ -173,6 +173,24 @@ def test_repair_on_disruption_walk_commits_a_valid_repair_of_the_given_disruptio
     assert report.valid, report.to_json()
 
 
+def test_a_run_planned_by_alas_run_is_repaired_by_the_repair_workflow(s3_env: S3Store) -> None:
+    """Planned on one machine into the cluster's store (`alas run --store s3`), repaired on the cluster
+    (`alas-repair`): its steps find the instance as the controller does; the steps failed before with "the run
+    has no blueprint", since only the alas-plan workflow's blueprint step records the instance in full."""
+    assert main(["run", "ft06", "--planner", "heuristic", "--time-limit", "1", "--store", "s3", "--run-id",
+                 "walk-local", "--quiet"]) == 0
+    log = ExecutionLog(s3_env, "walk-local")
+    assert log.versions() == [1]
+    given = {"time": 10, "events": [{"kind": "machine_breakdown", "machine": 2, "start": 10, "duration": 15}]}
+    walk = _walk("alas-repair", "alas-repair-loc", {"run-id": "walk-local", "disruption": json.dumps(given),
+                                                    "time-limit": "2"})
+    assert walk.status == "Succeeded"
+    assert log.versions() == [1, 2]
+    report = validate(get_instance("ft06"), Schedule.model_validate(log.plan(2)),
+                      disruption=Disruption.model_validate(given), baseline=Schedule.model_validate(log.plan(1)))
+    assert report.valid, report.to_json()
+
+
 def test_bench_walk_fans_out_over_cases_and_exports_the_summary(s3_env: S3Store, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     walk = _walk("alas-bench", "alas-bench-k2", {"run-id": "walk-bench", "suite": "ft06", "planner": "heuristic",
