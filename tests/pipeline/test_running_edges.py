@@ -226,6 +226,16 @@ def test_job_agents_run_in_this_process_and_see_the_runs_inputs(tmp_path: Path,
     assert run_pipeline(config, open_log(tmp_path)).succeeded
     assert sorted(job for job, _ in seen) == list(range(FT06.num_jobs))
     assert all(inputs == {"instance": "ft06", "config": config.model_dump(mode="json")} for _, inputs in seen)
+    # JSON values, as a workflow's parameters are (the variant a plain string, not the Variant enum).
+    assert all(_json_only(inputs) for _, inputs in seen)
+
+
+def _json_only(value: object) -> bool:
+    if isinstance(value, dict):
+        return all(type(k) is str and _json_only(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_json_only(v) for v in value)
+    return value is None or type(value) in (str, int, float, bool)
 
 
 def test_a_blueprint_node_without_an_output_contract_is_refused_before_anything_runs(
