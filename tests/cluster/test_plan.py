@@ -131,3 +131,26 @@ def test_the_declared_llm_simulator_plans_on_the_cluster(argo: Argo, store: Stor
     assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
     committed = [e for e in store.events(run_id) if e["type"] == "plan.committed"]
     assert len(committed) == 1 and committed[0]["payload"]["meta"]["valid"] is True
+
+
+def test_a_run_planned_on_this_machine_is_repaired_on_the_cluster(argo: Argo, store: Store, tmp_path: Path) -> None:
+    """Outgrowing one machine: `alas run --store s3` plans here into the cluster's MinIO, then `alas-repair` on
+    Argo repairs that run (its steps find the instance the local run recorded) and commits a valid v2."""
+    run_id = f"e2e-local-{int(time.time())}"
+    store.alas("run", "ft06", "--planner", "heuristic", "--time-limit", "2", "--store", "s3", "--run-id", run_id,
+               "--quiet")
+    given = {"time": 10, "events": [{"kind": "machine_breakdown", "machine": 2, "start": 10, "duration": 15}]}
+    workflow = argo.submit("alas-repair", {"run-id": run_id, "disruption": json.dumps(given), "time-limit": "2"})
+    assert workflow["status"]["phase"] == "Succeeded", workflow["status"].get("message")
+    commits = [e["payload"]["version"] for e in store.events(run_id) if e["type"] == "plan.committed"]
+    assert commits == [1, 2], commits
+    store.alas("log", "verify", run_id, "--store", "s3")
+    for version in (1, 2):
+        shown = store.alas("log", "show", run_id, "--store", "s3", "--version", str(version), "--json")
+        (tmp_path / f"v{version}.json").write_text(shown.stdout)
+    (tmp_path / "d.json").write_text(json.dumps(given))
+    verdict = store.alas("validate", "--instance", "ft06", "--schedule", str(tmp_path / "v2.json"),
+                         "--disruption", str(tmp_path / "d.json"), "--baseline", str(tmp_path / "v1.json"),
+                         "--json", check=False)
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+    assert json.loads(verdict.stdout)["valid"] is True
