@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from alas_argo.ir.base import canonical_json
+from alas_argo.runtime.policies import MISSING, resolve
 
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
@@ -127,14 +128,9 @@ def key_to_argo(key: str, *, node_id: str, run: str, deps: list[str], has_item: 
             # The log key of that dependency's output: unique per run and output, which is what a key needs.
             return "{{inputs.parameters.in-" + dns(root) + "}}"
         if params is not None and root in params:
-            value: Any = params
-            for part in name.split("."):  # as alas_argo.runtime.policies.resolve walks it
-                if isinstance(value, Mapping) and part in value:
-                    value = value[part]
-                elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
-                    value = value[int(part)]
-                else:
-                    return run  # resolves to nothing (the local runtime refuses the key when the node runs)
+            value = resolve(name, params)  # as the local runtime's render_key reads it
+            if value is MISSING:
+                return run  # resolves to nothing (the local runtime refuses the key when the node runs)
             return value if isinstance(value, str) else canonical_json(value)
         return run
     out = _PLACEHOLDER.sub(sub, key)
