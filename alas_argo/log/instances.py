@@ -16,13 +16,15 @@ INSTANCE_EVENTS = (EventType.RUN_STARTED, EventType.VALIDATION_PASSED, EventType
                    EventType.REPAIR_FINISHED)
 
 
-def named_instance(log: ExecutionLog, fallback: str | None = None) -> Instance:
+def named_instance(log: ExecutionLog, fallback: str | None = None, *,
+                   missing: str = "the run records no instance (no event names one)") -> Instance:
     """A full instance document recorded by the first event of a type that carries one (found by the log's
     index, one read each), else the bundled instance those events name (a custom instance is recorded in full
     once; later events name it), else the bundled instance ``fallback`` names.
 
     Raises:
-        InputError: No event names an instance and there is no fallback, or the name is no bundled instance.
+        InputError: No event names an instance and there is no fallback (``missing`` says so), or the name is
+            no bundled instance.
     """
     names: list[str] = []
     for etype in INSTANCE_EVENTS:
@@ -33,5 +35,5 @@ def named_instance(log: ExecutionLog, fallback: str | None = None) -> Instance:
         if isinstance(ref, dict) and ref.get("name"):
             names.append(str(ref["name"]))
     if not names and fallback is None:
-        raise InputError("the run records no instance (no event names one)", where=f"run {log.run_id}")
+        raise InputError(missing, where=f"run {log.run_id}")
     return get_instance(names[0] if names else str(fallback))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog
@@ -36,7 +35,7 @@ def recorded_instance(log: ExecutionLog) -> Instance:
     (:func:`alas_argo.log.instances.named_instance`).
 
     Raises:
-        InputError: The run has no blueprint and no event names its instance.
+        InputError: The run has no blueprint and no event names its instance, or names no bundled one.
     """
     started = log.first(EventType.RUN_STARTED)
     if started is not None and "instance" not in started.payload:
@@ -44,13 +43,10 @@ def recorded_instance(log: ExecutionLog) -> Instance:
                        None)
     if started is not None:
         return Instance.model_validate(started.payload["instance"])
-    try:
-        # A run planned elsewhere (`alas run --store s3`, then `alas-repair` on the cluster): its instance as the
-        # controller finds it, from the events that name it.
-        return named_instance(log)
-    except InputError:
-        raise InputError("the run has no blueprint (no run.started event with an instance) and no event names "
-                         "its instance", where=f"run {log.run_id}") from None
+    # A run planned elsewhere (`alas run --store s3`, then `alas-repair` on the cluster): its instance as the
+    # controller finds it, from the events that name it (an unknown name says so itself).
+    return named_instance(log, missing="the run has no blueprint (no run.started event with an instance) and no "
+                                       "event names its instance")
 
 
 def _stages(ctx: StepContext, instance: Instance) -> Stages:

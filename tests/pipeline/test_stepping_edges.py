@@ -210,3 +210,12 @@ def test_every_pipeline_role_but_its_compensation_is_a_step_kind_as_argo_names_i
         "disrupt", "repairer", "repair-patch", "replan", "finish"}
     doc = "The pipeline's repair_patch role as a cluster step (the same handler `alas run` calls)."
     assert PIPELINE_STEPS["repair-patch"].__doc__ == stepping._step("repair_patch").__doc__ == doc
+
+
+def test_a_name_that_is_no_bundled_instance_is_reported_as_itself(tmp_path: Path) -> None:
+    """Not as "no blueprint": the event names an instance, the catalog has none of that name."""
+    log = _log(tmp_path, "r8")
+    log.append(EventType.VALIDATION_PASSED, node_id="validate", payload={"instance": {"name": "no-such-instance"}})
+    with pytest.raises(InputError) as caught:
+        recorded_instance(log)
+    assert "no-such-instance" in str(caught.value) and "no blueprint" not in str(caught.value)
