@@ -69,8 +69,9 @@ def test_a_forgotten_request_stops_no_search_registered_after_it() -> None:
         interrupts.request_stop(signal.SIGTERM)
         interrupts._stop_all(if_pending=True)  # a new request: repeated, as before
     # The request's own stop and the repeat; the repeater thread, alive when an earlier test of the session started
-    # it, may have repeated it once more on its own (once: it sleeps RESTOP_SECONDS between repeats).
-    assert nxt.stops in (2, 3)
+    # it, repeats it on its own every RESTOP_SECONDS (20 ms) while the request stands: how often depends on how
+    # long this thread is held up, so at least two, not exactly two.
+    assert nxt.stops >= 2
 
 
 def test_the_first_signal_is_the_one_reported() -> None:
