@@ -139,6 +139,9 @@ class StepContext:
         self.level = "run"
         #: The error being recovered from, at an escalation level.
         self.failure: AlasError | None = None
+        # The any_of winner, looked up once: Argo starts the join when one candidate succeeded, and a candidate
+        # that ends later must not change what this step read between two of its reads.
+        self._winner: tuple[str | None] | None = None
 
     def read(self, key: str) -> dict[str, Any]:
         """The output record stored under ``key``."""
@@ -161,11 +164,16 @@ class StepContext:
         """The log key of dependency ``name``'s output, a list of keys for a map, None when not an input."""
         if name in self.input.mapped:
             return map_item_keys(self.log, self.input.scope, name, self.input.mapped[name], self.input.run_inputs)
+        if name not in self.input.inputs and name in self.input.candidates and self.winner() == name:
+            return output_key(self.input.scope, name)
         return self.input.inputs.get(name)
 
     def dep_names(self) -> list[str]:
-        """Every dependency this step was given, in the order given."""
-        return [*self.input.inputs, *(n for n in self.input.mapped if n not in self.input.inputs)]
+        """Every dependency this step was given, in the order given; an any_of join's is the candidate that won
+        (the one dependency the local runtime hands such a node)."""
+        names = [*self.input.inputs, *(n for n in self.input.mapped if n not in self.input.inputs)]
+        won = self.winner()
+        return [*names, won] if won is not None and won not in names else names
 
     def map_deps(self) -> list[str]:
         """The dependencies that are maps (their outputs a list), in the order given."""
@@ -178,6 +186,16 @@ class StepContext:
             if doc is not None:
                 return c, doc
         raise InputError("no any_of candidate has an output", where=f"node {self.input.node}")
+
+    def winner(self) -> str | None:
+        """The any_of candidate that ran (:meth:`candidate`), None when this step joins none or none of its
+        candidates recorded one output (a map's items are recorded apart, as a map dependency would be)."""
+        if self._winner is None:
+            try:
+                self._winner = (self.candidate()[0],) if self.input.candidates else (None,)
+            except InputError:
+                self._winner = (None,)
+        return self._winner[0]
 
     def run_input(self, name: str, default: str | None = None) -> str:
         """A workflow parameter (InputError when missing and no default)."""

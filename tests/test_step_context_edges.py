@@ -108,6 +108,20 @@ def test_the_candidate_that_ran_is_the_first_declared_with_an_output_of_this_wor
     assert str(none_ran.value) == "node n: no any_of candidate has an output"
 
 
+def test_an_any_of_joins_one_dependency_is_the_candidate_that_won(tmp_path: Path) -> None:
+    """As the local runtime hands an any_of node its winner only: the winner is read like any input, a loser is
+    none, and the winner does not change under the step when another candidate ends later."""
+    ctx = _context(tmp_path, candidates=["a", "b"], inputs={"x": output_key("wf", "x")})
+    assert (ctx.winner(), ctx.dep_names()) == (None, ["x"])  # none recorded yet: only what was handed over
+    fresh = _context(tmp_path, candidates=["a", "b"], inputs={"x": output_key("wf", "x")})
+    b = _record(fresh, output_key("wf", "b"), by="b")
+    assert (fresh.winner(), fresh.dep_names(), fresh.dep("b")) == ("b", ["x", "b"], b)
+    assert fresh.ref("a") is None
+    _record(fresh, output_key("wf", "a"), by="a")  # the first declared ends after the step began
+    assert (fresh.winner(), fresh.ref("b"), fresh.ref("a")) == ("b", output_key("wf", "b"), None)
+    assert _context(tmp_path, inputs={"x": "k"}).dep_names() == ["x"]  # no join: no lookup
+
+
 def test_a_workflow_parameter_is_read_or_refused_naming_it(tmp_path: Path) -> None:
     ctx = _context(tmp_path, run_inputs={"instance": "ft06", "empty": ""})
     assert (ctx.run_input("instance"), ctx.run_input("empty", "d"), ctx.run_input("gone", "d")) == ("ft06", "", "d")
