@@ -13,13 +13,13 @@ import contextlib
 import json
 from typing import Any
 
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, PermanentError
 from alas_argo.jssp.catalog import suite
 from alas_argo.log import Event, EventType
 from alas_argo.metrics import PolicyEvent, RunOutcome, count_policy_event, count_run_outcome
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.pipeline.stepping import PIPELINE_STEPS
-from alas_argo.runtime.policies import primary_error_name
+from alas_argo.runtime.policies import error_names, matches, primary_error_name
 from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -37,14 +37,39 @@ def retract(ctx: StepContext, committed: dict[str, Any], *, node: str) -> dict[s
 COMPENSATORS = {"retract": retract}
 
 
+def _finished(events: list[Event], node: str, scope: str, *, ok: bool) -> list[Event]:
+    # "node": what images before the one wording wrote (a log they started may be compensated by a newer one).
+    return [e for e in events if e.type is EventType.COMPENSATION_FINISHED
+            and e.payload.get("compensates", e.payload.get("node")) == node and e.payload.get("scope") == scope
+            and (e.payload.get("ok") is not False) is ok]
+
+
+def _given_up(failed: list[Event], retry: dict[str, Any] | None) -> str | None:
+    """Why a compensation that failed ``failed`` times in this workflow is not tried again, or None: its policy's
+    attempts are spent, or its last error is none its policy retries. Without a ``retry`` (a workflow rendered
+    before compensations carried their policy) every attempt of the pod tries it again."""
+    if retry is None or not failed:
+        return None
+    last = failed[-1].payload
+    if len(failed) >= int(retry.get("max_attempts", 1)):
+        return f"{len(failed)} of {retry.get('max_attempts', 1)} attempts failed, the last with {last.get('error')}"
+    names = last.get("error_names")
+    if names is not None and not any(p == "*" or p in names for p in retry.get("retry_on") or []):
+        return f"its policy does not retry {last.get('error')}"
+    return None
+
+
 def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dict[str, Any]) -> dict[str, Any] | None:
     """Undo what saga step ``node`` committed in this workflow (``ctx.input.scope``), at most once: None when
-    it committed nothing here or was compensated already (by the exit handler or a compensation step)."""
+    it committed nothing here or was compensated already (by the exit handler or a compensation step).
+
+    One pod undoes every commit, and Argo retries the pod as a whole; each compensation keeps to its own
+    policy (``comp["retry"]``), as the local saga runs it: its failures are counted in the log, and once its
+    attempts are spent, or it failed with an error its policy does not retry, it fails as a PermanentError
+    (not tried again, and not a reason to retry the pod)."""
     scope = ctx.input.scope
-    # "node": what images before the one wording wrote (a log they started may be compensated by a newer one).
     # A finished compensation is done; one recorded as failed (ok false) is tried again by a retried pod.
-    if any(e.type is EventType.COMPENSATION_FINISHED and e.payload.get("compensates", e.payload.get("node")) == node
-           and e.payload.get("scope") == scope and e.payload.get("ok") is not False for e in events):
+    if _finished(events, node, scope, ok=True):
         return None
     done = [e for e in events if e.type is EventType.NODE_SUCCEEDED and e.node_id == node
             and e.payload.get("scope") == scope]
@@ -53,15 +78,23 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
     handler = COMPENSATORS.get(str(comp.get("role")))
     if handler is None:
         raise InputError(f"no compensation handler {comp.get('role')!r}", where=f"node {comp.get('node')}")
+    failed, retry = _finished(events, node, scope, ok=False), comp.get("retry")
+    if (why := _given_up(failed, retry)) is not None:
+        raise PermanentError(f"the compensation of {node} is not tried again: {why}", where=f"node {comp['node']}")
     # The payloads are the local saga's (alas_argo.runtime.saga), plus the workflow object (scope).
     ctx.log.append(EventType.COMPENSATION_STARTED, node_id=comp["node"], payload={"compensates": node, "scope": scope})
     try:
         result = handler(ctx, ctx.read(str(done[-1].payload["key"]))["doc"], node=str(comp["node"]))
     except Exception as e:
+        error = f"{primary_error_name(e)}: {e}"
         with contextlib.suppress(Exception):  # recorded where the log answers; the error is what the step reports
             ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
-                           payload={"compensates": node, "ok": False, "error": f"{primary_error_name(e)}: {e}",
-                                    "scope": scope})
+                           payload={"compensates": node, "ok": False, "error": error,
+                                    "error_names": sorted(error_names(e)), "scope": scope})
+        if retry is not None and (len(failed) + 1 >= int(retry.get("max_attempts", 1))
+                                  or not matches(retry.get("retry_on") or [], e)):
+            raise PermanentError(f"the compensation of {node} failed for good: {error}",
+                                 where=f"node {comp['node']}") from e
         raise
     ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
                    payload={"compensates": node, "ok": True, "result": result, "scope": scope})
@@ -90,9 +123,10 @@ def _compensate_all(ctx: StepContext) -> list[dict[str, Any]]:
 
 def _undo_each(ctx: StepContext, events: list[Event], undo: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Compensate each ``(node, compensation)`` in order. As the local saga does, a failing compensation is
-    recorded and the rest still run; the first failure is then raised, so the step fails (and a transient one is
-    retried: what finished is not undone twice)."""
-    out, failures = [], []
+    recorded and the rest still run; then the step fails with the first failure a compensation may still retry
+    (so the pod is retried: what finished is not undone twice), else with the first failure."""
+    out: list[dict[str, Any]] = []
+    failures: list[Exception] = []
     for node, comp in undo:
         try:
             result = _compensate_node(ctx, events, node, comp)
@@ -102,7 +136,7 @@ def _undo_each(ctx: StepContext, events: list[Event], undo: list[tuple[str, dict
         if result is not None:
             out.append(result)
     if failures:
-        raise failures[0]
+        raise next((e for e in failures if not isinstance(e, PermanentError)), failures[0])
     return out
 
 

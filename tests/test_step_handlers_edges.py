@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from alas_argo.errors import InputError
+from alas_argo import step_handlers
+from alas_argo.errors import InputError, PermanentError, TransientError
 from alas_argo.ir import Condition
 from alas_argo.log import Event, EventType, ExecutionLog, FsStore
 from alas_argo.metrics import REGISTRY
 from alas_argo.runtime.policies import evaluate
+from alas_argo.step_context import StepContext
 from alas_argo.steps import StepInput, StepOutput, output_key, run_step
 
 PLAN = {"instance": "t", "makespan": 3, "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]}
@@ -111,6 +113,78 @@ def test_a_compensation_whose_pod_died_after_it_started_is_done_on_the_next_atte
                                     payload={"compensates": "commit-a", "scope": "wf"})  # then killed
     assert _exit_handler(store).doc == {"compensated": [{"node": "commit-a", "retracted": 1, "restored": None}]}
     assert _exit_handler(store, node="compensate-again").doc == {"compensated": []}
+
+
+def _failing(calls: list[str], error: Exception) -> Any:
+    def undo(ctx: StepContext, committed: dict[str, Any], *, node: str) -> dict[str, Any]:
+        calls.append(node)
+        raise error
+    return undo
+
+
+def test_each_compensation_keeps_to_its_own_policy_across_the_pods_retries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo retries the one compensate pod as a whole; as the local saga runs each compensation under its own
+    policy, one allowed a single attempt is tried once and one allowed three is tried three times, and the pod
+    fails as retryable while one still may be retried, then for good."""
+    store = _committed(tmp_path)
+    calls: list[str] = []
+    monkeypatch.setitem(step_handlers.COMPENSATORS, "failing", _failing(calls, TransientError("store busy")))
+    comps = {"commit-a": {"node": "undo-a", "role": "failing", "retry": {"max_attempts": 3,
+                                                                         "retry_on": ["TransientError"]}},
+             "commit-b": {"node": "undo-b", "role": "failing", "retry": {"max_attempts": 1,
+                                                                         "retry_on": ["TransientError"]}}}
+    for _ in range(2):  # b's one attempt, then its failure stands; a has attempts left: the pod is retried
+        with pytest.raises(TransientError, match="store busy"):
+            _exit_handler(store, compensations=comps)
+    with pytest.raises(PermanentError) as spent:  # a's third attempt fails too: nothing left to retry
+        _exit_handler(store, compensations=comps)
+    assert spent.value.message == ("the compensation of commit-b is not tried again: 1 of 1 attempts failed, "
+                                   "the last with TransientError: store busy")
+    assert calls == ["undo-b", "undo-a", "undo-a", "undo-a"]
+    with pytest.raises(PermanentError) as again:  # a pod retried once too often tries neither
+        _exit_handler(store, compensations=comps)
+    assert (again.value.where, calls) == ("node undo-b", ["undo-b", "undo-a", "undo-a", "undo-a"])
+    failed = [(e.node_id, e.payload["error_names"]) for e in _events(store, EventType.COMPENSATION_FINISHED)]
+    assert failed == [("undo-b", ["AlasError", "Exception", "TransientError"])] + [
+        ("undo-a", ["AlasError", "Exception", "TransientError"])] * 3
+
+
+def test_a_compensation_failing_with_an_error_its_policy_does_not_retry_fails_for_good(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _committed(tmp_path, ("commit-a",))
+    calls: list[str] = []
+    monkeypatch.setitem(step_handlers.COMPENSATORS, "failing", _failing(calls, TransientError("store busy")))
+    comps = {"commit-a": {"node": "undo-a", "role": "failing", "retry": {"max_attempts": 5, "retry_on": ["Timeout"]}}}
+    with pytest.raises(PermanentError) as caught:
+        _exit_handler(store, compensations=comps)
+    assert str(caught.value) == "node undo-a: the compensation of commit-a failed for good: TransientError: store busy"
+    assert isinstance(caught.value.__cause__, TransientError)
+    with pytest.raises(PermanentError, match="its policy does not retry TransientError: store busy"):
+        _exit_handler(store, compensations=comps)
+    assert calls == ["undo-a"]
+
+
+def test_a_failure_an_older_image_recorded_counts_as_an_attempt_and_an_old_render_retries_every_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An older image recorded a failed compensation without the error's names: it counts against the attempts
+    and its error is not judged. A workflow rendered before compensations carried their policy tries again on
+    every attempt of the pod, as it always did."""
+    store = _committed(tmp_path, ("commit-a",))
+    ExecutionLog(store, "r").append(EventType.COMPENSATION_FINISHED, node_id="undo-a", payload={
+        "compensates": "commit-a", "ok": False, "error": "TransientError: gone", "scope": "wf"})
+    calls: list[str] = []
+    monkeypatch.setitem(step_handlers.COMPENSATORS, "failing", _failing(calls, TransientError("store busy")))
+    old = {"commit-a": {"node": "undo-a", "role": "failing", "params": {}}}
+    judged = {"commit-a": {**old["commit-a"], "retry": {"max_attempts": 3, "retry_on": ["Timeout"]}}}
+    with pytest.raises(PermanentError, match="failed for good"):  # tried: only its own error is judged
+        _exit_handler(store, compensations=judged)
+    with pytest.raises(TransientError):  # the old render tries once more
+        _exit_handler(store, compensations=old)
+    spent = {"commit-a": {**old["commit-a"], "retry": {"max_attempts": 3, "retry_on": ["TransientError"]}}}
+    with pytest.raises(PermanentError, match="3 of 3 attempts failed"):
+        _exit_handler(store, compensations=spent)
+    assert calls == ["undo-a", "undo-a"]
 
 
 def test_a_compensation_step_undoes_its_nodes_latest_first_and_shares_the_records(tmp_path: Path) -> None:

@@ -9,19 +9,28 @@ from alas_argo.engines import argo_names as nm
 from alas_argo.engines.argo_options import ArgoOptions, container
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import Backoff, Policy, Retry, Workflow
-
-#: The compensate step's policy: transient failures only (a store outage, its pod stopped), 4 attempts.
-_COMPENSATE_RETRY = Policy(retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=2),
-                                       retry_on=["TransientError"]))
+from alas_argo.ir import Policy, Retry, Workflow
 
 __all__ = ["exit_handler"]
 
 
+def _pod_retry(policies: list[Policy]) -> Policy:
+    """The one compensate pod's retries: as many attempts as the compensation allowed the most, on any error
+    some compensation retries, with that compensation's backoff. The step itself keeps each compensation to its
+    own policy (``alas_argo.step_handlers``: attempts counted in the log, errors its ``retry_on`` names)."""
+    most = max(policies, key=lambda p: p.retry.max_attempts)
+    retry_on = list(dict.fromkeys(e for p in policies if p.retry.max_attempts > 1 for e in p.retry.retry_on))
+    return Policy(retry=Retry(max_attempts=most.retry.max_attempts, backoff=most.retry.backoff,
+                              retry_on=retry_on or most.retry.retry_on))
+
+
 def exit_handler(wf: Workflow, opts: ArgoOptions) -> list[dict[str, Any]]:
     """The ``onExit`` DAG and its ``compensate`` step, or nothing when no node has a compensation: when
-    ``{{workflow.status}} != Succeeded`` it undoes what this workflow committed, latest first, each once."""
-    comps = {n.id: {"node": c, "role": wf.node(c).role, "params": wf.node(c).params}
+    ``{{workflow.status}} != Succeeded`` it undoes what this workflow committed, latest first, each once, each
+    under its compensation node's policy."""
+    comps = {n.id: {"node": c, "role": wf.node(c).role, "params": wf.node(c).params,
+                    "retry": {"max_attempts": (r := wf.policy_for(wf.node(c)).retry).max_attempts,
+                              "retry_on": r.retry_on}}
              for n in wf.nodes if (c := wf.compensation_of(n)) is not None}
     if not comps:
         return []
@@ -38,6 +47,6 @@ def exit_handler(wf: Workflow, opts: ArgoOptions) -> list[dict[str, Any]]:
                 "arguments": {"parameters": [{"name": "compensations", "value": dumps(comps)}]}}]}},
             {"name": nm.COMPENSATE, "inputs": {"parameters": [{"name": "compensations"}]},
              "outputs": {"parameters": [{"name": "key", "valueFrom": {"path": f"{nm.OUTPUTS}/key"}}]},
-             "retryStrategy": retry_strategy(_COMPENSATE_RETRY), **limit,
+             **({"retryStrategy": rs} if (rs := retry_strategy(_pod_retry(policies))) is not None else {}), **limit,
              "container": container(opts, args)}]
 

@@ -177,7 +177,8 @@ MATRIX: tuple[Feature, ...] = (
     Feature("compensation", "compensation (saga rollback)", (N, "onExit handler: `alas step compensate` "
             "when {{workflow.status}} != Succeeded, reverse commit order; the compensations' timeouts bound the one "
             "step together (activeDeadlineSeconds: each timeout times its attempts); a failed one is recorded, the "
-            "rest still run, then the step fails and a transient failure is retried"),
+            "rest still run, then the step fails and a transient failure is retried; the pod retries as the most "
+            "patient compensation's policy says, each compensation only within its own attempts and retry_on"),
             (N, "Catch States.ALL into a reverse compensation chain ending in Fail; each compensation state has its "
                 "node's Retry and TimeoutSeconds and catches into the next, so a failed one does not stop the rest"),
             lambda wf, n: wf.compensation_of(n) is not None),

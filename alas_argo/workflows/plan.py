@@ -147,6 +147,8 @@ def policies(shape: Shape) -> dict[str, Policy]:
             # Commits are idempotent per run and node, so a resumed run never commits a version twice.
             "commit": commit, "baseline-commit": commit,
             "repair": Policy(retry=fixed, on_failure="retry", idempotency=_RECORDED),
+            # One attempt: the undo of a commit in a local store is tried once and its failure recorded.
+            "compensation": Policy(),
         }
     # Pods fail transiently (S3 hiccups, evictions): exit 75 is retried with capped exponential backoff.
     step = Policy(retry=_exp(3, 2, 30), timeout=600)
@@ -157,6 +159,9 @@ def policies(shape: Shape) -> dict[str, Policy]:
                              loop_guard=LoopGuard(max_iters=shape.max_revalidations, deadline=1200)),
         "commit": step, "baseline-commit": step.model_copy(update={"idempotency": _ONCE_PER_RUN}),
         "repair": Policy(retry=_exp(3, 2, 30), timeout=1200, on_failure="retry"),
+        # The exit handler's undo of a commit: a store outage or its pod stopped is tried again, 4 attempts.
+        "compensation": Policy(retry=Retry(max_attempts=4, backoff=Backoff(initial=2, factor=2),
+                                           retry_on=["TransientError"])),
     }
 
 
@@ -195,7 +200,7 @@ def disruption_segment(k: int, plan_from: str | None, *, gated: bool = False
         Node(id=commit, role="commit", policy_ref="commit", side_effect="write", compensation=f"retract_{k + 1}",
              output=_COMMIT_OUT, params={"source": f"recheck_{k}", "reason": f"repair of disruption {k}"},
              description="Supervise: commit the best valid repaired plan as a new version."),
-        Node(id=f"retract_{k + 1}", role="retract", output=_ANY_OUT,
+        Node(id=f"retract_{k + 1}", role="retract", output=_ANY_OUT, policy_ref="compensation",
              description="Compensation of the repaired commit."),
     ]
     if gated:
@@ -232,7 +237,7 @@ def pipeline(shape: Shape) -> Workflow:
         Node(id="commit_v1", role="commit", policy_ref="baseline-commit", side_effect="write",
              compensation="retract_v1", output=_COMMIT_OUT, params={"source": "check_optimized", "reason": "baseline"},
              description="Commit the baseline as plan version 1."),
-        Node(id="retract_v1", role="retract", output=_ANY_OUT,
+        Node(id="retract_v1", role="retract", output=_ANY_OUT, policy_ref="compensation",
              description="Compensation: mark the baseline commit as rolled back."),
     ]
     edges = [("blueprint", "agents"), ("blueprint", "propose"), ("agents", "propose"), ("propose", "merge"),

@@ -2,7 +2,8 @@
 compensate`` only when the workflow did not succeed, and reading a document back claims a compensation only
 when that handler is the one Argo will run. A compensation's own policy reaches both engines: its timeout bounds
 Argo's compensate step, and ASL's compensation states carry its Retry and TimeoutSeconds and go on past a
-failed one, as the local saga does."""
+failed one, as the local saga does; Argo's one compensate pod retries as often as the most patient
+compensation allows and hands each its own attempts and errors to keep to."""
 
 from __future__ import annotations
 
@@ -77,6 +78,25 @@ def test_the_compensations_timeouts_bound_argos_compensate_step_together() -> No
 def test_one_untimed_compensation_leaves_the_compensate_step_unbounded(untimed: Policy | None) -> None:
     template = compensate_template(undo_policies(Policy(timeout=30), untimed))
     assert "activeDeadlineSeconds" not in template and "timeout" not in template
+
+
+def test_argos_compensate_pod_retries_for_the_most_patient_compensation_and_hands_each_its_own_policy() -> None:
+    patient = Policy(retry=Retry(max_attempts=4, backoff=Backoff(kind="fixed", initial=3),
+                                 retry_on=["TransientError"]))
+    wf = undo_policies(patient, Policy(retry=Retry(max_attempts=2, retry_on=["Timeout"])))
+    template = compensate_template(wf)
+    assert template["retryStrategy"] == {
+        "limit": "3", "retryPolicy": "Always", "backoff": {"duration": "3s", "factor": 1},
+        "expression": "asInt(lastRetry.exitCode) == 75 || asInt(lastRetry.exitCode) == 143 || "
+                      "lastRetry.status == 'Error' || lastRetry.message contains 'deadline'"}
+    spec = to_argo(wf, image="alas:test")["spec"]
+    [task] = {t["name"]: t for t in spec["templates"]}[spec["onExit"]]["dag"]["tasks"]
+    comps = json.loads(task["arguments"]["parameters"][0]["value"])
+    assert {k: v["retry"] for k, v in comps.items()} == {
+        "commit": {"max_attempts": 4, "retry_on": ["TransientError"]},
+        "publish": {"max_attempts": 2, "retry_on": ["Timeout"]}}
+    # One attempt each: the pod is not retried at all (the policy's default errors, none worth retrying).
+    assert "retryStrategy" not in compensate_template(undo_policies(None, None))
 
 
 def test_asl_compensation_states_carry_their_policy_and_go_on_past_a_failed_one() -> None:
