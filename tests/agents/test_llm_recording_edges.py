@@ -1,5 +1,5 @@
 """Record and replay at the edges: a replay gives back everything an answer carried (the finish reason, estimated
-tokens) at no cost, raises a recorded failure again with its class,
+tokens) at no cost, raises a recorded failure again with its class (a replay's own "no recorded answer" too),
 names where it fails, and a bad record is named by its place (its event's seq, or its index when it has none)."""
 
 from __future__ import annotations
@@ -51,6 +51,23 @@ def test_a_replay_gives_back_the_finish_reason_and_the_estimate_at_no_cost(tiny:
     assert "the answer was cut off at the completion token limit" in again.notes
     assert again.notes == first.notes
     assert again.usage["estimated_exchanges"] == first.usage["estimated_exchanges"] == 1
+
+
+def test_a_replay_s_missing_answer_is_replayed_as_a_request_error(tiny: Instance) -> None:
+    # A run made with --llm-replay records its own "no recorded answer" (ReplayMissing, a permanent request
+    # error). Replaying that run must raise it again as such, not as a transient LlmUnavailable.
+    ctx = build_job_contexts(tiny)[0]
+    recorded = Exchange(job=0, messages=[], response='{"operations": []}')
+    first_replay = LlmPlanner(LlmSettings(), transport=ReplayTransport([recorded]), recorder=ExchangeRecorder())
+    first_replay.propose(ctx)
+    with pytest.raises(ReplayMissing):
+        first_replay.propose(ctx)
+    assert first_replay.recorder.exchanges[1].error_type == "ReplayMissing"
+    second_replay = LlmPlanner(LlmSettings(), transport=ReplayTransport(first_replay.recorder.exchanges))
+    second_replay.propose(ctx)
+    with pytest.raises(ReplayMissing, match=r"replayed failure: .*the recorded run has no") as raised:
+        second_replay.propose(ctx)
+    assert isinstance(raised.value, LlmRequestError) and not raised.value.transient
 
 
 @pytest.mark.parametrize(("record", "error", "message"), [
