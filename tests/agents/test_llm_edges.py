@@ -7,6 +7,7 @@ A scripted transport stands in for the endpoint, so every value asserted is exac
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -144,7 +145,10 @@ def test_a_job_agent_keeps_only_its_own_job_s_operations(tiny: Instance) -> None
 
 
 def test_the_endpoint_client_carries_the_settings_and_registers_the_key_for_scrubbing() -> None:
-    key = "sk-edges-7f3a9c"
+    # A fresh key per run: the registry is process-wide, and mutmut forks its mutants from a process that has
+    # already run this test once (a fixed key would be registered already).
+    key = f"sk-edges-{uuid.uuid4().hex}"
+    assert key not in registered()
     client = client_from_settings(LlmSettings(base_url="http://127.0.0.1:9/v1", api_key=key, temperature=0.7,
                                               timeout=3.0, max_retries=1))
     assert (client.temperature, client.timeout, client.max_retries) == (0.7, 3.0, 1)
