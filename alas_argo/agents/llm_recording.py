@@ -36,12 +36,14 @@ from alas_argo.log.events import EventType
 __all__ = ["EventAppender", "Exchange", "ExchangeRecorder", "ReplayMissing", "ReplayTransport",
            "exchanges_from_events", "exchanges_from_file", "log_sink"]
 
-_ERRORS: dict[str, type[LlmEndpointError]] = {
-    cls.__name__: cls for cls in (LlmAuthError, LlmRequestError, LlmUnavailable)}
-
-
 class ReplayMissing(LlmRequestError):
     """A replay was asked for an answer the recorded run does not hold."""
+
+
+#: The recorded error classes raised again by a replay (a replay's own ReplayMissing too: a run made with
+#: ``--llm-replay`` records it, and replaying that run must raise it as the permanent error it was).
+_ERRORS: dict[str, type[LlmEndpointError]] = {
+    cls.__name__: cls for cls in (LlmAuthError, LlmRequestError, LlmUnavailable, ReplayMissing)}
 
 
 class Exchange(BaseModel):
