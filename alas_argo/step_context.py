@@ -19,7 +19,7 @@ from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import AlasError, InputError, first_error
 from alas_argo.ir.condition import Condition
 from alas_argo.log import ExecutionLog, Store
-from alas_argo.runtime.policies import evaluate
+from alas_argo.runtime.policies import MISSING, evaluate
 
 __all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "map_item_keys", "output_key"]
 
@@ -168,6 +168,16 @@ class StepContext:
             return output_key(self.input.scope, name)
         return self.input.inputs.get(name)
 
+    def output(self, name: str) -> Any:
+        """Node ``name``'s output as the local runtime holds it: its document, a map's list of documents, or
+        ``MISSING`` when this workflow recorded none. A dependency is read as handed over; any other node of the
+        workflow (a choice may read any node that ran, as it does locally) from its record in the log."""
+        if name in self.dep_names():
+            found = self.dep(name)
+            return [r["doc"] for r in found] if isinstance(found, list) else found["doc"]
+        record = self.log.idempotency_get(output_key(self.input.scope, name))
+        return MISSING if record is None else record["doc"]
+
     def dep_names(self) -> list[str]:
         """Every dependency this step was given, in the order given; an any_of join's is the candidate that won
         (the one dependency the local runtime hands such a node)."""
@@ -219,11 +229,11 @@ class StepContext:
 Handler = Callable[[StepContext], StepOutput]
 
 
-def holds(cond: dict[str, Any], doc: dict[str, Any]) -> bool:
+def holds(cond: dict[str, Any], doc: Any) -> bool:
     """An IR condition (JSON form, path rooted at ``output``) on a step's output, decided as the local runtime
     decides it (:func:`alas_argo.runtime.policies.evaluate`), so a loop or a choice takes the same turn on every
     engine: a missing path and incomparable values (``None < 3``) are false, ``in`` needs a list, and a path
-    may index a list.
+    may index a list. ``doc`` may be ``MISSING`` (no output at all: every path under it is missing).
 
     Raises:
         InputError: ``cond`` is not an IR condition.
@@ -233,4 +243,4 @@ def holds(cond: dict[str, Any], doc: dict[str, Any]) -> bool:
     except ValidationError as e:
         loc, msg = first_error(e)
         raise InputError(msg, where=f"condition {loc}".strip()) from None
-    return evaluate(condition, {"output": doc})
+    return evaluate(condition, {} if doc is MISSING else {"output": doc})

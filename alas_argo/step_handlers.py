@@ -19,7 +19,7 @@ from alas_argo.log import Event, EventType
 from alas_argo.metrics import PolicyEvent, RunOutcome, count_policy_event, count_run_outcome
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.pipeline.stepping import PIPELINE_STEPS
-from alas_argo.runtime.policies import error_names, matches, primary_error_name
+from alas_argo.runtime.policies import MISSING, error_names, matches, primary_error_name
 from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -198,7 +198,7 @@ def choose(ctx: StepContext) -> StepOutput:
         # The rest of the path is resolved by `holds` (the runtime's own resolution): a missing key is missing,
         # not a null, so `exists` and `eq null` take the turn the local runtime takes.
         root, _, rest = str(cond.get("path", "")).partition(".")
-        doc: Any = dict(ctx.input.run_inputs) if root == "inputs" else ctx.dep(root)["doc"]
+        doc: Any = dict(ctx.input.run_inputs) if root == "inputs" else ctx.output(root)
         return holds({**cond, "path": f"output.{rest}" if rest else "output"}, doc)
 
     for branch in spec.get("choices", []):
@@ -209,8 +209,10 @@ def choose(ctx: StepContext) -> StepOutput:
 
 
 def gather(ctx: StepContext) -> StepOutput:
-    """A parallel node: its branches' output keys by branch id."""
-    return StepOutput({"branches": {b: ctx.ref(b) for b in ctx.input.branches}})
+    """A parallel node: its branches' outputs by branch id, None for a branch that did not run, as the local
+    runtime gives them (a choice or a role reading ``<parallel>.<branch>...`` decides alike on both engines).
+    A branch is read from the log, whether or not it was handed over: a gated one is not, and may have run."""
+    return StepOutput({b: None if (o := ctx.output(b)) is MISSING else o for b in ctx.input.branches})
 
 
 HANDLERS: dict[str, Handler] = {

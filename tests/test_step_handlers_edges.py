@@ -344,8 +344,10 @@ def test_choose_falls_back_to_the_default_or_to_no_branch(
     assert (out.doc, out.params["branch"]) == (doc, param)
 
 
-def test_gather_names_each_branchs_output_key(counted: tuple[FsStore, str]) -> None:
+def test_gather_holds_each_branchs_output_as_the_local_runtime_does(counted: tuple[FsStore, str]) -> None:
+    """A branch handed over, one only in the log (a gated branch is not handed over), one that never ran."""
     store, key = counted
-    out = run_step(StepInput(kind="gather", node="par", run_id="r", scope="wf", branches=["count", "skipped"],
-                             inputs={"count": key}), store)
-    assert out.doc == {"branches": {"count": key, "skipped": None}}
+    ExecutionLog(store, "r").idempotency_put(output_key("wf", "gated"), {"doc": {"m": 1}, "params": {}})
+    out = run_step(StepInput(kind="gather", node="par", run_id="r", scope="wf",
+                             branches=["count", "gated", "skipped"], inputs={"count": key}), store)
+    assert out.doc == {"count": {"n": 5}, "gated": {"m": 1}, "skipped": None}

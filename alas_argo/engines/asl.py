@@ -149,7 +149,12 @@ class _Compiler:
                 inner = self.state(self.wf.node(b))
                 inner["End"] = True
                 branches.append({"StartAt": b, "States": {b: inner}})
-            st = {"Type": "Parallel", "Branches": branches, "ResultPath": an.ref("results", n.id)}
+            # A Parallel state's result is the list of its branches' final states; the IR's parallel output is
+            # each branch's output by branch id (as the local runtime and Argo's gather step hold it), so that
+            # `<group>.<branch>.<field>` reads the same document on every engine.
+            select = {f"{an.ref(b)[2:]}.$": f"$[{i}]{an.ref('results', b)[1:]}" for i, b in enumerate(n.branches)}
+            st = {"Type": "Parallel", "Branches": branches, "ResultSelector": select,
+                  "ResultPath": an.ref("results", n.id)}
             self.policy_fields(n, st)
             return st
         if n.kind is NodeKind.MAP:

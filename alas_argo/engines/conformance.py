@@ -78,6 +78,12 @@ def _cap_binds(r: Any) -> bool:
     return bool(r.backoff.initial * factor ** (r.max_attempts - 2) > r.backoff.max)
 
 
+def _reads_a_branch(wf: Workflow, n: Node) -> bool:
+    group_of = {b: g.id for g in wf.nodes if g.kind is NodeKind.PARALLEL for b in g.branches}
+    paths = [c.when.path for c in n.choices] + ([n.when.path] if n.when is not None else [])
+    return any(p.split(".")[0] in group_of for p in paths)
+
+
 def _any_of_outside_choice(wf: Workflow, n: Node) -> bool:
     if n.join is not Join.ANY_OF:
         return False
@@ -107,7 +113,8 @@ MATRIX: tuple[Feature, ...] = (
             (N, "`depends: \"a.Succeeded || b.Succeeded\"`"),
             (U, "needs concurrent candidates with first-success semantics"), _any_of_outside_choice),
     Feature("choice", "choice node (branches + default)",
-            (A, "`alas step choose` writes the branch taken; targets run `when` it names them"),
+            (A, "`alas step choose` writes the branch taken, reading any node's output as the local runtime does "
+                "(a dependency as handed over, any other from the log); targets run `when` it names them"),
             (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or)"),
             lambda wf, n: n.kind is NodeKind.CHOICE),
     Feature("gate", "node gate `when` (a condition on the run's inputs or an ungated ancestor's output)",
@@ -122,8 +129,14 @@ MATRIX: tuple[Feature, ...] = (
                 "enters the run, its Default goes to the state after it (the next gate when that is gated too: "
                 "a chain of gates ending at the first ungated state); only chained nodes can be gated"),
             lambda wf, n: n.when is not None),
-    Feature("parallel", "parallel node (group of branches)", (N, "fan-in task depending on every branch"),
-            (N, "Parallel state with one branch per node"), lambda wf, n: n.kind is NodeKind.PARALLEL),
+    Feature("parallel", "parallel node (group of branches)",
+            (N, "fan-in task depending on every branch; `alas step gather` outputs each branch's output by id"),
+            (N, "Parallel state with one branch per node; a ResultSelector keeps each branch's output by id"),
+            lambda wf, n: n.kind is NodeKind.PARALLEL),
+    Feature("branch_path", "a choice or gate reading a parallel branch's own output past the group",
+            (N, "the step reads the branch's output record from the log"),
+            (U, "a Parallel state's branches leave only its result in the state: read `<group>.<branch>...`"),
+            _reads_a_branch),
     Feature("parallel_concurrency", "max_concurrency of a parallel node",
             (U, "a DAG cannot bound a group of sibling tasks"), (U, "Parallel states have no concurrency bound"),
             lambda wf, n: n.kind is NodeKind.PARALLEL and n.max_concurrency is not None),

@@ -11,7 +11,6 @@ output parameters.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.instance import Instance
@@ -55,10 +54,7 @@ def _stages(ctx: StepContext, instance: Instance) -> Stages:
 
 
 def _node_context(ctx: StepContext) -> NodeContext:
-    deps: dict[str, Any] = {}
-    for name in ctx.dep_names():
-        found = ctx.dep(name)
-        deps[name] = [r["doc"] for r in found] if isinstance(found, list) else found["doc"]
+    deps = {name: ctx.output(name) for name in ctx.dep_names()}
     inp = ctx.input
     failure = None if ctx.failure is None else Failure(error=type(ctx.failure).__name__,
                                                        error_type=type(ctx.failure).__name__, message=str(ctx.failure))

@@ -73,6 +73,11 @@ CASES: dict[str, tuple[Callable[[], Workflow], list[str]]] = {
              ["when"]),
     "parallel": (lambda: _parallel(None), ["branches"]),
     "parallel_concurrency": (lambda: _parallel(2), ["maxConcurrency"]),
+    "branch_path": (lambda: Workflow(name="row", nodes=[
+        Node(id="x", role="v"), Node(id="y", role="v"), Node(id="both", kind="parallel", branches=["x", "y"]),
+        Node(id="work", kind="choice", choices=[Branch(when=Condition(path="x.n", op="ge", value=1), next="t")],
+             default="u"), Node(id="t", role="a"), Node(id="u", role="b")],
+        edges=[Edge(source="both", target="work")]), ["choices"]),
     "map": (lambda: with_node(Node(id="work", kind="map", role="agent", items="inputs.items")), ["items"]),
     "map_outputs": (lambda: Workflow(name="row", nodes=[
         Node(id="start", role="plan"), Node(id="work", kind="map", role="agent", items="start.jobs"),
@@ -208,3 +213,11 @@ def test_argo_names_must_be_distinct_and_valid(ids: list[str], why: str) -> None
     with pytest.raises(UnsupportedFeature, match=why) as err:
         to_argo(wf, image="alas:test")
     assert err.value.node in ids and err.value.feature == "node_id"
+
+
+def test_an_asl_parallel_keeps_each_branchs_output_by_its_id() -> None:
+    """The IR's parallel output is each branch's output by branch id (the local runtime's, Argo's gather step's):
+    ASL's Parallel result is the list of the branches' final states, so a ResultSelector picks each output."""
+    state = to_asl(_parallel(None))["States"]["work"]
+    assert state["ResultSelector"] == {"x.$": "$[0].results.x", "y.$": "$[1].results.y"}
+    assert state["ResultPath"] == "$.results.work"

@@ -1,0 +1,108 @@
+"""One IR, two engines, the same graph decisions: small workflows of the IR's graph features (an any_of join, a
+parallel group, a map, a gate, choices reading each of them) run by the local runtime and walked through their
+compiled Argo workflow as Argo runs them; every node ends alike (ran or skipped), and every output, each task's
+view of its dependencies included, is the same document on both engines.
+
+Before, the Argo steps saw another graph: an any_of join read no dependency (a choice on the winner failed), a
+parallel node's output was its branches' log keys (a choice on ``<group>.<branch>.n`` silently took its default),
+and a choice could read only its direct dependencies (a map's crashed it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alas_argo import step_handlers
+from alas_argo.cli import main
+from alas_argo.engines.argo import to_argo
+from alas_argo.ir import Join, NodeKind, Workflow
+from alas_argo.log import ExecutionLog, FsStore
+from alas_argo.runtime import NodeContext, NodeState, Runtime
+from alas_argo.step_context import StepContext, StepOutput, output_key
+from tests.runtime.runtime_helpers import workflow
+from tests.workflows.argo_walker import Walker
+
+
+def _probe(n: int, **extra: Any) -> dict[str, Any]:
+    return {"role": "probe", "params": {"n": n}, **extra}
+
+
+def _choice(node_id: str, path: str, value: int = 5) -> dict[str, Any]:
+    return {"id": node_id, "kind": "choice", "default": f"{node_id}_no",
+            "choices": [{"when": {"path": path, "op": "ge", "value": value}, "next": f"{node_id}_yes"}]}
+
+
+def _branches(node_id: str) -> list[dict[str, Any]]:
+    return [{"id": f"{node_id}_yes", **_probe(1)}, {"id": f"{node_id}_no", **_probe(0)}]
+
+
+def any_of() -> Workflow:
+    # Both candidates succeed (n = 1, then 9); the join reads the winner, the first declared. A choice reads only
+    # the winner: locally a loser's output exists or not depending on whether it ended before the join.
+    return workflow([{"id": "first", **_probe(1)}, {"id": "second", **_probe(9)},
+                     {"id": "use", **_probe(0), "join": "any_of"},
+                     {**_choice("route", "first.n"), "join": "any_of"}, *_branches("route")],
+                    [("first", "use"), ("second", "use"), ("first", "route"), ("second", "route")])
+
+
+def parallel() -> Workflow:
+    # A choice through the group (a: n = 7) and one on a branch the choice does not depend on directly (b: 1).
+    return workflow([{"id": "a", **_probe(7)}, {"id": "b", **_probe(1)},
+                     {"id": "both", "kind": "parallel", "branches": ["a", "b"]}, {"id": "use", **_probe(0)},
+                     _choice("via_group", "both.a.n"), *_branches("via_group"),
+                     _choice("via_branch", "b.n", 1), *_branches("via_branch")],
+                    [("both", "use"), ("both", "via_group"), ("both", "via_branch")])
+
+
+def mapped() -> Workflow:
+    # A map's output is the list of its items' outputs: a choice indexes it, a task reads the whole list.
+    return workflow([{"id": "fan", "kind": "map", "role": "probe", "items": "inputs.xs"}, {"id": "use", **_probe(0)},
+                     _choice("route", "fan.1.n"), *_branches("route")],
+                    [("fan", "use"), ("fan", "route")], meta={"inputs": {"xs": "[3, 8]"}})
+
+
+def gated() -> Workflow:
+    # A gated-off node has no output: a choice on it is decided on a missing path (false) on both engines.
+    return workflow([{"id": "start", **_probe(2)}, {"id": "maybe", **_probe(9), "when": {
+                         "path": "start.n", "op": "gt", "value": 5}},
+                     _choice("route", "maybe.n"), *_branches("route"), {"id": "use", **_probe(0)}],
+                    [("start", "maybe"), ("start", "route"), ("start", "use")])
+
+
+def _local_probe(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"n": ctx.item if ctx.item is not None else ctx.params["n"], "saw": ctx.deps}
+
+
+def _argo_probe(ctx: StepContext) -> StepOutput:
+    n = ctx.input.item if ctx.input.item is not None else ctx.input.params["n"]
+    # n as an output parameter too: an Argo gate reads its ancestor's field from there.
+    return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}}, {"n": str(n)})
+
+
+@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated])
+def test_both_engines_take_the_same_turns_and_hand_over_the_same_outputs(
+        build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wf = build()
+    inputs = {k: str(v) for k, v in (wf.meta.get("inputs") or {}).items()}
+    local = Runtime({"probe": _local_probe}).run(wf, {k: json.loads(v) for k, v in inputs.items()})
+    assert local.ok, local.errors
+    monkeypatch.setitem(step_handlers.HANDLERS, "probe", _argo_probe)
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path))
+    walk = Walker(to_argo(wf, image="alas:test"), main, name="g", arguments=inputs).run()
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+
+    log = ExecutionLog(FsStore(tmp_path), "g")
+    # Argo cannot stop an any_of join's losers: they run to the end there, and are dropped locally.
+    losers = {e.source for e in wf.edges if wf.node(e.target).join is Join.ANY_OF}
+    for node in wf.nodes:
+        ran = local.states[node.id] is NodeState.EXECUTED
+        if node.id not in losers or ran:
+            assert (walk.phases[node.id.replace("_", "-")] == "Succeeded") is ran, (node.id, walk.phases)
+        if not ran or node.kind is NodeKind.MAP:
+            continue
+        record = log.idempotency_get(output_key("g", node.id))
+        assert record is not None and record["doc"] == local.output(node.id), node.id
