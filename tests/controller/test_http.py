@@ -291,15 +291,14 @@ def test_urllib_client_round_trip(controller: str, run_id: str) -> None:
 
 def test_a_stalled_client_is_cut_off(make_controller: Callable[..., ControllerServer], run_id: str) -> None:
     import socket
-    import time
 
     server = make_controller(request_timeout=0.5)
+    # The client's own 10 s timeout is the bound: a server that waited for the missing 99 bytes would raise
+    # socket.timeout in recv (no clock is read here).
     with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as sock:
         sock.sendall(b"POST /runs/run-1/disruptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode()
                      + b"\r\nIdempotency-Key: slow\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
-        started = time.monotonic()
         assert sock.recv(1024) == b""  # the server closed the connection without answering
-        assert time.monotonic() - started < 5
     assert call(f"http://127.0.0.1:{server.server_port}", "GET", "/healthz")[0] == 200
 
 
