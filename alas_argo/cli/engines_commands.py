@@ -50,16 +50,21 @@ def _lint(args: argparse.Namespace) -> int:
 
     from alas_argo.engines.lint import lint_argo
 
-    bad = 0
+    found: dict[str, list[str]] = {}
     for path in args.files:
         doc = _load(path)
         if isinstance(doc, dict) and "States" in doc:
-            problems = [str(p) for p in Linter.validate(json.dumps(doc), Config([], False, False))]
+            found[path] = [str(p) for p in Linter.validate(json.dumps(doc), Config([], False, False))]
         else:
-            problems = [str(p) for p in lint_argo(doc if isinstance(doc, dict) else {})]
+            found[path] = [str(p) for p in lint_argo(doc if isinstance(doc, dict) else {})]
+    bad = sum(bool(problems) for problems in found.values())
+    if args.json:
+        # Every file's problems (none: clean) and the count, for a CI step; the exit code says the same.
+        print_json({"files": [{"path": k, "problems": v} for k, v in found.items()], "with_problems": bad})
+        return 1 if bad else 0
+    for path, problems in found.items():
         for p in problems:
             print(f"{path}: {p}")
-        bad += bool(problems)
     if bad:
         raise IntegrityError(f"{bad} of {len(args.files)} files have problems", where="alas engines lint")
     print(f"{len(args.files)} files clean")
@@ -157,6 +162,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p = commands.add("lint", _lint, group="engines", help="Lint rendered Argo YAML (references) and ASL (statelint).")
     p.add_argument("files", nargs="+", metavar="FILE", help="rendered Argo YAML or ASL JSON files")
+    p.add_argument("--json", action="store_true", help="print each file's problems as JSON (exit 1 when any)")
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
                      description="Compile the shipped IR workflows (alas_argo.workflows) to Argo WorkflowTemplates "
                      "(argo/*.yaml) and ASL state machines (asl/*.asl.json) under --out, and copy the templates into "

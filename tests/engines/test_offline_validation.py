@@ -112,3 +112,10 @@ def test_lint_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path.write_text(yaml.safe_dump(broken))
     assert main(["engines", "lint", str(path)]) == 1
     assert "entrypoint 'nope' is not a template" in capsys.readouterr().out
+    assert main(["engines", "lint", "--json", str(path), str(ASL[0])]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["with_problems"] == 1 and [f["path"] for f in report["files"]] == [str(path), str(ASL[0])]
+    assert any("entrypoint 'nope' is not a template" in p for p in report["files"][0]["problems"])
+    assert report["files"][1]["problems"] == []
+    assert main(["engines", "lint", "--json", *map(str, ASL)]) == 0
+    assert json.loads(capsys.readouterr().out)["with_problems"] == 0
