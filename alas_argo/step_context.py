@@ -40,6 +40,8 @@ class StepInput(BaseModel):
                                    "fanned out over ('<node>.<param>' or 'inputs.<name>'): its items' log keys are "
                                    "derived from that list (map_item_keys), not handed over.")
     candidates: list[str] = Field(default_factory=list, description="any_of candidates (found in the log).")
+    maybe: list[str] = Field(default_factory=list, description="Dependencies whose output exists only if they ran "
+                             "(a gated node, one skipped on failure): read from the log when recorded.")
     item: Any = Field(None, description="The map item this pod handles.")
     loop_until: dict[str, Any] | None = Field(None, description="Loop condition on the output.")
     max_iters: int = Field(1, ge=1, description="Loop guard: iterations.")
@@ -164,9 +166,14 @@ class StepContext:
         """The log key of dependency ``name``'s output, a list of keys for a map, None when not an input."""
         if name in self.input.mapped:
             return map_item_keys(self.log, self.input.scope, name, self.input.mapped[name], self.input.run_inputs)
-        if name not in self.input.inputs and name in self.input.candidates and self.winner() == name:
+        if name not in self.input.inputs and ((name in self.input.candidates and self.winner() == name)
+                                              or name in self._ran(self.input.maybe)):
             return output_key(self.input.scope, name)
         return self.input.inputs.get(name)
+
+    def _ran(self, names: list[str]) -> list[str]:
+        """Those of ``names`` this workflow recorded an output for."""
+        return [n for n in names if self.log.idempotency_get(output_key(self.input.scope, n)) is not None]
 
     def output(self, name: str) -> Any:
         """Node ``name``'s output as the local runtime holds it: its document, a map's list of documents, or
@@ -180,10 +187,11 @@ class StepContext:
 
     def dep_names(self) -> list[str]:
         """Every dependency this step was given, in the order given; an any_of join's is the candidate that won
-        (the one dependency the local runtime hands such a node)."""
+        (the one dependency the local runtime hands such a node); a ``maybe`` one when it ran."""
         names = [*self.input.inputs, *(n for n in self.input.mapped if n not in self.input.inputs)]
         won = self.winner()
-        return [*names, won] if won is not None and won not in names else names
+        names += [won] if won is not None and won not in names else []
+        return names + [n for n in self._ran(self.input.maybe) if n not in names]
 
     def map_deps(self) -> list[str]:
         """The dependencies that are maps (their outputs a list), in the order given."""

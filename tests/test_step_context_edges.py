@@ -16,7 +16,7 @@ from alas_argo.cli import main
 from alas_argo.errors import InputError, LoopGuardTripped
 from alas_argo.ir.condition import Condition
 from alas_argo.log import EventType, ExecutionLog, FsStore
-from alas_argo.runtime.policies import evaluate
+from alas_argo.runtime.policies import MISSING, evaluate
 from alas_argo.step_context import StepContext, StepInput, StepOutput, holds, map_item_keys, output_key
 from alas_argo.steps import run_step
 
@@ -120,6 +120,15 @@ def test_an_any_of_joins_one_dependency_is_the_candidate_that_won(tmp_path: Path
     _record(fresh, output_key("wf", "a"), by="a")  # the first declared ends after the step began
     assert (fresh.winner(), fresh.ref("b"), fresh.ref("a")) == ("b", output_key("wf", "b"), None)
     assert _context(tmp_path, inputs={"x": "k"}).dep_names() == ["x"]  # no join: no lookup
+
+
+def test_a_maybe_dependency_is_one_only_when_it_ran(tmp_path: Path) -> None:
+    """A gated node, or one skipped on failure, hands its consumer its output only when it ran, as locally."""
+    ctx = _context(tmp_path, inputs={"x": output_key("wf", "x")}, maybe=["gated", "failed"])
+    gated = _record(ctx, output_key("wf", "gated"), n=1)
+    _record(ctx, output_key("other-wf", "failed"), n=2)  # another workflow's record is not this one's
+    assert (ctx.dep_names(), ctx.dep("gated"), ctx.ref("failed")) == (["x", "gated"], gated, None)
+    assert ctx.output("failed") is MISSING
 
 
 def test_a_workflow_parameter_is_read_or_refused_naming_it(tmp_path: Path) -> None:

@@ -44,10 +44,23 @@ def _data_deps(wf: Workflow, node: Node, deps: list[tuple[str, Via]]) -> list[st
     if node.join is Join.ANY_OF:
         return []
     # A gated source's output exists only when its gate held: a consumer reads it only when its own gate
-    # guarantees that (a consumer past the gated nodes, e.g. `finish`, reads the log instead). Argo leaves
-    # an unresolvable {{tasks.x.outputs...}} in the arguments of a task that runs, and the pod would get it.
+    # guarantees that (else it reads the log: _maybe_deps). Argo leaves an unresolvable
+    # {{tasks.x.outputs...}} in the arguments of a task that runs, and the pod would get it. A source skipped
+    # on failure has no output after its failure, and its consumers run then too.
     return list(dict.fromkeys(s for s, via in deps if via is not Via.CATCH
+                              and wf.policy_for(wf.node(s)).on_failure is not OnFailure.SKIP
                               and _implies(node.when, wf.node(s).when)))
+
+
+def _maybe_deps(wf: Workflow, node: Node, deps: list[tuple[str, Via]]) -> list[str]:
+    """The dependencies whose output ``node`` gets when it exists, as the local runtime hands a node the outputs
+    of the dependencies that ran: a gated source its own gate does not imply, one skipped on failure. The step
+    reads them from the log (``--maybe``); a map's items are not read so (the local runtime hands its list)."""
+    if node.join is Join.ANY_OF:
+        return []
+    given = _data_deps(wf, node, deps)
+    return list(dict.fromkeys(s for s, via in deps if via is not Via.CATCH and s not in given
+                              and wf.node(s).kind is not NodeKind.MAP))
 
 
 _ARGO_OPS = {Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
@@ -128,6 +141,16 @@ class Compiler:
         #: Targets of a choice: their tasks carry a ``when`` and may end Skipped.
         self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
             n.id for n in wf.nodes if n.when is not None}
+        # Argo says Skipped both for a node whose own gate was false (the local runtime goes on past it) and for
+        # one on a path that died: a choice's branch not taken, a consumer of a caught failure (the local
+        # runtime skips what follows). Past a node that can only die so, dependents wait for its success, so the
+        # dead path stays dead (Omitted) as it does locally; a node that may be either is read as the former.
+        gated = {n.id for n in wf.nodes if n.when is not None}
+        #: Nodes with catch routes: a consumer runs after their failure too, Skipped by its `when` (an Omitted
+        #: leaf under a failed task would fail the workflow, where locally the caught run succeeds).
+        self.caught = {n.id for n in wf.nodes if wf.policy_for(n).catch and not ladder.laddered(n)}
+        self.dies_skipped = ({d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
+            d.target for d in wf.dependencies() if d.via is Via.EDGE and d.source in self.caught}) - gated
 
     def param_deps(self, n: Node) -> list[str]:
         """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
@@ -152,6 +175,8 @@ class Compiler:
                 args += ["--recorded", d]
             elif d in self.maps:
                 args += ["--mapped", f"{d}={self.maps[d]}"]
+        for d in _maybe_deps(self.wf, n, self.deps[n.id]):
+            args += ["--maybe", d]
         if n.join is Join.ANY_OF:
             args += ["--candidates", ",".join(dict.fromkeys(s for s, _ in self.deps[n.id]))]
         if n.kind is NodeKind.MAP:
@@ -276,7 +301,8 @@ class Compiler:
             # (or, as a bare dependency accepts, the node to be skipped by its choice).
             if via is Via.CATCH:
                 return ladder.failed_term(node)
-            group = ladder.succeeded_group(node, skipped=not any_of and src in self.guarded)
+            group = ladder.succeeded_group(node, skipped=not any_of and src in self.guarded
+                                           and src not in self.dies_skipped)
             return f"({group} || {ladder.failed_term(node)})" if skips else group
         if via is Via.CATCH:
             return f"{s}.Failed"
@@ -284,7 +310,10 @@ class Compiler:
             # on_failure skip: the dependents run after a failure too. Argo refuses continueOn in a DAG that uses
             # depends (validate.go), so the failure is accepted where it is consumed.
             return f"({s}.Succeeded || {s}.Failed)" if any_of else f"({s} || {s}.Failed)"
-        return f"{s}.Succeeded" if any_of else s
+        if src in self.caught and not any_of:
+            # Decided after a failure too; the consumer's `when` skips it then (tasks()).
+            return f"({s} || {s}.Failed)"
+        return f"{s}.Succeeded" if any_of or src in self.dies_skipped else s
 
     def tasks(self, n: Node) -> list[dict[str, Any]]:
         """The DAG tasks of ``n``: its own, then one per later rung of its repair ladder."""
@@ -299,6 +328,11 @@ class Compiler:
         if n.when is not None:
             gate = gate_expression(n.when)
             whens = [f"({' || '.join(whens)}) && {gate}"] if whens else [gate]
+        # A consumer of a caught node: skipped (not run) after its failure, as locally it is on a dead path.
+        ran = [f"'{{{{tasks.{nm.dns(s)}.status}}}}' == 'Succeeded'" for s, via in deps
+               if via is Via.EDGE and s in self.caught and n.join is not Join.ANY_OF]
+        if ran:
+            whens = [" && ".join([f"({' || '.join(whens)})"] * bool(whens) + ran)]
         if whens:
             t["when"] = " || ".join(whens)
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}

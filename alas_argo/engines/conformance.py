@@ -114,7 +114,8 @@ MATRIX: tuple[Feature, ...] = (
             (U, "needs concurrent candidates with first-success semantics"), _any_of_outside_choice),
     Feature("choice", "choice node (branches + default)",
             (A, "`alas step choose` writes the branch taken, reading any node's output as the local runtime does "
-                "(a dependency as handed over, any other from the log); targets run `when` it names them"),
+                "(a dependency as handed over, any other from the log); targets run `when` it names them, and "
+                "what follows a target waits for its success (`x.Succeeded`), so a branch not taken stays dead"),
             (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or)"),
             lambda wf, n: n.kind is NodeKind.CHOICE),
     Feature("gate", "node gate `when` (a condition on the run's inputs or an ungated ancestor's output)",
@@ -179,7 +180,9 @@ MATRIX: tuple[Feature, ...] = (
             and p.timeout is not None),
     Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"` (no continueOn: Argo refuses "
             "it in a DAG using depends; a failed task some task consumes is no leaf, and only leaves decide the "
-            "phase); error names in annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+            "phase); x's consumers depend on `(x || x.Failed)` and are Skipped by `when: tasks.x.status == "
+            "Succeeded` after its failure (an Omitted leaf under it would fail the workflow); error names in "
+            "annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
             (A, "key passed to the step (`--idempotency-key`; a map item's ends with the item), checked against "
@@ -198,8 +201,8 @@ MATRIX: tuple[Feature, ...] = (
     Feature("loop", "loop + loop_guard", (A, "the step iterates; max-iters / loop-deadline parameters"),
             (A, "the Task iterates; guard in Parameters"), lambda wf, n: n.loop is not None),
     Feature("on_failure", "policy.on_failure", (A, "skip: the dependents depend on `(x || x.Failed)` (Argo refuses "
-            "continueOn in a DAG using depends), so a skipped node without dependents still fails the workflow; "
-            "the value in annotation"),
+            "continueOn in a DAG using depends) and read x's output from the log when it ran (`--maybe`), so a "
+            "skipped node without dependents still fails the workflow; the value in annotation"),
             (A, "in Comment"), lambda wf, n: (p := _policy(wf, n)) is not None
             and p.on_failure is not OnFailure.ROLLBACK),
     Feature("params", "static node params", (N, "input parameter `params` (JSON)"),

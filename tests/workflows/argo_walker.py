@@ -8,7 +8,8 @@ executeDAGTask; ``{{tasks.x...}}`` resolves for the task's ancestors only, as Ge
 ``depends`` with a ``continueOn`` anywhere is refused, as Argo's validation refuses it (validate.go: "cannot use
 'continueOn' when using 'depends'"); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count,
 and an Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from
-``{{workflow.*}}``, ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}`` and ``{{item}}``, and an
+``{{workflow.*}}``, ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}``, ``{{tasks.<t>.status}}``
+and ``{{item}}``, and an
 unresolvable reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
 outputs of a fanned-out task aggregate as a JSON list; output parameters are read from the files the container
 wrote (``valueFrom.path``), each pod getting its own directory for the emptyDir Argo mounts;
@@ -216,22 +217,56 @@ class Walker:
                     todo.append(d)
         return out
 
+    @classmethod
+    def when_ok(cls, expr: str) -> bool:
+        """Argo's ``when`` (govaluate, after substitution) for the forms the compiler writes: ``||`` and ``&&`` of
+        comparisons, parenthesized or negated (``!(...)``); a comparison is ``'a' == 'b'`` / ``'a' != 'b'``, or
+        numeric, ``1 >= 2`` (as govaluate compares numbers; an ordering of a non-number is an error there, and
+        here)."""
+        for op, combine in (("||", any), ("&&", all)):
+            parts = cls.split_top(expr, op)
+            if len(parts) > 1:
+                return combine(cls.when_ok(p) for p in parts)
+        e = expr.strip()
+        if e.startswith("!(") and cls.wrapped(e[1:]):
+            return not cls.when_ok(e[2:-1])
+        if cls.wrapped(e):
+            return cls.when_ok(e[1:-1])
+        return cls.compare(e)
+
     @staticmethod
-    def when_ok(expr: str) -> bool:
-        """Argo's ``when`` (govaluate, after substitution) for the forms the compiler writes: alternatives of
-        ``'a' == 'b'`` / ``'a' != 'b'``, or one numeric comparison ``1 >= 2`` (as govaluate compares numbers;
-        an ordering of a non-number is an error there, and here)."""
+    def wrapped(expr: str) -> bool:
+        """Whether one pair of parentheses encloses all of ``expr``."""
+        depth = 0
+        for i, c in enumerate(expr):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0 and i < len(expr) - 1:
+                return False
+        return expr.startswith("(") and depth == 0
+
+    @staticmethod
+    def split_top(expr: str, op: str) -> list[str]:
+        """``expr`` split at ``op`` outside parentheses."""
+        parts, depth, start, i = [], 0, 0, 0
+        while i < len(expr):
+            if depth == 0 and expr.startswith(op, i):
+                parts.append(expr[start:i])
+                start = i = i + len(op)
+                continue
+            depth += {"(": 1, ")": -1}.get(expr[i], 0)
+            i += 1
+        return [*parts, expr[start:]]
+
+    @staticmethod
+    def compare(expr: str) -> bool:
         m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*(>=|<=|>|<|==|!=)\s*(-?\d+(?:\.\d+)?)\s*", expr)
         if m is not None:
             a, op, b = float(m.group(1)), m.group(2), float(m.group(3))
             return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b, "==": a == b, "!=": a != b}[op]
-        for alt in expr.split("||"):
-            m = re.fullmatch(r"\s*'?([^'!=<>]*?)'?\s*(==|!=)\s*'?([^'!=<>]*?)'?\s*", alt)
-            if m is None:
-                raise ValueError(f"unsupported when {expr!r}")
-            if (m.group(1) == m.group(3)) == (m.group(2) == "=="):
-                return True
-        return False
+        m = re.fullmatch(r"\s*'?([^'!=<>]*?)'?\s*(==|!=)\s*'?([^'!=<>]*?)'?\s*", expr)
+        if m is None:
+            raise ValueError(f"unsupported when {expr!r}")
+        return (m.group(1) == m.group(3)) == (m.group(2) == "==")
 
     def dag(self, t: dict[str, Any], scope: dict[str, str]) -> tuple[str, dict[str, str]]:
         tasks = {x["name"]: x for x in t["dag"]["tasks"]}
@@ -249,14 +284,14 @@ class Walker:
             name = ready[0]
             task = tasks[name]
             if task.get("depends") and not self.depends_ok(task["depends"], phases):
-                phases[name] = "Omitted"
+                phases[name] = local[f"tasks.{name}.status"] = "Omitted"
                 continue
             # Only the task's ancestors' outputs are in its scope (dag.go, buildLocalScopeFromTask).
             seen = self.ancestors(name, tasks)
             visible_to = {k: v for k, v in local.items()
                           if not k.startswith("tasks.") or k.split(".")[1] in seen}
             if "when" in task and not self.when_ok(self.sub(task["when"], visible_to)):
-                phases[name] = "Skipped"
+                phases[name] = local[f"tasks.{name}.status"] = "Skipped"
                 continue
             args = {p["name"]: p.get("value", "") for p in (task.get("arguments") or {}).get("parameters") or []}
             if "withParam" in task:
@@ -276,7 +311,7 @@ class Walker:
                 phase, outs = self.template(task["template"], {k: self.sub(v, visible_to) for k, v in args.items()})
                 for k, v in outs.items():
                     local[f"tasks.{name}.outputs.parameters.{k}"] = v
-            phases[name] = phase
+            phases[name] = local[f"tasks.{name}.status"] = phase
         status = self.dag_phase(tasks, phases)
         if t["name"] == self.spec["entrypoint"]:
             self.walk.phases.update(phases)

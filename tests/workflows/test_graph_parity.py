@@ -18,6 +18,7 @@ import pytest
 from alas_argo import step_handlers
 from alas_argo.cli import main
 from alas_argo.engines.argo import to_argo
+from alas_argo.errors import InputError
 from alas_argo.ir import Join, NodeKind, Workflow
 from alas_argo.log import ExecutionLog, FsStore
 from alas_argo.runtime import NodeContext, NodeState, Runtime
@@ -72,17 +73,46 @@ def gated() -> Workflow:
                     [("start", "maybe"), ("start", "route"), ("start", "use")])
 
 
+def chained() -> Workflow:
+    # A choice's branch not taken is skipped, and so is what follows it only (not a join after both).
+    return workflow([{"id": "start", **_probe(2)}, _choice("route", "start.n"), *_branches("route"),
+                     {"id": "after_yes", **_probe(5)}, {"id": "after_no", **_probe(6)},
+                     {"id": "join", **_probe(7), "join": "any_of"}],
+                    [("start", "route"), ("route_yes", "after_yes"), ("route_no", "after_no"),
+                     ("after_yes", "join"), ("after_no", "join")])
+
+
+def caught() -> Workflow:
+    # A node failing for good, caught: its handler runs, its dependents do not, the run goes on.
+    return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": True}), "policyRef": "c"},
+                     {"id": "handler", **_probe(2)}, {"id": "after", **_probe(3)}, {"id": "other", **_probe(4)},
+                     _choice("route", "risky.n", 0), *_branches("route")],
+                    [("risky", "after"), ("other", "route")],
+                    policies={"c": {"catch": [{"errors": ["*"], "next": "handler"}]}})
+
+
+def skipped() -> Workflow:
+    # A node failing for good under on_failure skip: its dependents run without its output.
+    return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": True}), "policyRef": "s"},
+                     {"id": "after", **_probe(3)}, _choice("route", "risky.n", 0), *_branches("route")],
+                    [("risky", "after"), ("risky", "route")], policies={"s": {"onFailure": "skip"}})
+
+
 def _local_probe(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
+    if ctx.params.get("fail"):
+        raise InputError("told to fail", where=f"node {ctx.node_id}")
     return {"n": ctx.item if ctx.item is not None else ctx.params["n"], "saw": ctx.deps}
 
 
 def _argo_probe(ctx: StepContext) -> StepOutput:
+    if ctx.input.params.get("fail"):
+        raise InputError("told to fail", where=f"node {ctx.input.node}")
     n = ctx.input.item if ctx.input.item is not None else ctx.input.params["n"]
     # n as an output parameter too: an Argo gate reads its ancestor's field from there.
     return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}}, {"n": str(n)})
 
 
-@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated])
+@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, caught, skipped])
 def test_both_engines_take_the_same_turns_and_hand_over_the_same_outputs(
         build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wf = build()
