@@ -42,6 +42,8 @@ class StepInput(BaseModel):
     candidates: list[str] = Field(default_factory=list, description="any_of candidates (found in the log).")
     maybe: list[str] = Field(default_factory=list, description="Dependencies whose output exists only if they ran "
                              "(a gated node, one skipped on failure): read from the log when recorded.")
+    exports: list[str] = Field(default_factory=list, description="Output fields also written as output parameters "
+                               "(what a gate or a map of the workflow reads from this node on Argo).")
     item: Any = Field(None, description="The map item this pod handles.")
     loop_until: dict[str, Any] | None = Field(None, description="Loop condition on the output.")
     max_iters: int = Field(1, ge=1, description="Loop guard: iterations.")

@@ -12,6 +12,7 @@ and are re-exported here.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,27 @@ def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "output"
         raise ContractError(f"output breaks the node's contract at {where}: {error.message}", where=f"node {inp.node}")
+
+
+def _exported(inp: StepInput, out: StepOutput) -> StepOutput:
+    """``out`` with each field the workflow reads from this node (``inp.exports``: a gate's or a map's) as an
+    output parameter, unless the role wrote it: a string as itself (a gate compares it quoted), any other value
+    as compact JSON (a number bare, a list as the JSON ``withParam`` fans out over).
+
+    Raises:
+        ContractError: The output has no such field: Argo cannot decide a gate on a missing parameter (the local
+            runtime reads it as missing: the gate is false), so the producer says which field it lacks.
+    """
+    params = dict(out.params)
+    for name in inp.exports:
+        if name in params:
+            continue
+        if not isinstance(out.doc, dict) or name not in out.doc:
+            raise ContractError(f"the output has no field {name!r}, which the workflow reads from this node (a gate "
+                                "or a map)", where=f"node {inp.node}")
+        value = out.doc[name]
+        params[name] = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return StepOutput(out.doc, params)
 
 
 def _failed(log: ExecutionLog, inp: StepInput, e: AlasError) -> None:
@@ -150,14 +172,14 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
     recorded = log.idempotency_get(key)
     if recorded is not None:
         log.append(EventType.NODE_IDEMPOTENT_HIT, node_id=inp.node, payload={"key": key, "scope": inp.scope})
-        return StepOutput(recorded["doc"], {**recorded["params"], "key": key})
+        return _exported(inp, StepOutput(recorded["doc"], {**recorded["params"], "key": key}))
     idem = None if inp.idempotency_key is None else f"idempotency/{inp.idempotency_key}"
     if idem is not None and (done := log.idempotency_get(idem)) is not None:
         # The node already ran under this key (another workflow of the run): reuse its result, act never again.
         log.idempotency_put(key, done)
         log.append(EventType.NODE_IDEMPOTENT_HIT, node_id=inp.node, payload={"key": key, "scope": inp.scope,
                                                                          "idempotency_key": inp.idempotency_key})
-        return StepOutput(done["doc"], {**done["params"], "key": key})
+        return _exported(inp, StepOutput(done["doc"], {**done["params"], "key": key}))
     ctx = StepContext(inp, store, log)
     started = time.monotonic()
     log.append(EventType.NODE_STARTED, node_id=inp.node, payload={"kind": inp.kind, "scope": inp.scope,
@@ -175,6 +197,7 @@ def run_step(inp: StepInput, store: Store, handlers: dict[str, Handler] | None =
             ctx.previous = out.doc
             out = table[inp.kind](ctx)
         _check_contract(inp, out.doc)
+        out = _exported(inp, out)
     except AlasError as failed:
         try:
             if inp.repair is None or inp.rung is not None or failed.transient:

@@ -328,3 +328,23 @@ def test_the_step_command_exits_75_on_a_transient_failure_and_2_on_a_permanent_o
     assert main(["step", "flaky", "--run-id", "r", "--scope", "wf", "--store", "fs", "--root", str(tmp_path / "log"),
                  "--outputs", str(out)]) == 0
     assert (out / "answer").read_text() == "42" and (out / "key").read_text() == output_key("wf", "flaky")
+
+
+def test_the_fields_a_gate_or_a_map_reads_are_written_as_output_parameters(tmp_path: Path) -> None:
+    """Argo reads a gate's field and a map's list from the producer's output parameters, whatever its role wrote:
+    a string as itself (the gate quotes it), anything else as compact JSON; what the role wrote stays, a retried
+    pod exports as the first did, and a missing field is named at its producer (a gate on Argo cannot read it as
+    missing, as the local runtime does)."""
+    store = FsStore(tmp_path)
+
+    def role(ctx: StepContext) -> StepOutput:
+        return StepOutput({"name": "ft06", "n": 3, "jobs": [2, 1], "answer": {"b": 1, "a": 2}}, {"answer": "mine"})
+
+    inp = StepInput(kind="role", node="n", run_id="r", scope="wf", exports=["name", "n", "jobs", "answer"])
+    first = run_step(inp, store, {"role": role})
+    assert first.params == {"name": "ft06", "n": "3", "jobs": "[2,1]", "answer": "mine", "key": output_key("wf", "n")}
+    assert run_step(inp, store, {"role": role}).params == first.params
+    with pytest.raises(ContractError) as missing:
+        run_step(inp.model_copy(update={"node": "m", "exports": ["gone"]}), store, {"role": role})
+    assert (missing.value.message, missing.value.where) == (
+        "the output has no field 'gone', which the workflow reads from this node (a gate or a map)", "node m")

@@ -59,6 +59,7 @@ def _step(args: argparse.Namespace) -> int:
         kind=args.kind, node=args.node or args.kind, run_id=args.run_id, scope=scope,
         params=_json(args.params, "params", {}), run_inputs=_pairs(args.run_input, "run-input"), inputs=inputs,
         mapped=_pairs(args.mapped, "mapped"), maybe=list(dict.fromkeys(args.maybe)),
+        exports=list(dict.fromkeys(args.export)),
         candidates=[c for c in (args.candidates or "").split(",") if c],
         item=None if args.item is None else item_value(args.item),
         loop_until=_json(args.loop_until, "loop-until", None), max_iters=args.max_iters or 1,
@@ -138,6 +139,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--recorded", action="append", default=[], metavar="NODE",
                    help="a dependency whose output is read from its record in the log (a repair ladder's, written "
                    "by whichever rung succeeded)")
+    p.add_argument("--export", action="append", default=[], metavar="FIELD",
+                   help="an output field also written as an output parameter (a gate or a map of the workflow reads "
+                   "it): a string as itself, any other value as compact JSON")
     p.add_argument("--maybe", action="append", default=[], metavar="NODE",
                    help="a dependency whose output exists only if it ran (a gated node, one skipped on failure): "
                    "read from the log when recorded, left out otherwise, as the local runtime hands it")

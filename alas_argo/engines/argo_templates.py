@@ -177,6 +177,8 @@ class Compiler:
                 args += ["--mapped", f"{d}={self.maps[d]}"]
         for d in _maybe_deps(self.wf, n, self.deps[n.id]):
             args += ["--maybe", d]
+        for f in self.fields.get(n.id, []):  # what a gate or a map reads from this node's output parameters
+            args += ["--export", f]
         if n.join is Join.ANY_OF:
             args += ["--candidates", ",".join(dict.fromkeys(s for s, _ in self.deps[n.id]))]
         if n.kind is NodeKind.MAP:

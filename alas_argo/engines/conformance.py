@@ -120,7 +120,8 @@ MATRIX: tuple[Feature, ...] = (
             lambda wf, n: n.kind is NodeKind.CHOICE),
     Feature("gate", "node gate `when` (a condition on the run's inputs or an ungated ancestor's output)",
             (N, "the task's `when`, e.g. `{{tasks.blueprint.outputs.parameters.revealed}} >= 2` (the ancestor's "
-                "field is an output parameter of its template; comparisons ==, !=, <, <=, >, >= against a number "
+                "field is an output parameter of its template, which its step writes from the role's output, "
+                "`--export`; comparisons ==, !=, <, <=, >, >= against a number "
                 "or a string). Argo v3.6.5 (dag.go): a task whose `when` is false is Skipped without resolving its "
                 "arguments; a bare `depends` on a Skipped task is satisfied; a `.Failed` term is not, so a gated "
                 "node's ladder rungs end Omitted; a consumer reads a gated node's output only when its own gate "

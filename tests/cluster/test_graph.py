@@ -1,7 +1,8 @@
 """A workflow of the user's own on the real engine: its graph ends as the local runtime ends it. A node failing
-for good under a catch route, one under on_failure skip, and a choice's branch not taken with a node after it,
-compiled from the IR and run by Argo's own controller with the image's roles: every node runs, fails or is
-skipped as it does locally, and the workflow succeeds as the local run does (tests/workflows/test_graph_parity.py
+for good under a catch route, one under on_failure skip, a choice's branch not taken with a node after it, and
+gates on fields of the blueprint role's output that it does not write as parameters itself (a number, a
+string), compiled from the IR and run by Argo's own controller with the image's roles: every node runs, fails or
+is skipped as it does locally, and the workflow succeeds as the local run does (tests/workflows/test_graph_parity.py
 walks the same rules through a model of Argo; this is Argo itself)."""
 
 from __future__ import annotations
@@ -35,14 +36,19 @@ def graph() -> Workflow:
         {"id": "after_flaky", "role": "agents"},
         {"id": "route", "kind": "choice", "default": "b",
          "choices": [{"when": {"path": "inputs.mode", "op": "eq", "value": "a"}, "next": "a"}]},
-        {"id": "a", "role": "agents"}, {"id": "a_next", "role": "agents"}, {"id": "b", "role": "agents"}],
-        [("risky", "after_risky"), ("flaky", "after_flaky"), ("a", "a_next")],
+        {"id": "a", "role": "agents"}, {"id": "a_next", "role": "agents"}, {"id": "b", "role": "agents"},
+        {"id": "bp", "role": "blueprint"},
+        {"id": "small", "role": "agents", "when": {"path": "bp.operations", "op": "ge", "value": 30}},
+        {"id": "large", "role": "agents", "when": {"path": "bp.operations", "op": "ge", "value": 1000}},
+        {"id": "named", "role": "agents", "when": {"path": "bp.instance", "op": "eq", "value": "ft06"}}],
+        [("risky", "after_risky"), ("flaky", "after_flaky"), ("a", "a_next"), ("bp", "small"), ("bp", "large"),
+         ("bp", "named")],
         policies={"caught": {"catch": [{"errors": ["*"], "next": "handler"}]}, "skip": {"onFailure": "skip"}},
         name="e2e-graph", meta={"inputs": {"instance": "ft06", "mode": "b"}})
 
 
 def _stub(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
-    return {"by": ctx.node_id}
+    return {"by": ctx.node_id, "instance": "ft06", "operations": 36}  # ft06's, as the blueprint role answers
 
 
 def test_a_users_graph_ends_on_argo_as_it_ends_locally(argo: Argo, tmp_path: Path) -> None:
@@ -52,7 +58,8 @@ def test_a_users_graph_ends_on_argo_as_it_ends_locally(argo: Argo, tmp_path: Pat
                 for n, s in local.states.items()}
     assert local.ok and expected == {
         "risky": "Failed", "handler": "Succeeded", "after_risky": "not run", "flaky": "Failed",
-        "after_flaky": "Succeeded", "route": "Succeeded", "a": "not run", "a_next": "not run", "b": "Succeeded"}
+        "after_flaky": "Succeeded", "route": "Succeeded", "a": "not run", "a_next": "not run", "b": "Succeeded",
+        "bp": "Succeeded", "small": "Succeeded", "large": "not run", "named": "Succeeded"}
 
     doc = to_argo(wf, image=IMAGE)
     doc["metadata"] = {"generateName": "e2e-graph-"}

@@ -66,11 +66,16 @@ def mapped() -> Workflow:
 
 
 def gated() -> Workflow:
-    # A gated-off node has no output: a choice on it is decided on a missing path (false) on both engines.
+    # A gated-off node has no output: a choice on it is decided on a missing path (false) on both engines; a
+    # gate on a string field compares the string itself; a node past a gated one reads it only if it ran.
     return workflow([{"id": "start", **_probe(2)}, {"id": "maybe", **_probe(9), "when": {
                          "path": "start.n", "op": "gt", "value": 5}},
-                     _choice("route", "maybe.n"), *_branches("route"), {"id": "use", **_probe(0)}],
-                    [("start", "maybe"), ("start", "route"), ("start", "use")])
+                     {"id": "named", "role": "probe", "params": {"n": "ft06"}},
+                     {"id": "same", **_probe(1), "when": {"path": "named.n", "op": "eq", "value": "ft06"}},
+                     _choice("route", "maybe.n"), *_branches("route"), {"id": "use", **_probe(0)},
+                     {"id": "past", **_probe(8)}],
+                    [("start", "maybe"), ("start", "route"), ("start", "use"), ("named", "same"), ("maybe", "past"),
+                     ("same", "past")])
 
 
 def chained() -> Workflow:
@@ -108,8 +113,8 @@ def _argo_probe(ctx: StepContext) -> StepOutput:
     if ctx.input.params.get("fail"):
         raise InputError("told to fail", where=f"node {ctx.input.node}")
     n = ctx.input.item if ctx.input.item is not None else ctx.input.params["n"]
-    # n as an output parameter too: an Argo gate reads its ancestor's field from there.
-    return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}}, {"n": str(n)})
+    # No output parameter of its own: what a gate reads, the step exports (--export).
+    return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}})
 
 
 @pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, caught, skipped])
