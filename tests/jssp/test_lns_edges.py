@@ -36,10 +36,12 @@ def test_an_optimal_move_never_worsens_the_makespan(tiny: Instance) -> None:
     order = seqs.start_order()
     for size in range(1, len(order) + 1):
         for first in range(len(order) - size + 1):
-            moved = lns._move(seqs, order[first:first + size], 2.0, 1, 7, SearchClock())
+            clock = SearchClock()
+            moved = lns._move(seqs, order[first:first + size], 2.0, 1, 7, clock)
             assert moved is not None, (first, size)
             candidate, optimal = moved
             assert optimal, (first, size)
+            assert clock.solves == 2  # the estimate, then (solved to optimality) the compaction at that estimate
             assert candidate.makespan <= 17, (first, size, candidate.makespan)
             assert validate(tiny, candidate.to_schedule()).valid
     # The whole instance as one window: tiny's optimum.
@@ -209,3 +211,25 @@ def test_wall_clock_budget_on_several_workers(ft06: Instance) -> None:
                      config=LnsConfig(initial_size=12, move_time=0.1))
     assert validate(ft06, result.schedule).valid and result.objective <= start.makespan
     assert result.limits["deterministic"] is False and result.limits["search_workers"] == 2
+
+
+def test_a_move_no_worse_in_both_measures_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "Kept when the makespan, then the sum of job completion times, is no worse": a tie is taken, so the
+    # search can walk across plateaus. Two equal jobs on one machine: either order has makespan 4 and
+    # completions 2 + 4; the move offers job 1 first, and the result is that order.
+    pair = Instance(name="pair", jobs=[[(0, 2)], [(0, 2)]])
+    first = dispatch(pair, "spt")
+    assert first.by_key()[0, 0].start == 0
+    seqs = Sequences.from_schedule(pair, first, durations={})
+    other = seqs.resequenced({0: 1, 1: 0})
+    assert other is not None and (other.makespan, other.completion) == (seqs.makespan, seqs.completion) == (4, 6)
+
+    def move(seqs: Sequences, relaxed: list[int], time_limit: float, workers: int, seed: int,
+             clock: SearchClock) -> tuple[Sequences, bool] | None:
+        clock.charge_nothing()
+        return other, False
+
+    monkeypatch.setattr(lns, "_move", move)
+    result = improve(SolveRequest(pair, time_limit=0.06, seed=1), first)
+    assert result.schedule.starts() == {(0, 0): 2, (1, 0): 0}
+    assert result.objective == 4 and not result.improved
