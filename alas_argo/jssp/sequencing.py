@@ -55,6 +55,12 @@ class Sequences:
         for ops in instance.jobs:
             offsets.append(offsets[-1] + len(ops))
         by_key = schedule.by_key()
+        # Every key must be an operation of the instance: a negative step would otherwise index from the end.
+        unknown = sorted(key for key in by_key if not (0 <= key[0] < len(instance.jobs)
+                                                        and 0 <= key[1] < len(instance.jobs[key[0]])))
+        if unknown:
+            raise InputError(f"incumbent schedule has operation {unknown[0]}, which the instance does not have",
+                             where=schedule.instance)
         if len(by_key) != len(duration):
             raise InputError("incumbent schedule is incomplete", where=schedule.instance)
         seqs: list[list[int]] = [[] for _ in range(instance.num_machines)]
