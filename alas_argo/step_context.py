@@ -146,6 +146,7 @@ class StepContext:
         # The any_of winner, looked up once: Argo starts the join when one candidate succeeded, and a candidate
         # that ends later must not change what this step read between two of its reads.
         self._winner: tuple[str | None] | None = None
+        self._maybe_ran: list[str] | None = None  # the same for the maybe dependencies that ran
 
     def read(self, key: str) -> dict[str, Any]:
         """The output record stored under ``key``."""
@@ -169,13 +170,16 @@ class StepContext:
         if name in self.input.mapped:
             return map_item_keys(self.log, self.input.scope, name, self.input.mapped[name], self.input.run_inputs)
         if name not in self.input.inputs and ((name in self.input.candidates and self.winner() == name)
-                                              or name in self._ran(self.input.maybe)):
+                                              or name in self._ran()):
             return output_key(self.input.scope, name)
         return self.input.inputs.get(name)
 
-    def _ran(self, names: list[str]) -> list[str]:
-        """Those of ``names`` this workflow recorded an output for."""
-        return [n for n in names if self.log.idempotency_get(output_key(self.input.scope, n)) is not None]
+    def _ran(self) -> list[str]:
+        """The ``maybe`` dependencies this workflow recorded an output for (looked up once per step)."""
+        if self._maybe_ran is None:
+            self._maybe_ran = [n for n in self.input.maybe
+                               if self.log.idempotency_get(output_key(self.input.scope, n)) is not None]
+        return self._maybe_ran
 
     def output(self, name: str) -> Any:
         """Node ``name``'s output as the local runtime holds it: its document, a map's list of documents, or
@@ -193,7 +197,7 @@ class StepContext:
         names = [*self.input.inputs, *(n for n in self.input.mapped if n not in self.input.inputs)]
         won = self.winner()
         names += [won] if won is not None and won not in names else []
-        return names + [n for n in self._ran(self.input.maybe) if n not in names]
+        return names + [n for n in self._ran() if n not in names]
 
     def map_deps(self) -> list[str]:
         """The dependencies that are maps (their outputs a list), in the order given."""
