@@ -20,6 +20,8 @@ from alas_argo.cli import main
 from alas_argo.errors import StoreUnavailable
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import DispatchingRule, dispatch
+from alas_argo.jssp.disruption import generate_disruption
+from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import replay as replay_module
 from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
@@ -128,6 +130,11 @@ def test_the_replay_figure_is_the_replay_of_the_run_it_built(tmp_path: Path,
     assert (repaired["budget"], repaired["seed"], repaired["workers"]) == (1.0, 0, 1)
     assert repaired["instance"] == {"name": "ta61"} and [e["kind"] for e in repaired["disruption"]["events"]] == [
         "machine_breakdown"]
+    # The breakdown is reproducible from the log: the generator's, on the ninth plan, with the version's seed.
+    ninth = Schedule.model_validate(run.plan(9))
+    assert repaired["disruption"] == generate_disruption(get_instance("ta61"), ninth, "breakdown", seed=10).to_json()
+    # Every version is a valid plan, and recorded as one.
+    assert [e.type for e in events if e.type.startswith("validation.")] == ["validation.passed"] * 10
     checks = [e.payload for e in events if e.type.startswith("validation.")]
     assert [c["plan_version"] for c in checks] == list(range(1, 11))
     assert [c["baseline_version"] for c in checks] == [None] * 9 + [9]
@@ -141,6 +148,18 @@ def test_fewer_than_ten_versions_are_all_fresh_plans(tmp_path: Path) -> None:
     result = bench.bench_replay(store, versions=3)
     assert (result["versions"], result["steps"], result["parity"]) == (3, 3, True)
     assert not [e for e in _only_run(store, "bench-replay-").events() if e.type == "repair.finished"]
+
+
+@pytest.mark.usefixtures("no_store_env")
+def test_all_three_figures_by_default(tmp_path: Path) -> None:
+    settings = load_settings(store={"kind": "fs", "root": str(tmp_path)})
+    result = bench.run_log_bench(settings, appends=2, versions=3, plan_versions=1)
+    assert result["store"] == FsStore(tmp_path).location
+    assert (result["append"]["appends"], result["plan_bytes"]["versions"]) == (2, 1)
+    assert (result["replay"]["versions"], result["replay"]["steps"], result["replay"]["parity"]) == (3, 3, True)
+    # Each figure on its own run, all in the store given.
+    assert [r.rsplit("-", 1)[0] for r in FsStore(tmp_path).children(prefix="runs/")] == sorted(
+        ["bench-append", "bench-bytes", "bench-replay"])
 
 
 @pytest.fixture
