@@ -21,6 +21,7 @@ from alas_argo.errors import StoreUnavailable
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import DispatchingRule, dispatch
 from alas_argo.jssp.disruption import generate_disruption
+from alas_argo.jssp.repair import repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import replay as replay_module
 from alas_argo.log.execution_log import ExecutionLog
@@ -64,18 +65,26 @@ def test_percentile_is_the_nearest_rank_of_the_sorted_values(values: list[float]
 
 
 def test_append_figures_come_from_the_timed_appends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Four appends taking 1.23456, 4, 2 and 10 ms.
-    _script_clock(monkeypatch, [0.0, 0.00123456, 1.0, 1.004, 2.0, 2.002, 3.0, 3.010])
+    # Four appends taking 1.23456, 4.0004, 2.0004 and 10.0004 ms.
+    _script_clock(monkeypatch, [0.0, 0.00123456, 1.0, 1.0040004, 2.0, 2.0020004, 3.0, 3.0100004])
     store = FsStore(tmp_path)
     figures = bench.bench_appends(store, 4)
-    # p50 is the median (between 2 and 4 ms), p99 the nearest rank (round(0.99 * 3) = 3: the largest);
-    # every figure in milliseconds, to 3 decimals.
+    # p50 is the median (3.0004, between the two middle ones), p99 the nearest rank (round(0.99 * 3) = 3: the
+    # largest), the mean 4.30894; every figure in milliseconds, to 3 decimals.
     assert figures == {"appends": 4, "p50_ms": 3.0, "p99_ms": 10.0, "mean_ms": 4.309, "max_ms": 10.0}
     # The appends timed are the documented small node.succeeded events of one writer's fresh run.
     run = _only_run(store, "bench-append-")
     events = run.events()
     assert [(e.type, e.node_id, e.attempt) for e in events] == [("node.succeeded", "bench", 1)] * 4
     assert [e.payload for e in events] == [{"i": i, "makespan": 1000 + i, "seconds": 0.01} for i in range(4)]
+
+
+def test_p99_is_below_the_maximum_from_51_appends_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 101 appends taking 1, 2, ..., 101 ms (timed in reverse order): p99 is the 100th, not the slowest.
+    readings = [x for i in range(101) for x in (float(i), float(i) + (101 - i) / 1000)]
+    _script_clock(monkeypatch, readings)
+    figures = bench.bench_appends(FsStore(tmp_path), 101)
+    assert figures == {"appends": 101, "p50_ms": 51.0, "p99_ms": 100.0, "mean_ms": 51.0, "max_ms": 101.0}
 
 
 def test_a_single_append_is_its_own_percentiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,14 +134,24 @@ def test_the_replay_figure_is_the_replay_of_the_run_it_built(tmp_path: Path,
     assert run.versions() == list(range(1, 11))
     commits = [e.payload for e in events if e.type == "plan.committed"]
     assert [c["reason"] for c in commits] == ["commit"] * 9 + ["repair"]
-    (repaired,) = [e.payload for e in events if e.type == "repair.finished"]
+    (repair_event,) = [e for e in events if e.type == "repair.finished"]
+    repaired = repair_event.payload
+    assert repair_event.node_id == "repair"
+    assert {e.node_id for e in events if e.type.startswith("validation.")} == {"validate"}
     assert (repaired["baseline_version"], repaired["result_version"], repaired["method"]) == (9, 10, "right-shift")
     assert (repaired["budget"], repaired["seed"], repaired["workers"]) == (1.0, 0, 1)
     assert repaired["instance"] == {"name": "ta61"} and [e["kind"] for e in repaired["disruption"]["events"]] == [
         "machine_breakdown"]
     # The breakdown is reproducible from the log: the generator's, on the ninth plan, with the version's seed.
     ninth = Schedule.model_validate(run.plan(9))
-    assert repaired["disruption"] == generate_disruption(get_instance("ta61"), ninth, "breakdown", seed=10).to_json()
+    breakdown = generate_disruption(get_instance("ta61"), ninth, "breakdown", seed=10)
+    assert repaired["disruption"] == breakdown.to_json()
+    # The repair's own metrics are recorded with it (all but its time, which is measured).
+    again = repair(get_instance("ta61"), ninth, breakdown, "right-shift", 1.0, seed=0, workers=1)
+    recorded, expected = dict(repaired["metrics"]), json.loads(json.dumps(again.metrics()))
+    recorded.pop("seconds"), expected.pop("seconds")
+    assert recorded == expected
+    assert run.plan(10) == json.loads(json.dumps(again.schedule.to_json()))
     # Every version is a valid plan, and recorded as one.
     assert [e.type for e in events if e.type.startswith("validation.")] == ["validation.passed"] * 10
     checks = [e.payload for e in events if e.type.startswith("validation.")]
