@@ -52,7 +52,7 @@ _EXIT_TERMS: dict[str, tuple[str, ...]] = {
     "Timeout": ("lastRetry.message contains 'deadline'",),
     "IntegrityError": ("asInt(lastRetry.exitCode) == 1",),
     "PermanentError": ("asInt(lastRetry.exitCode) == 2",)}
-_ALIASES = {"StoreUnavailable": "TransientError", "InputError": "PermanentError",
+_ALIASES = {"StoreUnavailable": "TransientError", "ConflictError": "TransientError", "InputError": "PermanentError",
             "ContractError": "PermanentError", "WorkflowError": "PermanentError",
             "InfeasibleError": "PermanentError", "NoSolutionError": "PermanentError"}
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}

@@ -30,6 +30,8 @@ _WF = "{{workflow.name}}"
     (["IntegrityError"], _INTEGRITY),
     # An alias is retried on its class's exit codes: the store being away is transient (exit 75), ...
     (["StoreUnavailable"], _TRANSIENT),
+    # ... and so is losing a compare-and-swap: ConflictError exits 75, not 2 as a name Argo does not know would.
+    (["ConflictError"], _TRANSIENT),
     # ... the permanent errors all exit 2, and one term is written once however many names share it.
     (["ContractError", "InputError", "PermanentError", "NoSolutionError"], _PERMANENT),
     # A name Argo cannot tell apart (a handler's own error class) exits 2, as every other permanent error.
