@@ -52,9 +52,22 @@ _EXIT_TERMS: dict[str, tuple[str, ...]] = {
     "Timeout": ("lastRetry.message contains 'deadline'",),
     "IntegrityError": ("asInt(lastRetry.exitCode) == 1",),
     "PermanentError": ("asInt(lastRetry.exitCode) == 2",)}
-_ALIASES = {"StoreUnavailable": "TransientError", "ConflictError": "TransientError", "InputError": "PermanentError",
-            "ContractError": "PermanentError", "WorkflowError": "PermanentError",
-            "InfeasibleError": "PermanentError", "NoSolutionError": "PermanentError"}
+#: Every error class of the package by the exit code `alas step` ends with when it is raised (its class's
+#: ``exit_code``), so a policy's ``retry_on`` retries on Argo what it retries locally; a name not here is read
+#: as a permanent error (tests/engines/test_argo_names_edges.py checks every AlasError subclass is here).
+_ALIASES = {
+    # exit 75
+    "StoreUnavailable": "TransientError", "ConflictError": "TransientError", "LlmUnavailable": "TransientError",
+    "ArgoUnavailable": "TransientError",
+    # the runtime's own timeout of a node is Argo's deadline
+    "NodeTimeout": "Timeout",
+    # exit 2
+    "InputError": "PermanentError", "ContractError": "PermanentError", "WorkflowError": "PermanentError",
+    "InfeasibleError": "PermanentError", "NoSolutionError": "PermanentError", "StoreError": "PermanentError",
+    "LoopGuardTripped": "PermanentError", "RecordNotFound": "PermanentError", "IllegalTransition": "PermanentError",
+    "LlmAuthError": "PermanentError", "LlmRequestError": "PermanentError", "ParseError": "PermanentError",
+    "UnsupportedFeature": "PermanentError", "RunNotFound": "PermanentError", "RemoteError": "PermanentError",
+    "LlmEndpointError": "PermanentError", "AlasError": "PermanentError"}
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 

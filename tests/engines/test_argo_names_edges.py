@@ -11,6 +11,7 @@ import pytest
 from alas_argo.engines import argo_names as nm
 from alas_argo.engines.argo import to_argo
 from alas_argo.engines.argo_parse import from_argo, read_native
+from alas_argo.errors import AlasError
 from alas_argo.ir import Backoff, Idempotency, Node, Policy, Retry, Workflow
 from alas_argo.log import FsStore
 from alas_argo.runtime import render_key
@@ -229,3 +230,30 @@ def test_an_item_placeholder_is_not_added_twice() -> None:
     assert nm.key_to_argo("{run}-{index}", node_id="m", run="R", deps=[], has_item=True) == (
         "R-{{inputs.parameters.item}}")
     assert nm.key_to_argo("{run}-{node}", node_id="m", run="R", deps=[], has_item=False) == "R-m"
+
+
+def _subclasses(cls: type[AlasError]) -> list[type[AlasError]]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+def test_every_error_class_of_the_package_is_retried_by_its_own_exit_code() -> None:
+    """A policy's retry_on names error classes; Argo sees only the step's exit code. Each of the package's error
+    classes (every module imported) must render as the code it exits with, or a node meant to retry an LLM
+    outage (LlmUnavailable, exit 75) would be retried on permanent errors (exit 2) instead."""
+    import importlib
+    import pkgutil
+
+    import alas_argo
+
+    for module in pkgutil.walk_packages(alas_argo.__path__, "alas_argo."):
+        importlib.import_module(module.name)
+    terms = {75: "asInt(lastRetry.exitCode) == 75", 1: "asInt(lastRetry.exitCode) == 1",
+             2: "asInt(lastRetry.exitCode) == 2"}
+    wrong = {}
+    for cls in {*_subclasses(AlasError), AlasError}:
+        _, expression = nm.retry_expression([cls.__name__])
+        # The runtime's node timeout is the pod's deadline on Argo.
+        want = "lastRetry.message contains 'deadline'" if cls.__name__ == "NodeTimeout" else terms[cls.exit_code]
+        if expression is None or want not in expression:
+            wrong[cls.__name__] = expression
+    assert not wrong
