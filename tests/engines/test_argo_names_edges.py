@@ -249,8 +249,9 @@ def test_every_error_class_of_the_package_is_retried_by_its_own_exit_code() -> N
         importlib.import_module(module.name)
     terms = {75: "asInt(lastRetry.exitCode) == 75", 1: "asInt(lastRetry.exitCode) == 1",
              2: "asInt(lastRetry.exitCode) == 2"}
-    wrong = {}
-    for cls in {*_subclasses(AlasError), AlasError}:
+    wrong: dict[str, str | None] = {}
+    classes: set[type[AlasError]] = {*_subclasses(AlasError), AlasError}
+    for cls in classes:
         _, expression = nm.retry_expression([cls.__name__])
         # The runtime's node timeout is the pod's deadline on Argo.
         want = "lastRetry.message contains 'deadline'" if cls.__name__ == "NodeTimeout" else terms[cls.exit_code]
