@@ -87,6 +87,15 @@ def chained() -> Workflow:
                      ("after_yes", "join"), ("after_no", "join")])
 
 
+def looped() -> Workflow:
+    # A loop: each iteration sees the one before (n grows by one), until n reaches 3 under a guard of 5; what
+    # follows reads the last iteration's output.
+    return workflow([{"id": "grow", "role": "probe", "params": {"n": 0, "grow": True}, "policyRef": "g",
+                      "loop": {"until": {"path": "output.n", "op": "ge", "value": 3}}},
+                     {"id": "use", **_probe(0)}, _choice("route", "grow.n", 3), *_branches("route")],
+                    [("grow", "use"), ("grow", "route")], policies={"g": {"loopGuard": {"maxIters": 5}}})
+
+
 def caught() -> Workflow:
     # A node failing for good, caught: its handler runs, its dependents do not, the run goes on.
     return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": True}), "policyRef": "c"},
@@ -106,18 +115,23 @@ def skipped() -> Workflow:
 def _local_probe(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
     if ctx.params.get("fail"):
         raise InputError("told to fail", where=f"node {ctx.node_id}")
+    if ctx.params.get("grow"):
+        return {"n": (ctx.previous or {"n": 0})["n"] + 1, "iteration": ctx.iteration, "saw": ctx.deps}
     return {"n": ctx.item if ctx.item is not None else ctx.params["n"], "saw": ctx.deps}
 
 
 def _argo_probe(ctx: StepContext) -> StepOutput:
     if ctx.input.params.get("fail"):
         raise InputError("told to fail", where=f"node {ctx.input.node}")
+    if ctx.input.params.get("grow"):
+        return StepOutput({"n": (ctx.previous or {"n": 0})["n"] + 1, "iteration": ctx.iteration + 1,
+                           "saw": {d: ctx.output(d) for d in ctx.dep_names()}})
     n = ctx.input.item if ctx.input.item is not None else ctx.input.params["n"]
     # No output parameter of its own: what a gate reads, the step exports (--export).
     return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}})
 
 
-@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, caught, skipped])
+@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, looped, caught, skipped])
 def test_both_engines_take_the_same_turns_and_hand_over_the_same_outputs(
         build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wf = build()
