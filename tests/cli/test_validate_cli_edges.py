@@ -134,6 +134,22 @@ def test_a_missing_field_has_no_got_and_further_errors_are_counted(tmp_path: Pat
     assert capsys.readouterr().err.strip() == f"alas: error: {s} at makespan: Field required (and 2 more)"
 
 
+def test_a_second_error_is_counted_as_one_more(tmp_path: Path, capsys: Capture) -> None:
+    doc = plan_of("ft06")
+    doc["operations"][0]["start"] = "x"
+    doc["operations"][1]["end"] = "y"
+    s = write(tmp_path / "s.json", doc)
+    assert main(["validate", "ft06", "--schedule", s]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"alas: error: {s} at operations[0].start: Input should be a valid integer, got 'x' (and 1 more)")
+
+
+def test_a_baseline_without_a_disruption_is_refused_in_one_line(tmp_path: Path, capsys: Capture) -> None:
+    s = write(tmp_path / "s.json", plan_of("ft06"))
+    assert main(["validate", "ft06", "--schedule", s, "--baseline", s]) == 2
+    assert capsys.readouterr().err.strip() == "alas: error: --baseline only matters with --disruption"
+
+
 def test_one_error_is_counted_as_none_more_and_its_input_is_clipped(tmp_path: Path, capsys: Capture) -> None:
     doc = plan_of("ft06")
     doc["operations"][0]["start"] = "x" * 200
