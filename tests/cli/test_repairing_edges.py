@@ -116,6 +116,14 @@ def test_the_disrupt_line_names_each_event(files: Path, capsys: pytest.CaptureFi
                                        f"2 operations take longer -> {files / 'd.json'}\n")
 
 
+def test_the_disrupt_line_names_the_default_kind(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Neither --kind nor --family draws a breakdown; the line said "None revealed at ..." before the fix.
+    d = Disruption.model_validate(_disrupt(files, "--machine", "2"))
+    b = d.breakdowns[0]
+    assert capsys.readouterr().out == (f"breakdown revealed at {d.time}: machine 2 down [{b.start}, {b.end}) -> "
+                                       f"{files / 'd.json'}\n")
+
+
 # --- alas repair --------------------------------------------------------------------------------------------------
 
 
