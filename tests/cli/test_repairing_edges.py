@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 
 import alas_argo.cli.repairing as repairing_cli
 from alas_argo.benchmarks.repair import rerun_command
-from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, size_ratios, summarize
+from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, merge_tables, size_ratios, summarize, to_csv
 from alas_argo.cli import main
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
@@ -293,32 +293,34 @@ def _bench(out: Path, *flags: str) -> BenchRun:
     return BenchRun(out, totals, buffer.getvalue(), rc)
 
 
-@pytest.fixture(scope="module")
-def six_cases(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
-    # Two scenarios, AOR and LCRP at two efforts: 2 x (2 methods + 1 more effort) = 6 repairs.
-    return _bench(tmp_path_factory.mktemp("bench") / "six", "--scenarios", "breakdown,shock", "--seeds", "1",
-                  "--methods", "aor,lcrp", "--lcrp-effort", "1,2", "--lcrp-tolerance", "0.01", "--deterministic")
+# Function-scoped on purpose: mutmut maps a mutant to the tests that ran its code, and a module-scoped fixture's
+# run would count for the first test that used it only.
+@pytest.fixture
+def eight_cases(tmp_path: Path) -> BenchRun:
+    # Two scenarios, AOR, full and LCRP at two efforts: 2 x (3 methods + 1 more effort) = 8 repairs.
+    return _bench(tmp_path / "eight", "--scenarios", "breakdown,shock", "--seeds", "1", "--methods", "aor,lcrp,full",
+                  "--lcrp-effort", "1,2", "--lcrp-tolerance", "0.01", "--deterministic")
 
 
-@pytest.fixture(scope="module")
-def one_case(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
-    return _bench(tmp_path_factory.mktemp("bench") / "one", "--scenarios", "breakdown", "--seeds", "1", "--first-seed",
-                  "2", "--methods", "aor", "--json")
+@pytest.fixture
+def one_case(tmp_path: Path) -> BenchRun:
+    return _bench(tmp_path / "one", "--scenarios", "breakdown", "--seeds", "1", "--first-seed", "2", "--methods",
+                  "aor", "--json")
 
 
-def test_the_progress_counts_every_repair_of_the_run(six_cases: BenchRun, one_case: BenchRun) -> None:
-    for run, n in ((six_cases, 6), (one_case, 1)):
+def test_the_progress_counts_every_repair_of_the_run(eight_cases: BenchRun, one_case: BenchRun) -> None:
+    for run, n in ((eight_cases, 8), (one_case, 1)):
         assert run.rc == 0
         rows = from_csv((run.out / "repair.csv").read_text(encoding="utf-8"))
         assert run.totals == [n] and len(rows) == n
 
 
-def test_the_report_title_names_every_setting(six_cases: BenchRun, one_case: BenchRun) -> None:
-    md = (six_cases.out / "repair.md").read_text(encoding="utf-8").splitlines()
+def test_the_report_title_names_every_setting(eight_cases: BenchRun, one_case: BenchRun) -> None:
+    md = (eight_cases.out / "repair.md").read_text(encoding="utf-8").splitlines()
     assert md[0] == ("# Repair benchmark: ft06, scenarios breakdown,shock, 1 seeds from 0, 0.3 s budget "
                      "(deterministic), lcrp effort 1,2, makespan tolerance 0.01")
-    rows = from_csv((six_cases.out / "repair.csv").read_text(encoding="utf-8"))
-    rerun = rerun_command(str(six_cases.out), rows[0], time_limit=0.3, deterministic=True)
+    rows = from_csv((eight_cases.out / "repair.csv").read_text(encoding="utf-8"))
+    rerun = rerun_command(str(eight_cases.out), rows[0], time_limit=0.3, deterministic=True)
     assert md[2] == f"Rerun one row alone: `{rerun}`" and "--wall-clock" not in rerun
     # Wall time and no tolerance: neither is claimed; the rerun says --wall-clock.
     md = (one_case.out / "repair.md").read_text(encoding="utf-8").splitlines()
@@ -336,17 +338,20 @@ def test_json_names_the_outputs_and_the_valid_rate(one_case: BenchRun) -> None:
     assert all(Path(p).is_file() for p in doc["outputs"])
 
 
-def test_the_report_lines_from_an_earlier_csv(six_cases: BenchRun, tmp_path: Path,
+def test_the_report_lines_from_an_earlier_csv(eight_cases: BenchRun, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # Two files merged, the second measuring one case again and finding it invalid (as a broken method would):
+    # the lines are those of the merged rows, the rate below 100 % and the exit 1.
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    text = (six_cases.out / "repair.csv").read_text(encoding="utf-8")
+    text = (eight_cases.out / "repair.csv").read_text(encoding="utf-8")
     a.write_text(text, encoding="utf-8")
-    b.write_text(text, encoding="utf-8")
+    b.write_text(to_csv([replace(from_csv(text)[0], valid=False)]), encoding="utf-8")
     out = tmp_path / "again"
-    assert main(["bench", "repair", "--from-csv", f"{a},{b}", "--out", str(out)]) == 0
-    rows = from_csv(text)
+    assert main(["bench", "repair", "--from-csv", f"{a},{b}", "--out", str(out)]) == 1
+    rows, _ = merge_tables([(str(a), from_csv(text)), (str(b), from_csv(b.read_text(encoding="utf-8")))])
+    assert len(rows) == 8 and sum(not r.valid for r in rows) == 1
     paths = [out / n for n in ("repair.csv", "repair.md", "pareto-breakdown.png", "pareto-shock.png")]
-    expected = [f"{len(rows)} repairs, valid 100.0%"]
+    expected = ["8 repairs, valid 87.5%"]
     expected += [f"  {s.scenario:<9} {s.method:<11} makespan/baseline {s.mean_makespan_ratio:.4f}  "
                  f"moved {s.mean_moved:6.1f}  median {s.median_seconds:.3f} s  valid {100 * s.valid_rate:.0f}%"
                  for s in summarize(rows)]
@@ -358,7 +363,8 @@ def test_the_report_lines_from_an_earlier_csv(six_cases: BenchRun, tmp_path: Pat
                  f"{z.median_seconds:.3f} s" for z in size_ratios(rows)]
     expected.append("outputs: " + " ".join(str(p) for p in paths))
     captured = capsys.readouterr()
-    assert lcrp_ratios(rows) and captured.out.splitlines() == expected
+    assert lcrp_ratios(rows) and size_ratios(rows) and captured.out.splitlines() == expected
+    assert any(line.endswith("valid 0%") for line in expected)
     assert (out / "repair.md").read_text(encoding="utf-8").splitlines()[0] == (
         "# Repair benchmark (re-rendered from a.csv, b.csv)")
 
