@@ -73,7 +73,8 @@ def _disrupt(args: argparse.Namespace) -> int:
         if d.duration_changes:
             n = len(d.duration_changes)
             parts.append(f"{n} operation{'s take' if n > 1 else ' takes'} longer")
-        print(f"{args.kind or args.family} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
+        what = args.kind or args.family or DisruptionKind.BREAKDOWN.value  # neither: the default breakdown
+        print(f"{what} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
     return 0
 
 
