@@ -53,6 +53,7 @@ def _disrupt(args: argparse.Namespace) -> int:
         raise InputError("give one of --kind and --family, not both: a family draws the kind too")
     instance = load_instance(args.instance)
     schedule = load_plan_of(args.schedule, instance)
+    what = args.family or args.kind or DisruptionKind.BREAKDOWN.value  # neither given: a breakdown
     if args.family is not None:
         # A family draws every parameter from its seed: the flags that set them would not be honoured.
         d = generate_family(instance, schedule, args.family, seed=args.seed)
@@ -60,7 +61,7 @@ def _disrupt(args: argparse.Namespace) -> int:
         machine: int | str | None = args.machine
         if isinstance(machine, str):
             machine = "random" if machine == "random" else _int(machine, "--machine")
-        d = generate_disruption(instance, schedule, args.kind or DisruptionKind.BREAKDOWN.value, seed=args.seed,
+        d = generate_disruption(instance, schedule, what, seed=args.seed,
                                 machine=machine,  # type: ignore[arg-type]
                                 at=args.at, length=args.length, increase=args.increase, share=args.share,
                                 machines=args.machines, increase_max=args.increase_max)
@@ -73,7 +74,6 @@ def _disrupt(args: argparse.Namespace) -> int:
         if d.duration_changes:
             n = len(d.duration_changes)
             parts.append(f"{n} operation{'s take' if n > 1 else ' takes'} longer")
-        what = args.kind or args.family or DisruptionKind.BREAKDOWN.value  # neither: the default breakdown
         print(f"{what} revealed at {d.time}: {'; '.join(parts) or 'no events'} -> {args.out}")
     return 0
 
