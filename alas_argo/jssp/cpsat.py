@@ -191,6 +191,10 @@ def optimize(request: SolveRequest, *, progress: Callable[[ProgressEvent], None]
     began = clock.now()
     if request.stability is not StabilityObjective.NONE and request.reference is None:
         raise InputError(f"stability objective {request.stability.value} needs a reference plan")
+    if request.makespan_weight is not None and request.makespan_weight < 1:
+        # A weight of 0 would drop the makespan from the objective; it was read as "not given" before.
+        raise InputError("the makespan weight must be at least 1 (None for the default), got "
+                         f"{request.makespan_weight}")
     m = build_model(request.instance, durations=request.durations, fixed=request.fixed,
                     release=request.release, min_starts=request.min_starts, downtimes=request.downtimes,
                     precedences=request.precedences, makespan_limit=request.makespan_limit,
@@ -260,7 +264,7 @@ def _usable_hint(request: SolveRequest, hint_makespan: int | None) -> Schedule |
 def _weight(request: SolveRequest) -> int:
     """Makespan weight of the WEIGHTED objective: as given, else the number of free operations with a
     reference start."""
-    if request.makespan_weight:
+    if request.makespan_weight is not None:
         return request.makespan_weight
     jobs = request.instance.jobs
     reference = request.reference or {}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from alas_argo import interrupts
-from alas_argo.errors import InfeasibleError, NoSolutionError
+from alas_argo.errors import InfeasibleError, InputError, NoSolutionError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.cpsat import SolveRequest, SolveStatus, StabilityObjective, _key, _weight, optimize
 from alas_argo.jssp.dispatching import dispatch
@@ -238,6 +238,13 @@ def test_the_weighted_objective_weighs_the_makespan_by_the_free_referenced_opera
     assert _weight(SolveRequest(tiny, reference={(0, 0): 0}, stability=StabilityObjective.WEIGHTED)) == 1
     assert _weight(SolveRequest(tiny, reference=every, makespan_weight=7,
                                 stability=StabilityObjective.WEIGHTED)) == 7
+
+
+@pytest.mark.parametrize("weight", [0, -3])
+def test_a_makespan_weight_below_one_is_refused_not_read_as_the_default(tiny: Instance, weight: int) -> None:
+    request = SolveRequest(tiny, reference={(0, 0): 0}, makespan_weight=weight, stability=StabilityObjective.WEIGHTED)
+    with pytest.raises(InputError, match=f"the makespan weight must be at least 1 .*got {weight}"):
+        optimize(request)
 
 
 def test_schedules_rank_by_the_requests_objective(tiny: Instance) -> None:
