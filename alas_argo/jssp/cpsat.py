@@ -5,8 +5,8 @@ constant intervals in the machines' no-overlap constraints, and pinned intervals
 free operation on their machine could start are dropped altogether, so that re-optimizing a small
 neighbourhood inside a 100x20 instance builds and solves in milliseconds.
 
-The result is never worse than a feasible hint: if the search ends without beating it, the hint comes
-back with status ``HINT``.
+The result is never worse than a feasible hint: if the search ends with nothing at least as good, the hint
+comes back with status ``HINT`` (a solution only equal to it is the solver's own, not ``improved``).
 """
 
 from __future__ import annotations
