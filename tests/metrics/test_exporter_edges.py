@@ -153,7 +153,8 @@ def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, byte
 
 def test_the_endpoint_answers_each_format_prometheus_may_ask_for() -> None:
     """The text format with its content type by default; OpenMetrics when the scraper prefers it (Prometheus
-    does); gzip when accepted."""
+    does); gzip when accepted; and `name[]` narrows the answer, as the client library documents (it was a
+    500: the folded view lacked the restricted registry the library asks for)."""
     backend = fresh("e")
     assert fold_samples([Point("alas_log_append_duration_seconds_count", (("backend", backend),), 5.0)]) == 1
     metrics.count_plan_committed("plan")
@@ -177,6 +178,12 @@ def test_the_endpoint_answers_each_format_prometheus_may_ask_for() -> None:
         assert (status, encoding) == (200, "gzip")
         assert f'backend="{backend}"' in gzip.decompress(body).decode()
 
+        status, kind, body, _ = get(f"{base}?name[]=alas_log_append_duration_seconds_count")
+        assert (status, kind) == (200, TEXT_0_0_4)
+        text = body.decode()
+        assert exposed(text, "alas_log_append_duration_seconds_count", {"backend": backend}) == 5.0
+        names = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
+        assert names == {"alas_log_append_duration_seconds_count"}
     finally:
         server.shutdown()
         server.server_close()
