@@ -69,6 +69,14 @@ def test_a_fold_is_added_to_the_process_own_sample_and_kept_across_scrapes() -> 
         == {REGISTRY.get_sample_value("alas_runs_total", {"outcome": "succeeded"})}
 
 
+def test_a_series_nothing_was_folded_into_is_exposed_as_counted() -> None:
+    backend = fresh("o")
+    metrics.observe_log_append(backend, 0.003)
+    text = exposition().decode()
+    assert exposed(text, "alas_log_append_duration_seconds_count", {"backend": backend}) == 1.0
+    assert exposed(text, "alas_log_append_duration_seconds_bucket", {"backend": backend, "le": "0.001"}) == 0.0
+
+
 def test_a_zero_is_taken_and_creates_the_series() -> None:
     backend = fresh("z")
     assert fold_samples([Point("alas_log_append_duration_seconds_count", (("backend", backend),), 0.0)]) == 1
@@ -160,6 +168,7 @@ def test_the_endpoint_answers_each_format_prometheus_may_ask_for() -> None:
     metrics.count_plan_committed("plan")
     server = metrics.serve("127.0.0.1", 0)
     try:
+        assert server.server_address[0] == "127.0.0.1"  # the host asked for, not every interface
         base = f"http://127.0.0.1:{server.server_port}/metrics"
         status, kind, body, encoding = get(base)
         assert (status, kind, encoding) == (200, TEXT_0_0_4, None)
@@ -187,3 +196,20 @@ def test_the_endpoint_answers_each_format_prometheus_may_ask_for() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_fold_table_is_built_from_the_series_module_with_each_sample_s_labels() -> None:
+    """`_ADDITIVE` is built once at import (so mutation testing, which forks after import, only sees a rebuild):
+    each counter's `_total` and each histogram's three samples, mapped to the family and the label names a
+    sample carries, a bucket's `le` last."""
+    from alas_argo.metrics import exporter
+
+    table = exporter._additive()
+    assert table == exporter._ADDITIVE
+    assert table["alas_runs_total"] == ("alas_runs", ("outcome",))
+    assert table["alas_plans_retracted_total"] == ("alas_plans_retracted", ())
+    assert table["alas_http_requests_total"] == ("alas_http_requests", ("route", "code"))
+    assert table["alas_log_append_duration_seconds_bucket"] == ("alas_log_append_duration_seconds", ("backend", "le"))
+    assert table["alas_log_append_duration_seconds_sum"] == ("alas_log_append_duration_seconds", ("backend",))
+    assert table["alas_log_append_duration_seconds_count"] == ("alas_log_append_duration_seconds", ("backend",))
+    assert "alas_exporter_up" not in table and "alas_runs_created" not in table
