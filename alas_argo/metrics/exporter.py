@@ -116,6 +116,27 @@ class _WithFolded:
             merged.samples.extend(Sample(name, dict(labels), folded[(name, labels)]) for name, labels in extra)
             yield merged
 
+    def restricted_registry(self, names: Iterable[str]) -> _Restricted:
+        """The view narrowed to the sample names given: the client library's endpoint calls this for
+        ``/metrics?name[]=...`` (without it, such a request failed with a 500)."""
+        return _Restricted(self, frozenset(names))
+
+
+class _Restricted:
+    """Only the samples of the names asked for, each family that has one under its own HELP/TYPE (what the
+    client library's restricted registry gives)."""
+
+    def __init__(self, view: _WithFolded, names: frozenset[str]) -> None:
+        self._view, self._names = view, names
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._view.collect():
+            kept = [s for s in family.samples if s.name in self._names]
+            if kept:
+                narrowed = Metric(family.name, family.documentation, family.type, family.unit)
+                narrowed.samples = kept
+                yield narrowed
+
 
 def exposition() -> bytes:
     """The current metrics in the Prometheus text format (this process's and the folded ones)."""
