@@ -79,7 +79,10 @@ def fold_samples(points: Iterable[Point]) -> int:
 
     A sample is taken only when it names one of the project's counters or histograms with exactly that
     metric's labels, its value is a finite non-negative number, and its label values pass
-    :func:`label_value` (so a report cannot add series beyond what this process could create itself).
+    :func:`label_value` (their shape, and at most ``MAX_LABEL_VALUES`` values per label, so a report cannot
+    explode the number of series). They are not checked against the closed lists some counting helpers
+    apply (an outcome outside ``RunOutcome``, a route outside ``HTTP_ROUTES``): a report of the same image
+    never holds one, and one that did would show as its own series, not as ``other``.
     """
     taken = []
     for name, labels, value in points:
