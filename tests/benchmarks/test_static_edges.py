@@ -81,6 +81,14 @@ def test_a_rows_figures_are_the_measured_ones(monkeypatch: pytest.MonkeyPatch) -
                             seconds=1.23, status="feasible", bound=47)
 
 
+def test_the_makespan_is_the_validated_schedules_not_the_planners_claim(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A planner whose objective is 3 shorter than the schedule it returns: the schedule is valid (its own
+    # makespan is right), so the row must report that schedule's makespan, not the good-looking claim.
+    monkeypatch.setattr(static_bench, "plan", _stub_planner([], objective_delta=-3))
+    [row] = run_static(["ft06"], time_limit=1)
+    assert row.valid and (row.makespan, row.gap_percent) == (60, 9.09)
+
+
 def test_an_instance_without_a_best_known_has_no_gap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(static_bench, "plan", _stub_planner([]))
     unknown = get_instance("ft06").model_copy(update={"upper_bound": None})
