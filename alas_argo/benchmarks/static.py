@@ -108,9 +108,10 @@ def to_csv(rows: Sequence[StaticRow]) -> str:
     return rows_to_csv(rows, COLUMNS)
 
 
-def to_markdown(rows: Sequence[StaticRow], *, title: str) -> str:
-    """The table as Markdown, with the summary underneath."""
-    lines = [f"# {title}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+def to_markdown(rows: Sequence[StaticRow], *, title: str, command: str | None = None) -> str:
+    """The table as Markdown, with the summary underneath (and the command that made it, when given)."""
+    lines = [f"# {title}", "", *([f"Command: `{command}`", ""] if command else []),
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(_cell(getattr(r, c)) for c in COLUMNS) + " |" for r in rows]
     s = summarize(rows)
     lines += ["", f"Instances: {s.instances}. Mean gap to the upper bound: "
@@ -119,11 +120,12 @@ def to_markdown(rows: Sequence[StaticRow], *, title: str) -> str:
     return "\n".join(lines)
 
 
-def write_tables(rows: Sequence[StaticRow], directory: Path, *, title: str) -> tuple[Path, Path]:
+def write_tables(rows: Sequence[StaticRow], directory: Path, *, title: str,
+                 command: str | None = None) -> tuple[Path, Path]:
     """Write ``static.csv`` and ``static.md`` into ``directory`` (created); returns both paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = (directory / "static.csv", directory / "static.md")
-    for path, text in zip(paths, (to_csv(rows), to_markdown(rows, title=title)), strict=True):
+    for path, text in zip(paths, (to_csv(rows), to_markdown(rows, title=title, command=command)), strict=True):
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)  # a crash never leaves half a table

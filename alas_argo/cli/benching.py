@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,13 +46,18 @@ def _static(args: argparse.Namespace) -> int:
     names = suite(args.suite)
     directory = check_output_dir(Path(args.out) if args.out else default_directory(args.suite))
     limits = "deterministic limits, 1 worker" if args.deterministic else f"{args.workers} workers"
-    title = f"Static benchmark: {args.suite}, {args.time_limit:g} s per instance, {limits}"
+    title = (f"Static benchmark: {args.suite}, method {args.method}, seed {args.seed}, {args.time_limit:g} s per "
+             f"instance, {limits}")
+    # The command that reproduces the table (every setting spelled out, defaults too), kept with the figures.
+    command = shlex.join(["alas", "bench", "static", "--suite", args.suite, "--time-limit", f"{args.time_limit:g}",
+                          "--workers", str(args.workers), "--seed", str(args.seed), "--method", args.method,
+                          *(["--deterministic"] if args.deterministic else [])])
     with PartialTable(directory / "static.csv", COLUMNS) as table:
         rows = _plan_suite(args, names, table.add)
-    csv_path, md_path = write_tables(rows, directory, title=title)
+    csv_path, md_path = write_tables(rows, directory, title=title, command=command)
     s = summarize(rows)
     if args.json:
-        print_json({"summary": asdict(s), "rows": [asdict(r) for r in rows],
+        print_json({"summary": asdict(s), "rows": [asdict(r) for r in rows], "command": command,
                     "csv": str(csv_path), "markdown": str(md_path)})
     else:
         gap = "n/a" if s.mean_gap_percent is None else f"{s.mean_gap_percent:.2f}%"

@@ -58,3 +58,23 @@ def test_cli_bad_suite_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_default_directory() -> None:
     d = default_directory("ft06,la01", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     assert d == Path("bench/results/static-ft06_la01-20260102T030405Z")
+
+
+def test_the_tables_say_the_method_and_seed_and_carry_the_command_that_reproduces_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "t"
+    assert main(["bench", "static", "--suite", "ft06", "--time-limit", "0.5", "--out", str(out), "--deterministic",
+                 "--method", "dispatch", "--seed", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    command = ("alas bench static --suite ft06 --time-limit 0.5 --workers 2 --seed 3 --method dispatch "
+               "--deterministic")
+    assert doc["command"] == command
+    md = (out / "static.md").read_text().splitlines()
+    assert md[0] == ("# Static benchmark: ft06, method dispatch, seed 3, 0.5 s per instance, deterministic limits, "
+                     "1 worker")
+    assert md[2] == f"Command: `{command}`"
+    # The command is the run: the same figures again.
+    assert main([*command.split()[1:], "--out", str(tmp_path / "again"), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [(r["instance"], r["makespan"]) for r in again["rows"]] == [
+        (r["instance"], r["makespan"]) for r in doc["rows"]]
