@@ -334,8 +334,8 @@ class Compiler:
         ran = [f"'{{{{tasks.{nm.dns(s)}.status}}}}' == 'Succeeded'" for s, via in deps
                if via is Via.EDGE and s in self.caught and n.join is not Join.ANY_OF]
         if ran:
-            before = [f"({' || '.join(whens)})"] if whens else []
-            whens = [" && ".join(before + ran)]
+            prior = [f"({' || '.join(whens)})"] if whens else []
+            whens = [" && ".join(prior + ran)]
         if whens:
             t["when"] = " || ".join(whens)
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}
