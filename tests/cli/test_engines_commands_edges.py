@@ -246,3 +246,16 @@ def test_submit_hands_the_workflow_and_settings_to_the_server(monkeypatch: pytes
     assert main(["submit", "alas-repair", "--host", "https://argo.example:2746", "--namespace", "team"]) == 0
     assert sent[-1][1].verify_ssl is not False  # without -k the settings' default stands
 
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("- 1\n- 2\n", "a workflow document must be a mapping"),
+    ("", "a workflow document must be a mapping"),  # an empty file is YAML's null
+    ("kind: WorkflowTemplate\nmetadata: {name: x, labels: [a]}\nspec: {}\n", "metadata.labels must be a mapping"),
+], ids=["list", "empty", "labels-list"])
+def test_submit_refuses_a_file_of_the_wrong_shape_in_one_line(tmp_path: Path, text: str, needle: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """These were an AttributeError and a traceback (exit 1, as if a check had failed), not a refusal (exit 2)."""
+    path = tmp_path / "wf.yaml"
+    path.write_text(text)
+    assert main(["submit", str(path), "--dry-run"]) == 2
+    assert capsys.readouterr().err == f"alas: error: {path}: {needle}\n"
