@@ -35,9 +35,13 @@ def test_matrix_markdown_json_and_table(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["engines", "matrix"]) == 0
     table = capsys.readouterr().out
     assert "IR feature support per engine (native / approximated / unsupported)" in table
+    header = next(line for line in table.splitlines() if line.startswith("┃ feature "))
+    assert header.split() == ["┃", "feature", "┃", "IR", "┃", "argo", "┃", "asl", "┃"]
     first = matrix_json()[0]
     row = next(line for line in table.splitlines() if f" {first['feature']} " in line)
-    assert f"{first['argo']['support']}: " in row and f"{first['asl']['support']}: " in row
+    assert f" {first['ir']} " in row  # the IR column holds the feature's IR text, not its name
+    assert f"{first['argo']['support']}: {first['argo']['mapping']}" in row
+    assert f"{first['asl']['support']}: {first['asl']['mapping']}" in row
 
 
 # -- engines lint --------------------------------------------------------------------------------------------
@@ -181,6 +185,14 @@ def test_submit_splits_a_parameter_at_its_first_equals(capsys: pytest.CaptureFix
     assert _params(capsys.readouterr().out)["instance"] == "/data/a=b.txt"
     assert main(["submit", "alas-plan", "-p", "run-id", "--dry-run"]) == 2
     assert capsys.readouterr().err == "alas: error: -p: expected NAME=VALUE, got 'run-id'\n"
+
+
+def test_submit_dry_run_yaml_is_block_style_in_build_order(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["submit", "alas-plan", "-p", "run-id=r5", "--dry-run"]
+    assert main([*argv, "--json"]) == 0
+    workflow = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == yaml.safe_dump(workflow, sort_keys=False, default_flow_style=False)
 
 
 def test_submit_names_an_unknown_workflow_and_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
