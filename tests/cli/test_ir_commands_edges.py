@@ -72,6 +72,10 @@ def test_bracket_depth_is_refused_past_the_limit_not_at_it() -> None:
     assert doc == []
     err = _refusal(lambda: load_yaml("[" + deepest + "]", where="w.yaml"))
     assert (err.message, err.where) == (f"invalid YAML: nested more than {MAX_DEPTH} levels deep", "w.yaml")
+    # Each closing bracket lowers the depth by one, no more: two shallow lists before a list 65 deep (in all)
+    # are still refused by the gate (the document check after parsing says it without "invalid YAML").
+    err = _refusal(lambda: load_yaml("[" + "[], " * 2 + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "]", where="w.yaml"))
+    assert err.message == f"invalid YAML: nested more than {MAX_DEPTH} levels deep"
     # Closing brackets lower the depth again: many shallow lists are no deep one.
     assert load_yaml("[" + "[], " * (MAX_DEPTH + 5) + "[]]", where="w.yaml") == [[]] * (MAX_DEPTH + 6)
 
@@ -157,6 +161,23 @@ def test_export_prints_indented_json_by_default(capsys: pytest.CaptureFixture[st
     doc = load_definitions()["alas-repair"]().to_json()
     assert main(["ir", "export", "alas-repair"]) == 0
     assert capsys.readouterr().out == json.dumps(doc, indent=2) + "\n"
+
+
+def test_export_reads_other_definitions_from_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    defs = tmp_path / "defs"
+    defs.mkdir()
+    (defs / "__init__.py").write_text(
+        "from alas_argo.ir import Node, Workflow\n"
+        "WORKFLOWS = {'mine': lambda: Workflow(name='mine', nodes=[Node(id='only', role='validator')])}\n")
+    try:
+        assert main(["ir", "export", "mine", "--workflows", str(defs)]) == 0
+        assert json.loads(capsys.readouterr().out)["name"] == "mine"
+        assert main(["ir", "export", "alas-plan", "--workflows", str(defs)]) == 2  # only that directory's
+        assert "unknown workflow 'alas-plan' (shipped: mine)" in capsys.readouterr().err
+    finally:
+        sys.modules.pop("workflows", None)  # the next test loads the shipped definitions again
 
 
 def test_export_names_an_unknown_workflow_and_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:
