@@ -243,3 +243,26 @@ def test_bench_runtime_text_shows_every_figure(monkeypatch: pytest.MonkeyPatch,
     assert "  target <= 1.0 ms/node: met" in capsys.readouterr().out.splitlines()
     assert main(["bench", "runtime", "--seconds", "-1"]) == 2
     assert capsys.readouterr().err == "alas: error: --seconds: must be positive, got -1\n"
+
+
+@pytest.mark.parametrize("flag", ["--nodes", "--repeats", "--tasks"])
+def test_bench_runtime_counts_run_from_1_to_max_repeats(flag: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each count is a whole number from 1 to MAX_REPEATS: the ends pass, one past either is refused (exit 2)."""
+    import alas_argo.benchmarks.runtime as runtime
+    from alas_argo.cli.flag_values import MAX_REPEATS
+
+    seen: list[tuple[Any, ...]] = []
+
+    def report(*args: Any) -> dict[str, Any]:
+        seen.append(args)
+        return {"fixed": True}
+
+    monkeypatch.setattr(runtime, "report", report)
+    for value in (1, MAX_REPEATS):
+        assert main(["bench", "runtime", flag, str(value), "--json"]) == 0
+    assert len(seen) == 2
+    for value in (0, MAX_REPEATS + 1):
+        with pytest.raises(SystemExit) as stopped:
+            main(["bench", "runtime", flag, str(value), "--json"])
+        assert stopped.value.code == 2
+    assert len(seen) == 2
