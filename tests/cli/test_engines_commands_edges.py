@@ -195,6 +195,23 @@ def test_submit_dry_run_yaml_is_block_style_in_build_order(capsys: pytest.Captur
     assert capsys.readouterr().out == yaml.safe_dump(workflow, sort_keys=False, default_flow_style=False)
 
 
+def test_submit_compiles_other_definitions_from_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    defs = tmp_path / "defs"
+    defs.mkdir()
+    (defs / "__init__.py").write_text(
+        "from alas_argo.ir import Node, Workflow\n"
+        "WORKFLOWS = {'mine': lambda: Workflow(name='mine', nodes=[Node(id='only', role='validator')])}\n")
+    try:
+        assert main(["submit", "mine", "--workflows", str(defs), "--dry-run", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["metadata"]["generateName"] == "mine-"
+        assert main(["submit", "alas-plan", "--workflows", str(defs), "--dry-run"]) == 2  # only that directory's
+        assert "unknown workflow 'alas-plan' (known: mine)" in capsys.readouterr().err
+    finally:
+        sys.modules.pop("workflows", None)  # the next test loads the shipped definitions again
+
+
 def test_submit_names_an_unknown_workflow_and_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["submit", "alas-nope", "--dry-run"]) == 2
     assert capsys.readouterr().err == ("alas: error: alas submit: unknown workflow 'alas-nope' "
