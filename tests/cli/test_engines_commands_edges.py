@@ -8,6 +8,7 @@ temporary --out (never the checkout's workflows/). Added from the mutation run o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,9 @@ def test_matrix_markdown_json_and_table(capsys: pytest.CaptureFixture[str]) -> N
     header = next(line for line in table.splitlines() if line.startswith("┃ feature "))
     assert header.split() == ["┃", "feature", "┃", "IR", "┃", "argo", "┃", "asl", "┃"]
     first = matrix_json()[0]
-    row = next(line for line in table.splitlines() if f" {first['feature']} " in line)
-    assert f" {first['ir']} " in row  # the IR column holds the feature's IR text, not its name
+    # The first two cells: the feature's name, then its IR text (each padded to its column).
+    row = next(line for line in table.splitlines()
+               if re.match(rf"│ {re.escape(first['feature'])} +│ {re.escape(first['ir'])} +│", line))
     assert f"{first['argo']['support']}: {first['argo']['mapping']}" in row
     assert f"{first['asl']['support']}: {first['asl']['mapping']}" in row
 
