@@ -147,6 +147,8 @@ def test_render_defaults_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.
     assert main(["render"]) == 0
     assert capsys.readouterr().out.splitlines() == [str(tmp_path / "workflows" / rel) for rel in RENDERED]
     assert not (root / "charts").exists()
+    assert main(["render", "--check"]) == 0  # no chart directory: nothing of the chart is compared either
+    assert capsys.readouterr().out == f"{len(RENDERED)} files up to date\n"
     (root / "charts" / "alas").mkdir(parents=True)
     assert main(["render", "--check"]) == 1  # the chart beside the root now counts, and it is empty
     assert f"{root}/charts/alas/workflows/alas-bench.yaml" in capsys.readouterr().err
