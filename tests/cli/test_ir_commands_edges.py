@@ -266,3 +266,12 @@ def test_bench_runtime_counts_run_from_1_to_max_repeats(flag: str, monkeypatch: 
             main(["bench", "runtime", flag, str(value), "--json"])
         assert stopped.value.code == 2
     assert len(seen) == 2
+
+
+def test_export_refuses_a_format_it_does_not_write(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--format` is json or yaml: another is a usage error (exit 2), not silently JSON."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["ir", "export", "alas-plan", "--format", "xml"])
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "invalid choice: 'xml'" in captured.err
