@@ -125,6 +125,8 @@ def _submit(args: argparse.Namespace) -> int:
         params[name] = value
     if Path(args.workflow).suffix in (".yaml", ".yml", ".json"):
         doc = _load(args.workflow)
+        if not isinstance(doc, dict):
+            raise InputError("a workflow document must be a mapping", where=args.workflow)
     else:
         from alas_argo.engines.rendering import load_definitions
 
@@ -138,7 +140,10 @@ def _submit(args: argparse.Namespace) -> int:
 
     # The shipped workflow it is (rendered ones carry the label; a WorkflowTemplate file is named after it).
     meta = doc.get("metadata") or {}
-    name = (meta.get("labels") or {}).get("alas-argo.dev/workflow") or meta.get("name") or ""
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, dict):
+        raise InputError("metadata.labels must be a mapping", where=args.workflow)
+    name = labels.get("alas-argo.dev/workflow") or meta.get("name") or ""
     check_submission(name, {p["name"]: p["value"] for p in workflow["spec"]["arguments"]["parameters"]})
     if args.dry_run:
         if args.json:
