@@ -142,15 +142,11 @@ class Compiler:
         self.guarded = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
             n.id for n in wf.nodes if n.when is not None}
         # Argo says Skipped both for a node whose own gate was false (the local runtime goes on past it) and for
-        # one on a path that died: a choice's branch not taken, a consumer of a caught failure (the local
-        # runtime skips what follows). Past a node that can only die so, dependents wait for its success, so the
-        # dead path stays dead (Omitted) as it does locally; a node that may be either is read as the former.
+        # a choice's branch not taken (the local runtime skips what follows it). Past a node that can only be
+        # skipped the second way, dependents wait for its success, so the dead path stays dead (Omitted) as it
+        # does locally; a node that may be either is read as the former.
         gated = {n.id for n in wf.nodes if n.when is not None}
-        #: Nodes with catch routes: a consumer runs after their failure too, Skipped by its `when` (an Omitted
-        #: leaf under a failed task would fail the workflow, where locally the caught run succeeds).
-        self.caught = {n.id for n in wf.nodes if wf.policy_for(n).catch and not ladder.laddered(n)}
-        self.dies_skipped = ({d.target for d in wf.dependencies() if d.via is Via.CHOICE} | {
-            d.target for d in wf.dependencies() if d.via is Via.EDGE and d.source in self.caught}) - gated
+        self.dies_skipped = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} - gated
 
     def param_deps(self, n: Node) -> list[str]:
         """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
@@ -312,9 +308,6 @@ class Compiler:
             # on_failure skip: the dependents run after a failure too. Argo refuses continueOn in a DAG that uses
             # depends (validate.go), so the failure is accepted where it is consumed.
             return f"({s}.Succeeded || {s}.Failed)" if any_of else f"({s} || {s}.Failed)"
-        if src in self.caught and not any_of:
-            # Decided after a failure too; the consumer's `when` skips it then (tasks()).
-            return f"({s} || {s}.Failed)"
         return f"{s}.Succeeded" if any_of or src in self.dies_skipped else s
 
     def tasks(self, n: Node) -> list[dict[str, Any]]:
@@ -330,12 +323,6 @@ class Compiler:
         if n.when is not None:
             gate = gate_expression(n.when)
             whens = [f"({' || '.join(whens)}) && {gate}"] if whens else [gate]
-        # A consumer of a caught node: skipped (not run) after its failure, as locally it is on a dead path.
-        ran = [f"'{{{{tasks.{nm.dns(s)}.status}}}}' == 'Succeeded'" for s, via in deps
-               if via is Via.EDGE and s in self.caught and n.join is not Join.ANY_OF]
-        if ran:
-            prior = [f"({' || '.join(whens)})"] if whens else []
-            whens = [" && ".join(prior + ran)]
         if whens:
             t["when"] = " || ".join(whens)
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}

@@ -181,9 +181,9 @@ MATRIX: tuple[Feature, ...] = (
             and p.timeout is not None),
     Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"` (no continueOn: Argo refuses "
             "it in a DAG using depends; a failed task some task consumes is no leaf, and only leaves decide the "
-            "phase); x's consumers depend on `(x || x.Failed)` and are Skipped by `when: tasks.x.status == "
-            "Succeeded` after its failure (an Omitted leaf under it would fail the workflow); error names in "
-            "annotation"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+            "phase); error names in annotation. After a caught failure of a node that has dependents, they do "
+            "not run (as locally), but the workflow ends Failed where the local run succeeds: Argo v3.6.5 gives a "
+            "leaf that did not complete the phase of the failed task above it (assessDAGPhase)"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
             (A, "key passed to the step (`--idempotency-key`; a map item's ends with the item), checked against "

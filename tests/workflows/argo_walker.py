@@ -7,7 +7,7 @@ What it does as Argo does: DAG tasks run in dependency order (``depends`` expres
 executeDAGTask; ``{{tasks.x...}}`` resolves for the task's ancestors only, as GetTaskAncestry has it); a DAG using
 ``depends`` with a ``continueOn`` anywhere is refused, as Argo's validation refuses it (validate.go: "cannot use
 'continueOn' when using 'depends'"); the DAG's phase is Argo v3.6's ``assessDAGPhase``: only its leaf tasks count,
-and an Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from
+and a Skipped or Omitted leaf takes the phase of the branch above it (Failed wins); parameters are substituted from
 ``{{workflow.*}}``, ``{{inputs.parameters.*}}``, ``{{tasks.<t>.outputs.parameters.*}}``, ``{{tasks.<t>.status}}``
 and ``{{item}}``, and an
 unresolvable reference fails the walk (Argo would refuse it too); ``withParam`` fans out over the JSON list; the
@@ -188,13 +188,15 @@ class Walker:
 
     @staticmethod
     def dag_phase(tasks: dict[str, dict[str, Any]], phases: dict[str, str]) -> str:
-        """Argo v3.6's assessDAGPhase (workflow/controller/dag.go): the leaf tasks decide; a leaf that did not run
-        (Omitted) takes its branch's phase, Failed or Error preferred."""
+        """Argo v3.6's assessDAGPhase (workflow/controller/dag.go): the leaf tasks decide; a leaf that did not
+        complete (Skipped or Omitted: `NodePhase.Completed` is Succeeded, Failed or Error only) takes its
+        branch's phase, Failed or Error preferred. Seen on the real controller: a consumer of a caught failure,
+        Skipped by its `when` under the failed task, failed the workflow."""
         parents = {n: set(re.findall(r"([A-Za-z0-9][\w-]*)(?:\.\w+)?", x.get("depends", ""))) for n, x in tasks.items()}
         leaves = [n for n in tasks if not any(n in p for p in parents.values())]
 
         def branch(n: str) -> str:
-            if phases[n] != "Omitted":
+            if phases[n] not in ("Omitted", "Skipped"):
                 return phases[n]
             above = [branch(p) for p in parents[n]]
             return next((p for p in above if p in ("Failed", "Error")), "Succeeded")
