@@ -3,6 +3,7 @@ engines package; the compilers stay pure)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from datetime import UTC, datetime
 from typing import Any
@@ -108,9 +109,11 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     except requests.exceptions.Timeout as e:
         raise ArgoUnavailable("Argo server timed out", where=host) from e
     except Exception as e:
-        # Hera raises plain exceptions carrying the server's status and body; keep one line of it.
+        # Hera raises plain exceptions carrying the server's status and body; keep one line of it. The status is
+        # read from Hera's "status code N" alone: a refusal's own text may hold "500" (a value, a time).
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if any(code in text for code in ("500", "502", "503", "504")):
+        status = re.match(r"Server returned status code (\d+)", text)
+        if status and status.group(1) in ("500", "502", "503", "504"):
             raise ArgoUnavailable(f"Argo server error: {text[:200]}", where=host) from e
         raise InputError(f"Argo server refused the workflow: {text[:200]}", where=host) from e
     return str(created.metadata.name)

@@ -155,6 +155,8 @@ def test_a_server_error_is_transient_and_names_the_server(status: int, argo: str
 
 @pytest.mark.parametrize(("status", "message"), [
     (403, "workflows.argoproj.io is forbidden"),
+    (400, 'spec.arguments.disruptions.value: Invalid value: "500": not in enum'),  # "500" in the text: no status
+    (409, "a workflow with that name exists; retry after 503 s"),
 ])
 def test_a_refusal_is_permanent_says_why_in_one_line_and_names_the_server(status: int, message: str,
                                                                          argo: str) -> None:
