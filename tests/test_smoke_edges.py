@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+import alas_argo.smoke
 from alas_argo.controller import RepairService, serve
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.log import EventType, ExecutionLog, FsStore
+from alas_argo.runtime.result import RunStatus
 from alas_argo.smoke import EXTRA_DURATION, smoke
 
 TOKEN = "edge-smoke-token-0123"
@@ -38,6 +42,8 @@ class Front:
     upstream: str
     url: str = ""
     ready: tuple[int, bytes] = (200, b"ok")
+    hang: str | None = None  # "GET" or "POST": that request is held, unanswered, until the test ends
+    released: threading.Event = field(default_factory=threading.Event)
     answer: tuple[int, bytes] | None = None
     key: str | None = None
     posts: list[dict[str, Any]] = field(default_factory=list)
@@ -53,6 +59,8 @@ def _handler(front: Front) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
+            if front.hang == "GET":
+                front.released.wait(60)
             self._send(*front.ready) if self.path == "/readyz" else self._send(404, b"{}")
 
         def do_POST(self) -> None:
@@ -60,6 +68,8 @@ def _handler(front: Front) -> type[BaseHTTPRequestHandler]:
             front.posts.append({"path": self.path, "body": json.loads(raw),
                                 "key": self.headers.get("Idempotency-Key"),
                                 "auth": self.headers.get("Authorization")})
+            if front.hang == "POST":
+                front.released.wait(60)
             if front.answer is not None:
                 self._send(*front.answer)
                 return
@@ -89,6 +99,7 @@ def front(store: FsStore) -> Iterator[Front]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield state
+    state.released.set()
     server.shutdown()
     server.server_close()
     controller.shutdown()
@@ -190,3 +201,59 @@ def test_a_store_that_loses_the_run_fails_the_first_check(store: FsStore, tmp_pa
     checks = smoke(store, "edge-hole")
     assert [c.ok for c in checks] == [False, None, None]
     assert "edge-hole/events/00000010.json: event 10 is missing" in checks[0].detail
+
+
+def test_the_store_alone_is_planned_by_the_heuristics_and_says_the_controller_was_not_checked(
+        store: FsStore) -> None:
+    """No solver time: the run's recorded inputs name the heuristic planner and optimizer. Each check's
+    seconds are its own duration (within the call's), rounded to milliseconds."""
+    began = time.perf_counter()
+    checks = smoke(store, "edge-store")
+    elapsed = time.perf_counter() - began
+    assert checks[1].detail == "not checked: no controller URL given" and checks[1].seconds == 0.0
+    inputs = ExecutionLog(store, "edge-store").events()[0].payload["inputs"]
+    assert (inputs["planner"], inputs["optimizer"]) == ("heuristic", "heuristic")
+    assert all(0 <= c.seconds <= elapsed + 0.001 and c.seconds == round(c.seconds, 3) for c in checks)
+
+
+def test_a_controller_that_refuses_connections_is_named_with_the_systems_reason(store: FsStore) -> None:
+    checks = smoke(store, "edge-refusing", controller="http://127.0.0.1:9", timeout=5)
+    assert checks[1].detail == "http://127.0.0.1:9 not reachable: [Errno 111] Connection refused"
+
+
+def test_a_not_ready_answer_is_cut_to_200_bytes_and_undecodable_bytes_do_not_break_it(store: FsStore,
+                                                                                       front: Front) -> None:
+    front.ready = (500, b"\xff" + b"y" * 300)
+    checks = smoke(store, "edge-garbled", controller=front.url, token=TOKEN)
+    assert checks[1].detail == f"{front.url}/readyz answered 500: \ufffd" + "y" * 199
+
+
+def test_a_controller_that_hangs_on_readyz_fails_within_the_timeout(store: FsStore, front: Front) -> None:
+    front.hang = "GET"
+    checks = smoke(store, "edge-hang-ready", controller=front.url, token=TOKEN, timeout=0.5)
+    assert [c.ok for c in checks] == [True, False, None, None, True]
+    assert checks[1].detail == f"{front.url} not reachable: timed out"
+
+
+def test_a_controller_that_hangs_on_the_repair_fails_within_the_timeout(store: FsStore, front: Front) -> None:
+    front.hang = "POST"
+    checks = smoke(store, "edge-hang-post", controller=front.url, token=TOKEN, timeout=0.5)
+    assert [c.ok for c in checks] == [True, True, False, None, True]
+    assert checks[2].detail == ("POST /runs/edge-hang-post/disruptions answered nothing: "
+                                "controller unreachable: timed out")
+
+
+@pytest.mark.parametrize(("errors", "said"), [
+    ({"optimizer": "boom", "commit": "lost"}, "optimizer: boom; commit: lost"),
+    ({}, "no error recorded"),
+])
+def test_a_run_that_ends_without_a_valid_plan_fails_the_first_check_with_its_errors(
+        errors: dict[str, str], said: str, store: FsStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even with v1 committed and a final plan: a run that did not succeed is a failed check."""
+    smoke(store, "edge-failed")
+    failed = SimpleNamespace(succeeded=False, status=RunStatus.FAILED, errors=errors,
+                             final=SimpleNamespace(makespan=60))
+    monkeypatch.setattr(alas_argo.smoke, "run_pipeline", lambda config, log: failed)
+    checks = smoke(store, "edge-failed")
+    assert [c.ok for c in checks] == [False, None, None]
+    assert checks[0].detail == f"the run ended failed without a valid committed plan: {said}"
