@@ -257,3 +257,15 @@ def test_a_run_that_ends_without_a_valid_plan_fails_the_first_check_with_its_err
     checks = smoke(store, "edge-failed")
     assert [c.ok for c in checks] == [False, None, None]
     assert checks[0].detail == f"the run ended failed without a valid committed plan: {said}"
+
+
+def test_a_run_that_succeeded_but_left_no_plan_in_the_store_fails_the_first_check(
+        store: FsStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's word is not taken either: a success with no committed plan in the store (a store that
+    lost it) fails the check, instead of the check crashing on the missing version."""
+    done = SimpleNamespace(succeeded=True, status=RunStatus.SUCCEEDED, errors={},
+                           final=SimpleNamespace(makespan=60))
+    monkeypatch.setattr(alas_argo.smoke, "run_pipeline", lambda config, log: done)
+    checks = smoke(store, "edge-lost")
+    assert [c.ok for c in checks] == [False, None, None]
+    assert checks[0].detail == "the run ended succeeded without a valid committed plan: no error recorded"
