@@ -193,3 +193,14 @@ def test_a_host_port_is_read_the_way_argo_reads_it(argo: str) -> None:
     assert e.value.where == f"https://{bare}"
     assert e.value.message == ("Argo server's TLS certificate is not trusted; for a self-signed server pass -k "
                                "(--insecure-skip-verify) or set ALAS_ARGO__VERIFY_SSL=false")
+
+
+@pytest.mark.parametrize(("status", "error"), [(503, ArgoUnavailable), (400, InputError)])
+def test_an_answer_without_argos_message_is_still_classified_by_its_status(status: int, error: type[Exception],
+                                                                           argo: str) -> None:
+    """A gateway in front of Argo answers JSON without "message"; Hera then raises a bare KeyError('message').
+    The status of the answer still decides: a 503 is transient, a 400 is not, and both say the status."""
+    _Argo.status, _Argo.answer = status, json.dumps({"error": "upstream connect error"}).encode()
+    with pytest.raises(error) as e:
+        submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(argo))
+    assert f"status code {status} ('message')" in str(e.value) and e.value.where == argo  # type: ignore[attr-defined]
