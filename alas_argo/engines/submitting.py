@@ -87,8 +87,13 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     from hera.workflows.service import WorkflowsService
 
     token = settings.token.get_secret_value() if settings.token else None
+    # The status of the server's answer, as it came: Hera's exception for it can lose it (a JSON body without
+    # "message" becomes a bare KeyError('message'), as from a gateway's 503).
+    statuses: list[int] = []
+    session = requests.Session()
+    session.hooks["response"].append(lambda response, *args, **kwargs: statuses.append(response.status_code))
     service = WorkflowsService(host=host, token=token, namespace=settings.namespace,
-                               verify_ssl=settings.verify_ssl)
+                               verify_ssl=settings.verify_ssl, session=session)
     request = m.WorkflowCreateRequest(workflow=m.Workflow.model_validate(workflow), namespace=settings.namespace)
     try:
         with warnings.catch_warnings():
@@ -108,9 +113,12 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     except requests.exceptions.Timeout as e:
         raise ArgoUnavailable("Argo server timed out", where=host) from e
     except Exception as e:
-        # Hera raises plain exceptions carrying the server's status and body; keep one line of it.
+        # Hera raises plain exceptions carrying the server's status and body; keep one line of it. The status is
+        # the answer's own (above), not a "500" found in the text: a refusal's text may hold one (a value, a time).
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if any(code in text for code in ("500", "502", "503", "504")):
+        if statuses and not text.startswith("Server returned status code"):
+            text = f"status code {statuses[-1]} ({text})"
+        if statuses and statuses[-1] in (500, 502, 503, 504):
             raise ArgoUnavailable(f"Argo server error: {text[:200]}", where=host) from e
         raise InputError(f"Argo server refused the workflow: {text[:200]}", where=host) from e
     return str(created.metadata.name)
