@@ -183,7 +183,8 @@ MATRIX: tuple[Feature, ...] = (
             "it in a DAG using depends; a failed task some task consumes is no leaf, and only leaves decide the "
             "phase); error names in annotation. After a caught failure of a node that has dependents, they do "
             "not run (as locally), but the workflow ends Failed where the local run succeeds: Argo v3.6.5 gives a "
-            "leaf that did not complete the phase of the failed task above it (assessDAGPhase)"), (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+            "leaf that did not complete the phase of the failed task above it (assessDAGPhase)"),
+            (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
             (A, "key passed to the step (`--idempotency-key`; a map item's ends with the item), checked against "
