@@ -21,7 +21,8 @@ from alas_argo.ir.condition import Condition
 from alas_argo.log import ExecutionLog, Store
 from alas_argo.runtime.policies import MISSING, evaluate
 
-__all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "map_item_keys", "output_key"]
+__all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "map_item_keys", "output_key",
+           "param_value"]
 
 
 class StepInput(BaseModel):
@@ -241,6 +242,12 @@ class StepContext:
 
 
 Handler = Callable[[StepContext], StepOutput]
+
+
+def param_value(value: Any) -> str:
+    """An output field as an Argo output parameter: a string as itself (a gate compares it quoted), any other
+    value as compact JSON (a number bare, a list as the JSON ``withParam`` fans out over)."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def holds(cond: dict[str, Any], doc: Any) -> bool:

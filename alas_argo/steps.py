@@ -12,7 +12,6 @@ and are re-exported here.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,16 @@ import jsonschema
 
 from alas_argo.errors import AlasError, ContractError, InputError, LoopGuardTripped, PermanentError
 from alas_argo.log import EventType, ExecutionLog, Store
-from alas_argo.step_context import Handler, StepContext, StepInput, StepOutput, holds, item_value, output_key
+from alas_argo.step_context import (
+    Handler,
+    StepContext,
+    StepInput,
+    StepOutput,
+    holds,
+    item_value,
+    output_key,
+    param_value,
+)
 
 __all__ = ["Handler", "StepContext", "StepInput", "StepOutput", "holds", "item_value", "output_key", "run_step",
            "write_outputs"]
@@ -41,8 +49,7 @@ def _check_contract(inp: StepInput, doc: dict[str, Any]) -> None:
 
 def _exported(inp: StepInput, out: StepOutput) -> StepOutput:
     """``out`` with each field the workflow reads from this node (``inp.exports``: a gate's or a map's) as an
-    output parameter, unless the role wrote it: a string as itself (a gate compares it quoted), any other value
-    as compact JSON (a number bare, a list as the JSON ``withParam`` fans out over).
+    output parameter (:func:`param_value`), unless the role wrote it.
 
     Raises:
         ContractError: The output has no such field: Argo cannot decide a gate on a missing parameter (the local
@@ -55,8 +62,7 @@ def _exported(inp: StepInput, out: StepOutput) -> StepOutput:
         if not isinstance(out.doc, dict) or name not in out.doc:
             raise ContractError(f"the output has no field {name!r}, which the workflow reads from this node (a gate "
                                 "or a map)", where=f"node {inp.node}")
-        value = out.doc[name]
-        params[name] = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+        params[name] = param_value(out.doc[name])
     return StepOutput(out.doc, params)
 
 

@@ -10,8 +10,6 @@ output parameters.
 
 from __future__ import annotations
 
-import json
-
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import EventType, ExecutionLog
@@ -19,11 +17,12 @@ from alas_argo.log.instances import named_instance
 from alas_argo.pipeline.parameters import config_from_parameters
 from alas_argo.pipeline.stages import Stages
 from alas_argo.runtime.context import Failure, NodeContext
-from alas_argo.step_context import Handler, StepContext, StepOutput
+from alas_argo.step_context import Handler, StepContext, StepOutput, param_value
 
 __all__ = ["PIPELINE_STEPS", "recorded_instance"]
 
-#: Output fields a map node fans out over or a gate reads, by role: written as Argo output parameters too.
+#: Output fields a map node fans out over or a gate reads, by role: written as Argo output parameters too. A
+#: workflow rendered now names them itself (`alas step --export`); this keeps templates rendered before it working.
 _FAN_OUT = {"blueprint": ("jobs", "revealed")}
 
 
@@ -76,7 +75,7 @@ def _step(role: str) -> Handler:
             instance = recorded_instance(ctx.log)
         handler = _stages(ctx, instance).handlers()[role]
         doc = handler(_node_context(ctx), {})
-        params = {f: json.dumps(doc[f], sort_keys=True, separators=(",", ":")) for f in _FAN_OUT.get(role, ())}
+        params = {f: param_value(doc[f]) for f in _FAN_OUT.get(role, ())}
         return StepOutput(doc, params)
 
     run.__doc__ = f"The pipeline's {role} role as a cluster step (the same handler `alas run` calls)."
