@@ -19,7 +19,7 @@ from alas_argo.log import Event, EventType
 from alas_argo.metrics import PolicyEvent, RunOutcome, count_policy_event, count_run_outcome
 from alas_argo.pipeline.stages import retract_committed
 from alas_argo.pipeline.stepping import PIPELINE_STEPS
-from alas_argo.runtime.policies import MISSING, error_names, matches, primary_error_name
+from alas_argo.runtime.policies import MISSING, error_names, primary_error_name
 from alas_argo.step_context import Handler, StepContext, StepOutput, holds
 
 __all__ = ["HANDLERS"]
@@ -44,19 +44,26 @@ def _finished(events: list[Event], node: str, scope: str, *, ok: bool) -> list[E
             and (e.payload.get("ok") is not False) is ok]
 
 
+def _spent(tries: int, retry: dict[str, Any], names: Any) -> bool:
+    """Whether a compensation failed ``tries`` times, the last with an error named ``names`` (None: not recorded,
+    an older image), is not tried again: its policy's attempts are spent, or it does not retry that error."""
+    if tries >= int(retry.get("max_attempts", 1)):
+        return True
+    return names is not None and not any(p == "*" or p in names for p in retry.get("retry_on") or [])
+
+
 def _given_up(failed: list[Event], retry: dict[str, Any] | None) -> str | None:
-    """Why a compensation that failed ``failed`` times in this workflow is not tried again, or None: its policy's
-    attempts are spent, or its last error is none its policy retries. Without a ``retry`` (a workflow rendered
-    before compensations carried their policy) every attempt of the pod tries it again."""
+    """Why a compensation that failed ``failed`` times in this workflow is not tried again, or None. Without a
+    ``retry`` (a workflow rendered before compensations carried their policy) every attempt of the pod tries it
+    again."""
     if retry is None or not failed:
         return None
     last = failed[-1].payload
+    if not _spent(len(failed), retry, last.get("error_names")):
+        return None
     if len(failed) >= int(retry.get("max_attempts", 1)):
         return f"{len(failed)} of {retry.get('max_attempts', 1)} attempts failed, the last with {last.get('error')}"
-    names = last.get("error_names")
-    if names is not None and not any(p == "*" or p in names for p in retry.get("retry_on") or []):
-        return f"its policy does not retry {last.get('error')}"
-    return None
+    return f"its policy does not retry {last.get('error')}"
 
 
 def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dict[str, Any]) -> dict[str, Any] | None:
@@ -91,8 +98,7 @@ def _compensate_node(ctx: StepContext, events: list[Event], node: str, comp: dic
             ctx.log.append(EventType.COMPENSATION_FINISHED, node_id=comp["node"],
                            payload={"compensates": node, "ok": False, "error": error,
                                     "error_names": sorted(error_names(e)), "scope": scope})
-        if retry is not None and (len(failed) + 1 >= int(retry.get("max_attempts", 1))
-                                  or not matches(retry.get("retry_on") or [], e)):
+        if retry is not None and _spent(len(failed) + 1, retry, error_names(e)):
             raise PermanentError(f"the compensation of {node} failed for good: {error}",
                                  where=f"node {comp['node']}") from e
         raise
