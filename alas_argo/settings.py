@@ -104,6 +104,7 @@ class ArgoSettings(BaseModel):
     verify_ssl: bool = Field(True, description="Verify the Argo server's TLS certificate.")
     secure: bool = Field(True, description="For a host given as host:port, the form `argo` takes in ARGO_SERVER: "
                          "https when true, http when false (else ARGO_SECURE).")
+    timeout: float = Field(30.0, gt=0, le=3600, description="Seconds to wait for the Argo server's answer.")
 
 
 class ControllerSettings(BaseModel):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from alas_argo.cli.app import Commands, print_json
+from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError, IntegrityError
 
@@ -116,7 +117,8 @@ def _submit(args: argparse.Namespace) -> int:
     from alas_argo.settings import load_settings
 
     settings = load_settings(argo={"host": args.host, "token": args.token, "namespace": args.namespace,
-                                   "image": args.image, "verify_ssl": False if args.insecure else None})
+                                   "image": args.image, "verify_ssl": False if args.insecure else None,
+                                   "timeout": args.timeout})
     params = {}
     for item in args.param:
         name, sep, value = item.partition("=")
@@ -196,6 +198,8 @@ def register(commands: Commands) -> None:
                    "(https unless ARGO_SECURE=false)")
     p.add_argument("--token", help="bearer token")
     p.add_argument("--namespace", help="namespace")
+    p.add_argument("--timeout", type=seconds, metavar="SECONDS", help="seconds to wait for the server's answer "
+                   "(default 30; else ALAS_ARGO__TIMEOUT)")
     p.add_argument("--image", help="image (for a workflow compiled from its definition)")
     p.add_argument("--workflows", help="directory of other IR definitions (default: the shipped ones)")
     p.add_argument("--dry-run", action="store_true", help="print the Workflow (YAML) instead of submitting it")

@@ -26,34 +26,65 @@ def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace:
     server refuses a value outside it before the workflow is created.
 
     Raises:
-        InputError: Not a Workflow / WorkflowTemplate, or a parameter it does not declare.
+        InputError: Not a Workflow / WorkflowTemplate, a part of it of the wrong shape (named by its path), or
+            a parameter it does not declare.
     """
     kind = doc.get("kind")
     if kind not in ("Workflow", "WorkflowTemplate"):
         raise InputError(f"cannot submit a {kind!r} document (need Workflow or WorkflowTemplate)", where="kind")
-    spec = doc.get("spec") or {}
-    declared = {p["name"]: p.get("value", "") for p in (spec.get("arguments") or {}).get("parameters") or []}
+    metadata = _mapping(doc, "metadata")
+    spec = _mapping(doc, "spec")
+    params = _parameters(spec)
+    declared = {p["name"]: p.get("value", "") for p in params}
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise InputError(f"unknown parameter {unknown[0]!r} (declared: {', '.join(declared) or 'none'})",
                          where="-p")
     values = {**declared, **parameters}
-    base = (doc.get("metadata") or {}).get("name") or str((doc.get("metadata") or {}).get("generateName", "alas-"))
+    base = str(metadata.get("name") or metadata.get("generateName") or "alas-")
     base = base.rstrip("-")
     if "run-id" in values and not values["run-id"]:
         values["run-id"] = f"{base}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     # Each value carries the template's enum along: Argo v3.6.5 checks an enum only on the submitted parameter
     # itself (validate.go, ValidateWorkflow merges a workflowTemplateRef's parameters submitted-first and
     # validateArgumentsValues checks that one), so a bare value outside the set would reach the pods.
-    enums = {p["name"]: p["enum"] for p in (spec.get("arguments") or {}).get("parameters") or [] if "enum" in p}
+    enums = {p["name"]: p["enum"] for p in params if "enum" in p}
     args = {"parameters": [{"name": k, "value": str(v), **({"enum": list(enums[k])} if k in enums else {})}
                            for k, v in values.items()]}
-    meta = {"generateName": f"{base}-", "namespace": namespace, "labels": (doc.get("metadata") or {}).get("labels", {})}
+    meta = {"generateName": f"{base}-", "namespace": namespace, "labels": _mapping(metadata, "labels", "metadata.")}
     if kind == "WorkflowTemplate":
         body = {"workflowTemplateRef": {"name": base}, "arguments": args}
     else:
         body = {**spec, "arguments": args}
     return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": meta, "spec": body}
+
+
+def _mapping(doc: dict[str, Any], key: str, prefix: str = "") -> dict[str, Any]:
+    """``doc[key]``, a mapping (absent or null: empty)."""
+    value = doc.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{prefix}{key} must be a mapping, not {type(value).__name__}", where=f"{prefix}{key}")
+    return value
+
+
+def _parameters(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The declared ``spec.arguments.parameters``, each a mapping with a string name (and an enum a list)."""
+    where = "spec.arguments.parameters"
+    params = _mapping(spec, "arguments", "spec.").get("parameters")
+    if params is None:
+        return []
+    if not isinstance(params, list):
+        raise InputError(f"must be a list, not {type(params).__name__}", where=where)
+    for i, p in enumerate(params):
+        if not isinstance(p, dict):
+            raise InputError(f"a parameter must be a mapping, not {type(p).__name__}", where=f"{where}[{i}]")
+        if not isinstance(p.get("name"), str) or not p["name"]:
+            raise InputError("a parameter needs a name (a non-empty string)", where=f"{where}[{i}].name")
+        if "enum" in p and not isinstance(p["enum"], list):
+            raise InputError(f"enum must be a list, not {type(p['enum']).__name__}", where=f"{where}[{i}].enum")
+    return params
 
 
 def server_url(host: str, *, secure: bool = True) -> str:
@@ -69,6 +100,19 @@ def server_url(host: str, *, secure: bool = True) -> str:
         raise InputError("not an Argo server address: expected https://host:port, http://host:port or host:port "
                          "(the `argo` CLI's ARGO_SERVER form; ARGO_SECURE=false for http)", where=host)
     return url.rstrip("/")
+
+
+def _timed_session(timeout: float) -> Any:
+    """A requests session whose every request has ``timeout`` unless given one: Hera 7.1 passes none, and a
+    server that accepts the connection and never answers would hold `alas submit` for ever."""
+    import requests
+
+    class TimedSession(requests.Session):
+        def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("timeout", timeout)
+            return super().request(method, url, *args, **kwargs)
+
+    return TimedSession()
 
 
 def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
@@ -90,7 +134,7 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
     # The status of the server's answer, as it came: Hera's exception for it can lose it (a JSON body without
     # "message" becomes a bare KeyError('message'), as from a gateway's 503).
     statuses: list[int] = []
-    session = requests.Session()
+    session = _timed_session(settings.timeout)
     session.hooks["response"].append(lambda response, *args, **kwargs: statuses.append(response.status_code))
     service = WorkflowsService(host=host, token=token, namespace=settings.namespace,
                                verify_ssl=settings.verify_ssl, session=session)
@@ -108,10 +152,11 @@ def submit(workflow: dict[str, Any], settings: ArgoSettings) -> str:
         # Not transient: retrying cannot make the certificate trusted (a kind cluster's server is self-signed).
         raise InputError("Argo server's TLS certificate is not trusted; for a self-signed server pass -k "
                          "(--insecure-skip-verify) or set ALAS_ARGO__VERIFY_SSL=false", where=host) from e
+    except requests.exceptions.Timeout as e:  # before ConnectionError: a connect timeout is both
+        raise ArgoUnavailable(f"Argo server did not answer within {settings.timeout:g} s "
+                              "(ALAS_ARGO__TIMEOUT, --timeout)", where=host) from e
     except requests.exceptions.ConnectionError as e:
         raise ArgoUnavailable(f"Argo server not reachable: {type(e).__name__}", where=host) from e
-    except requests.exceptions.Timeout as e:
-        raise ArgoUnavailable("Argo server timed out", where=host) from e
     except Exception as e:
         # Hera raises plain exceptions carrying the server's status and body; keep one line of it. The status is
         # the answer's own (above), not a "500" found in the text: a refusal's text may hold one (a value, a time).

@@ -187,3 +187,13 @@ def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad = tmp_path / "x.yaml"
     bad.write_text("kind: ConfigMap\n")
     assert main(["submit", str(bad), "--dry-run"]) == 2
+    capsys.readouterr()
+    bad.write_text("kind: Workflow\nspec:\n  arguments:\n    parameters: [{value: '1'}]\n")
+    assert main(["submit", str(bad), "--dry-run"]) == 2  # an error naming the part, not a traceback
+    assert capsys.readouterr().err.strip() == ("alas: error: spec.arguments.parameters[0].name: a parameter needs a "
+                                               "name (a non-empty string)")
+    with pytest.raises(SystemExit) as usage:  # argparse's own refusal
+        main(["submit", "alas-plan", "--timeout", "0", "--dry-run"])
+    assert usage.value.code == 2 and "--timeout: must be above 0" in capsys.readouterr().err
+    assert main(["submit", "alas-plan", "--timeout", "7200", "--dry-run"]) == 2  # past the setting's bound
+    assert "invalid setting" in capsys.readouterr().err

@@ -116,6 +116,37 @@ def test_what_cannot_be_submitted_is_refused_naming_the_place() -> None:
         as_submission({"kind": "Workflow", "spec": {}}, {"x": "1"}, namespace="n")
 
 
+@pytest.mark.parametrize(("doc", "where", "message"), [
+    ({"kind": "Workflow", "metadata": "w"}, "metadata", "metadata must be a mapping, not str"),
+    ({"kind": "Workflow", "spec": ["a"]}, "spec", "spec must be a mapping, not list"),
+    ({"kind": "Workflow", "spec": {"arguments": 3}}, "spec.arguments", "spec.arguments must be a mapping, not int"),
+    ({"kind": "Workflow", "spec": {"arguments": {"parameters": {"a": 1}}}}, "spec.arguments.parameters",
+     "must be a list, not dict"),
+    ({"kind": "Workflow", "spec": {"arguments": {"parameters": ["run-id"]}}}, "spec.arguments.parameters[0]",
+     "a parameter must be a mapping, not str"),
+    ({"kind": "Workflow", "spec": {"arguments": {"parameters": [{"name": "a"}, {"value": "1"}]}}},
+     "spec.arguments.parameters[1].name", "a parameter needs a name (a non-empty string)"),
+    ({"kind": "Workflow", "spec": {"arguments": {"parameters": [{"name": 7}]}}},
+     "spec.arguments.parameters[0].name", "a parameter needs a name (a non-empty string)"),
+    ({"kind": "Workflow", "spec": {"arguments": {"parameters": [{"name": "n", "enum": "1,2"}]}}},
+     "spec.arguments.parameters[0].enum", "enum must be a list, not str"),
+    ({"kind": "Workflow", "metadata": {"name": "w", "labels": ["a"]}}, "metadata.labels",
+     "metadata.labels must be a mapping, not list"),
+])
+def test_a_document_of_the_wrong_shape_is_refused_naming_the_part(doc: dict[str, Any], where: str,
+                                                                  message: str) -> None:
+    with pytest.raises(InputError) as e:
+        as_submission(doc, {}, namespace="n")
+    assert (e.value.where, e.value.message) == (where, message)
+
+
+def test_null_parts_are_as_absent() -> None:
+    sent = as_submission({"kind": "Workflow", "metadata": None, "spec": {"arguments": {"parameters": None}}}, {},
+                         namespace="n")
+    assert sent["metadata"] == {"generateName": "alas-", "namespace": "n", "labels": {}}
+    assert sent["spec"]["arguments"] == {"parameters": []}
+
+
 # --- submit -----------------------------------------------------------------------------------------------------
 
 def _settings(host: str, **kwargs: Any) -> ArgoSettings:
@@ -181,6 +212,20 @@ def test_a_dead_server_is_transient_and_named() -> None:
     with pytest.raises(ArgoUnavailable) as e:
         submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(host))
     assert e.value.message == "Argo server not reachable: ConnectionError" and e.value.where == host
+
+
+def test_a_server_that_never_answers_times_out_transient_and_named() -> None:
+    """It accepts the connection and says nothing: `alas submit` gives up after the settings' timeout."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        host = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        with pytest.raises(ArgoUnavailable) as e:
+            submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(host, timeout=0.2))
+    assert e.value.message == "Argo server did not answer within 0.2 s (ALAS_ARGO__TIMEOUT, --timeout)"
+    assert e.value.where == host
 
 
 def test_a_host_port_is_read_the_way_argo_reads_it(argo: str) -> None:
