@@ -125,7 +125,8 @@ def _submit(args: argparse.Namespace) -> int:
         if not sep:
             raise InputError(f"expected NAME=VALUE, got {item!r}", where="-p")
         params[name] = value
-    if Path(args.workflow).suffix in (".yaml", ".yml", ".json"):
+    is_file = Path(args.workflow).suffix in (".yaml", ".yml", ".json")
+    if is_file:
         doc = _load(args.workflow)
         if not isinstance(doc, dict):
             raise InputError("a workflow document must be a mapping", where=args.workflow)
@@ -137,14 +138,17 @@ def _submit(args: argparse.Namespace) -> int:
             raise InputError(f"unknown workflow {args.workflow!r} (known: {', '.join(sorted(builders))})",
                              where="alas submit")
         doc = to_argo(builders[args.workflow](), image=settings.argo.image, namespace=settings.argo.namespace)
-    workflow = as_submission(doc, params, namespace=settings.argo.namespace)
+    try:
+        workflow = as_submission(doc, params, namespace=settings.argo.namespace)
+    except InputError as e:
+        if e.where == "-p" or not is_file:
+            raise
+        raise InputError(e.message, where=args.workflow) from None  # the file, with the part in the message
     from alas_argo.pipeline.parameters import check_submission
 
     # The shipped workflow it is (rendered ones carry the label; a WorkflowTemplate file is named after it).
     meta = doc.get("metadata") or {}
     labels = meta.get("labels") or {}
-    if not isinstance(labels, dict):
-        raise InputError("metadata.labels must be a mapping", where=args.workflow)
     name = labels.get("alas-argo.dev/workflow") or meta.get("name") or ""
     check_submission(name, {p["name"]: p["value"] for p in workflow["spec"]["arguments"]["parameters"]})
     if args.dry_run:

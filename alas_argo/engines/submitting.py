@@ -26,8 +26,8 @@ def as_submission(doc: dict[str, Any], parameters: dict[str, str], *, namespace:
     server refuses a value outside it before the workflow is created.
 
     Raises:
-        InputError: Not a Workflow / WorkflowTemplate, a part of it of the wrong shape (named by its path), or
-            a parameter it does not declare.
+        InputError: Not a Workflow / WorkflowTemplate, a part of it of the wrong shape (``where`` and the message
+            name its path, e.g. ``spec.arguments.parameters[1].name``), or a parameter it does not declare.
     """
     kind = doc.get("kind")
     if kind not in ("Workflow", "WorkflowTemplate"):
@@ -76,14 +76,15 @@ def _parameters(spec: dict[str, Any]) -> list[dict[str, Any]]:
     if params is None:
         return []
     if not isinstance(params, list):
-        raise InputError(f"must be a list, not {type(params).__name__}", where=where)
+        raise InputError(f"{where} must be a list, not {type(params).__name__}", where=where)
     for i, p in enumerate(params):
+        at = f"{where}[{i}]"
         if not isinstance(p, dict):
-            raise InputError(f"a parameter must be a mapping, not {type(p).__name__}", where=f"{where}[{i}]")
+            raise InputError(f"{at} must be a mapping, not {type(p).__name__}", where=at)
         if not isinstance(p.get("name"), str) or not p["name"]:
-            raise InputError("a parameter needs a name (a non-empty string)", where=f"{where}[{i}].name")
+            raise InputError(f"{at}.name must be a non-empty string", where=f"{at}.name")
         if "enum" in p and not isinstance(p["enum"], list):
-            raise InputError(f"enum must be a list, not {type(p['enum']).__name__}", where=f"{where}[{i}].enum")
+            raise InputError(f"{at}.enum must be a list, not {type(p['enum']).__name__}", where=f"{at}.enum")
     return params
 
 

@@ -283,8 +283,12 @@ def test_submit_hands_the_workflow_and_settings_to_the_server(monkeypatch: pytes
 @pytest.mark.parametrize(("text", "needle"), [
     ("- 1\n- 2\n", "a workflow document must be a mapping"),
     ("", "a workflow document must be a mapping"),  # an empty file is YAML's null
-    ("kind: WorkflowTemplate\nmetadata: {name: x, labels: [a]}\nspec: {}\n", "metadata.labels must be a mapping"),
-], ids=["list", "empty", "labels-list"])
+    ("kind: WorkflowTemplate\nmetadata: {name: x, labels: [a]}\nspec: {}\n",
+     "metadata.labels must be a mapping, not list"),
+    ("kind: Workflow\nspec: {arguments: {parameters: [{value: '1'}]}}\n",
+     "spec.arguments.parameters[0].name must be a non-empty string"),
+    ("kind: Workflow\nspec: [1]\n", "spec must be a mapping, not list"),
+], ids=["list", "empty", "labels-list", "nameless-parameter", "spec-list"])
 def test_submit_refuses_a_file_of_the_wrong_shape_in_one_line(tmp_path: Path, text: str, needle: str,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """These were an AttributeError and a traceback (exit 1, as if a check had failed), not a refusal (exit 2)."""

@@ -190,8 +190,8 @@ def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     bad.write_text("kind: Workflow\nspec:\n  arguments:\n    parameters: [{value: '1'}]\n")
     assert main(["submit", str(bad), "--dry-run"]) == 2  # an error naming the part, not a traceback
-    assert capsys.readouterr().err.strip() == ("alas: error: spec.arguments.parameters[0].name: a parameter needs a "
-                                               "name (a non-empty string)")
+    assert capsys.readouterr().err.strip() == (f"alas: error: {bad}: spec.arguments.parameters[0].name must be a "
+                                               "non-empty string")
     with pytest.raises(SystemExit) as usage:  # argparse's own refusal
         main(["submit", "alas-plan", "--timeout", "0", "--dry-run"])
     assert usage.value.code == 2 and "--timeout: must be above 0" in capsys.readouterr().err
