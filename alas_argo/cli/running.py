@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -32,6 +32,7 @@ from alas_argo.jssp.disruption_rules import check_events
 from alas_argo.jssp.instance import Instance
 from alas_argo.log import ExecutionLog, open_store
 from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
+from alas_argo.pipeline.config import Optimizer, Planner, RepairMethodName
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
@@ -260,10 +261,10 @@ def register(commands: Commands) -> None:
                    help="how many disruptions (1-20) --disrupt KIND generates, revealed one after another "
                    "(default 1); the cluster's alas-plan reveals at most 3 (-p disruptions=N)")
     p.add_argument("--seed", type=seed_flag, default=0, help="seed of every random choice (default 0)")
-    p.add_argument("--planner", choices=["heuristic", "cpsat", "llm", "simulated"], default="cpsat",
+    p.add_argument("--planner", choices=get_args(Planner), default="cpsat",
                    help="planner backend (default cpsat); simulated: a declared, seeded stand-in for an LLM "
                    "endpoint with a stated error model (no model is asked)")
-    p.add_argument("--optimizer", choices=["auto", "none", "heuristic", "cpsat"], default="auto",
+    p.add_argument("--optimizer", choices=get_args(Optimizer), default="auto",
                    help="auto: the planner's default; none: the merged proposals are the plan (with llm or "
                    "simulated agents: the LLM in charge, with validator feedback)")
     p.add_argument("--manual-plan", type=Path, default=None, metavar="FILE",
@@ -274,7 +275,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--time-limit", type=finite_float, default=10.0,
                    help="optimizer budget in nominal seconds of deterministic search (default 10)")
     p.add_argument("--repair-method", default="lcrp",
-                   choices=["lcrp", "aor", "right-shift", "full", "full-stable"], help="repair method (default lcrp)")
+                   choices=get_args(RepairMethodName), help="repair method (default lcrp)")
     p.add_argument("--repair-budget", type=finite_float, default=5.0, help="nominal seconds per repair (default 5)")
     p.add_argument("--repair-effort", type=finite_float, default=1.0, metavar="E",
                    help="LCRP's time-box multiplier (default 1, a median of 0.18-0.56 nominal s on 20x15; larger "

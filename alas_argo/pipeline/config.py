@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WAIT_SECONDS, MAX_WORKERS
 from alas_argo.seeds import MAX_SEED
 
-__all__ = ["RunConfig", "Variant"]
+__all__ = ["Optimizer", "Planner", "RepairMethodName", "RunConfig", "Variant"]
+
+#: The planner backends a run may name (a name outside them was run with the registry's fallback, under the
+#: unknown name in the summary).
+Planner = Literal["heuristic", "cpsat", "llm", "simulated"]
+Optimizer = Literal["auto", "heuristic", "cpsat", "none"]
+#: The values of alas_argo.jssp.repair.RepairMethod (a test pins the equality).
+RepairMethodName = Literal["lcrp", "aor", "right-shift", "full", "full-stable"]
 
 
 class Variant(StrEnum):
@@ -26,9 +34,9 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     instance: str = Field(description="Bundled instance name or instance file path.")
-    planner: str = Field("cpsat", description="Planner backend: heuristic, cpsat, llm or simulated (a declared, "
+    planner: Planner = Field("cpsat", description="Planner backend: heuristic, cpsat, llm or simulated (a declared, "
                          "seeded stand-in for an LLM endpoint: alas_argo.agents.simulated).")
-    optimizer: str = Field("auto", description="auto (the planner's default), heuristic, cpsat, or none: the "
+    optimizer: Optimizer = Field("auto", description="auto (the planner's default), heuristic, cpsat, or none: the "
                            "supervisor's merged plan is the plan (with llm / simulated job agents: the LLM in "
                            "charge, asked in job order and given the validator's feedback).")
     feedback_rounds: int = Field(5, ge=0, le=MAX_FEEDBACK_ROUNDS,
@@ -41,7 +49,7 @@ class RunConfig(BaseModel):
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
     time_limit: float = Field(10.0, gt=0, description="Nominal seconds for the optimizer (CP-SAT / LNS); see "
                               "`deterministic`.")
-    repair_method: str = Field("lcrp", description="Repair method after a disruption.")
+    repair_method: RepairMethodName = Field("lcrp", description="Repair method after a disruption.")
     repair_budget: float = Field(5.0, gt=0, description="Nominal seconds for each repair; see `deterministic`.")
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     repair_tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan LCRP may give up, as a share, for "

@@ -49,6 +49,9 @@ def test_a_given_disruption_travels_as_a_document() -> None:
     ("seeds", "[2147483648]", "Input should be less than or equal to 2147483647"),
     ("disruptions", "two", "'disruptions' must hold a whole number, got 'two'"),
     ("variant", "bogus", "'variant': Input should be"),
+    # Each used to run with the registry's fallback (heuristic agents, a patch for a repair) under the unknown name.
+    ("planner", "nope", "'planner': Input should be 'heuristic', 'cpsat', 'llm' or 'simulated'"),
+    ("method", "bogus", "'method': Input should be 'lcrp', 'aor', 'right-shift', 'full' or 'full-stable'"),
     # Each used to pass the first step and fail the disrupt step, after the plan was made and committed (the
     # path would have had the pod read a file of its own image as a disruption).
     ("scenarios", '["flood"]', "'scenarios': unknown scenario 'flood'; known: none, breakdown, shock, mixed"),

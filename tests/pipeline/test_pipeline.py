@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from alas_argo.errors import InputError, WorkflowError
 from alas_argo.jssp.catalog import get_instance
@@ -157,6 +158,23 @@ def test_bad_disrupt_argument(tmp_path: Path) -> None:
     bad.write_text('{"time": "soon"}')
     with pytest.raises(InputError, match=r"bad\.json"):
         run_pipeline(RunConfig(instance="ft06", disrupt=str(bad)), _log(tmp_path))
+
+
+@pytest.mark.parametrize("field", ["planner", "optimizer", "repair_method"])
+def test_a_backend_name_outside_the_known_ones_is_refused(field: str) -> None:
+    """The library's caller gets what the CLI's choices give: a typo used to run the registry's fallback under
+    the unknown name (the summary said planner 'nope' for heuristic agents)."""
+    with pytest.raises(ValidationError, match=field):
+        RunConfig(instance="ft06", **{field: "nope"})
+
+
+def test_the_repair_method_names_are_the_repair_methods() -> None:
+    from typing import get_args
+
+    from alas_argo.jssp.repair import RepairMethod
+    from alas_argo.pipeline.config import RepairMethodName
+
+    assert set(get_args(RepairMethodName)) == {m.value for m in RepairMethod}
 
 
 def test_blueprint_rejects_invalid_config() -> None:
