@@ -14,7 +14,7 @@ from alas_argo.runtime.policies import MISSING, resolve
 __all__ = [
     "ANN_COMPENSATES", "ANN_ITEM_OF", "ANN_KIND", "ANN_NODE", "ANN_NODE_EXTRAS", "ANN_POLICY", "ANN_POLICY_EXTRAS",
     "ANN_RUNG", "ANN_RUNG_OF", "ANN_WF_EXTRAS",
-    "COMPENSATE", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
+    "COMPENSATE", "ENDED", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
     "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "placeholders", "retry_expression",
     "retry_names",
 ]
@@ -36,6 +36,8 @@ LABEL_VERSION = _P + "ir-version"
 MAIN = "main"
 EXIT_HANDLER = "exit-handler"
 COMPENSATE = "compensate"
+#: The pod-less template (a zero-length suspend) of the task that ends after a caught node, either way.
+ENDED = "ended"
 #: Directory the steps write Argo output parameters to (an emptyDir: the root filesystem is read-only).
 OUTPUTS = "/tmp/outputs"
 

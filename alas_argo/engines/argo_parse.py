@@ -53,6 +53,29 @@ def _depends(task: dict[str, Any], ladders: dict[str, list[str]] | None = None) 
     return out, any_of
 
 
+_ALIVE = re.compile(r"'\{\{tasks\.[\w-]+\.status\}\}' != 'Failed'(?: && )?")
+
+
+def _unbridged(task: dict[str, Any], bridges: dict[str, str]) -> dict[str, Any]:
+    """``task`` as it reads without the tasks after caught nodes: each ``<x>-ended`` term written back as ``x``,
+    and the ``when`` terms it adds (``'{{tasks.x.status}}' != 'Failed'``) dropped."""
+    if not bridges:
+        return task
+    out = dict(task)
+    if out.get("depends"):
+        out["depends"] = re.sub(r"(?<![\w-])([\w-]+)(?![\w.-])",
+                                lambda m: bridges.get(m.group(1), m.group(1)), out["depends"])
+    if out.get("when"):
+        when = _ALIVE.sub("", out["when"]).strip()
+        if when.startswith("(") and when.endswith(")") and when.count("(") == 1:
+            when = when[1:-1]
+        if when:
+            out["when"] = when
+        else:
+            del out["when"]
+    return out
+
+
 def _args_of(t: dict[str, Any] | None) -> list[str]:
     return list(((t or {}).get("container") or {}).get("args") or [])
 
@@ -109,7 +132,11 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     for rung, node_id in rung_of.items():
         ladders.setdefault(task_of.get(node_id, nm.dns(node_id)), []).append(rung)
     main_tasks = {t["name"]: t for t in main["dag"].get("tasks") or []}
-    tasks = {n: t for n, t in main_tasks.items() if n not in rung_of}
+    # The task after a caught node (argo_templates.ended) is a step of the graph, not a node: its consumers read
+    # as the caught node's, and the ``when`` it adds to them is no gate.
+    bridges = {n: _depends(t, ladders)[0][0][0] for n, t in main_tasks.items()
+               if t.get("template") == nm.ENDED and t.get("depends")}
+    tasks = {n: _unbridged(t, bridges) for n, t in main_tasks.items() if n not in rung_of and n not in bridges}
     # Compensations are what Argo runs on exit, so they are read from the template ``onExit`` names: a handler
     # template nothing points at never runs, and a document that only carries one compensates nothing.
     comps: dict[str, Any] = {}

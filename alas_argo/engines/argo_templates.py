@@ -16,7 +16,7 @@ from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, containe
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import Condition, Join, Node, NodeKind, OnFailure, Op, Policy, Via, Workflow
+from alas_argo.ir import ANY_ERROR, Condition, Join, Node, NodeKind, OnFailure, Op, Policy, Via, Workflow
 
 __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_security"]
 
@@ -87,6 +87,11 @@ def gate_expression(cond: Condition) -> str:
     return f"!({expr})" if cond.negate else expr
 
 
+def _last_task(n: Node) -> str:
+    """The task whose failure is ``n``'s failure for good: its ladder's last rung, else its own."""
+    return (ladder.rungs(n) or [("", "", nm.dns(n.id))])[-1][2]
+
+
 def _template_names(n: Node) -> list[tuple[str, str]]:
     """(template name, what it is) of every template node ``n`` gets."""
     name = nm.dns(n.id)
@@ -97,6 +102,36 @@ def _template_names(n: Node) -> list[tuple[str, str]]:
     return out
 
 
+def ended(n: Node) -> str:
+    """The task that ends once caught node ``n`` succeeded or failed for good (its consumers wait on it)."""
+    return f"{nm.dns(n.id)}-ended"
+
+
+def _caught_consumers(wf: Workflow) -> dict[str, list[str]]:
+    """Caught node -> its all_of consumers (edges, parallel groups) that must not run after its caught failure.
+
+    Argo v3.6.5 gives a task that did not complete (Omitted or Skipped) the phase of the failed task above it, and
+    a leaf's phase decides the workflow's (dag.go, assessDAGPhase): a consumer of a caught failure that does not
+    run, as locally, would fail the workflow that succeeds locally. So the consumers wait on a pod-less task that
+    completes after the caught node either way (:func:`ended`), and are skipped by a ``when`` on its status: what
+    does not run then sits under a task that succeeded. A node skipped on failure is left out (its consumers run
+    after its failure: nothing is left incomplete); any_of joins too (another candidate may win); and a node whose
+    routes name errors without ``*``: Argo runs its handler after any failure, and only an unmatched one fails
+    the run locally, which the consumers hanging off the failed node still do on Argo."""
+    comp = wf.compensation_ids()
+    out: dict[str, list[str]] = {}
+    for d in wf.dependencies():
+        src, dst = wf.node(d.source), wf.node(d.target)
+        policy = wf.policy_for(src)
+        if (d.via in (Via.EDGE, Via.BRANCH) and any(ANY_ERROR in c.errors for c in policy.catch)
+                and policy.on_failure is not OnFailure.SKIP
+                and dst.join is Join.ALL_OF and src.id not in comp and dst.id not in comp):
+            out.setdefault(src.id, [])
+            if dst.id not in out[src.id]:
+                out[src.id].append(dst.id)
+    return out
+
+
 def _check_names(wf: Workflow) -> None:
     """Every node needs its own valid Argo template name, and so do its map item template and ladder rungs.
 
@@ -104,9 +139,12 @@ def _check_names(wf: Workflow) -> None:
         UnsupportedFeature: A name is not a valid Argo name, or two templates would get the same name (the
             error names the node that came second and what holds the name already).
     """
-    taken = {nm.MAIN: "the entrypoint", nm.EXIT_HANDLER: "the exit handler", nm.COMPENSATE: "the compensation step"}
+    taken = {nm.MAIN: "the entrypoint", nm.EXIT_HANDLER: "the exit handler", nm.COMPENSATE: "the compensation step",
+             nm.ENDED: "the template of the tasks after caught nodes"}
+    bridged = set(_caught_consumers(wf))
     for n in wf.nodes:
-        for name, what in _template_names(n):
+        names = _template_names(n) + ([(ended(n), f"the task after caught node {n.id}")] if n.id in bridged else [])
+        for name, what in names:
             if not _NAME.match(name):
                 raise UnsupportedFeature("argo", n.id, "node_id", f"{name!r} is not a valid Argo template name")
             if name in taken:
@@ -147,6 +185,23 @@ class Compiler:
         # does locally; a node that may be either is read as the former.
         gated = {n.id for n in wf.nodes if n.when is not None}
         self.dies_skipped = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} - gated
+        #: Caught node -> its consumers, which wait on the task after it (``ended``; see _caught_consumers).
+        self.caught = _caught_consumers(wf)
+        #: Node -> the caught nodes whose failure for good skips it by its ``when``: their direct consumers and,
+        #: past a gated one (whose Skipped also means its gate was false, where the run goes on), its consumers.
+        self.taints: dict[str, list[str]] = {}
+        todo = [(c, x) for x, cs in self.caught.items() for c in cs]
+        while todo:
+            node, x = todo.pop()
+            if x in self.taints.setdefault(node, []):
+                continue
+            self.taints[node].append(x)
+            if node in gated:
+                todo += [(d.target, x) for d in wf.dependencies() if d.source == node
+                         and d.via in (Via.EDGE, Via.BRANCH) and wf.node(d.target).join is Join.ALL_OF]
+        # A node skipped only by a caught failure above it is a dead path: what follows waits for its success.
+        self.dies_skipped |= set(self.taints) - gated
+        self.guarded |= set(self.taints)
 
     def param_deps(self, n: Node) -> list[str]:
         """Data dependencies whose output key reaches ``n`` as a task output parameter: all but the ladders,
@@ -289,10 +344,13 @@ class Compiler:
                  for level, role, task in ladder.rungs(n)]
         return [self.leaf(n, name, kind, data_deps, ann), *rungs]
 
-    def term(self, n: Node, src: str, via: Via) -> str:
-        """The ``depends`` term of ``n`` on its dependency ``src``."""
+    def term(self, n: Node, src: str, via: Via, *, bridged: bool = True) -> str:
+        """The ``depends`` term of ``n`` on its dependency ``src`` (``bridged``: through the task after a caught
+        ``src``, else on ``src`` itself)."""
         s, any_of = nm.dns(src), n.join is Join.ANY_OF
         skips = via is not Via.CATCH and self.wf.policy_for(self.wf.node(src)).on_failure is OnFailure.SKIP
+        if bridged and via is not Via.CATCH and n.id in self.caught.get(src, ()):
+            return ended(self.wf.node(src))
         if src in self.ladders:
             node = self.wf.node(src)
             # A catch handler waits for the ladder's last rung to fail; a consumer for any rung to succeed
@@ -320,11 +378,17 @@ class Compiler:
             t["depends"] = op.join(dict.fromkeys(terms))
         whens = [f"'{{{{tasks.{nm.dns(s)}.outputs.parameters.branch}}}}' == '{n.id}'" for s, via in deps
                  if via is Via.CHOICE]
+        when = " || ".join(whens)
         if n.when is not None:
             gate = gate_expression(n.when)
-            whens = [f"({' || '.join(whens)}) && {gate}"] if whens else [gate]
-        if whens:
-            t["when"] = " || ".join(whens)
+            when = f"({when}) && {gate}" if whens else gate
+        # Skipped after a caught failure above (see _caught_consumers). First, so a gate stays the last term
+        # (argo_parse reads it there).
+        alive = [f"'{{{{tasks.{_last_task(self.wf.node(x))}.status}}}}' != 'Failed'" for x in self.taints.get(n.id, [])]
+        if alive:
+            when = " && ".join([*alive, f"({when})" if len(whens) > 1 and n.when is None else when] if when else alive)
+        if when:
+            t["when"] = when
         args = [{"name": f"in-{nm.dns(d)}", "value": f"{{{{tasks.{nm.dns(d)}.outputs.parameters.key}}}}"}
                 for d in self.param_deps(n)]
         if n.kind is NodeKind.MAP and n.items:
@@ -338,6 +402,10 @@ class Compiler:
         # depends; a failed task that some dependent consumes (the next rung, a catch handler, a skip's
         # dependents) is not a leaf, and only leaves decide the DAG's phase (dag.go, assessDAGPhase).
         out = [t]
+        if n.id in self.caught:
+            term = self.term(self.wf.node(self.caught[n.id][0]), n.id, Via.EDGE, bridged=False)
+            out.append({"name": ended(n), "template": nm.ENDED,
+                        "depends": f"({term} || {ladder.failed_term(n)})"})
         before = t["name"]
         for _, _, task in ladder.rungs(n):
             r: dict[str, Any] = {"name": task, "template": task, "depends": f"{before}.Failed"}
@@ -354,6 +422,8 @@ class Compiler:
             t for n in scheduled for t in self.tasks(n)]}}]
         for n in wf.nodes:
             templates += self.templates_of(n)
+        if self.caught:
+            templates.append({"name": nm.ENDED, "suspend": {"duration": "0"}})
         exit_templates = exit_handler(self.wf, self.o)
         templates += exit_templates
         meta: dict[str, Any] = {"labels": {nm.LABEL_WORKFLOW: wf.name, nm.LABEL_VERSION: str(wf.version)}}

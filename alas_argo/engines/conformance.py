@@ -181,9 +181,12 @@ MATRIX: tuple[Feature, ...] = (
             and p.timeout is not None),
     Feature("catch", "policy.catch routes", (A, "handler task `depends: \"x.Failed\"` (no continueOn: Argo refuses "
             "it in a DAG using depends; a failed task some task consumes is no leaf, and only leaves decide the "
-            "phase); error names in annotation. After a caught failure of a node that has dependents, they do "
-            "not run (as locally), but the workflow ends Failed where the local run succeeds: Argo v3.6.5 gives a "
-            "leaf that did not complete the phase of the failed task above it (assessDAGPhase)"),
+            "phase); error names in annotation (the handler runs after any failure). Under a `*` route the node's "
+            "consumers wait on a pod-less task `x-ended` (a zero-length suspend after x either way) and are "
+            "skipped by `when: tasks.x.status != Failed`, so after a caught failure they do not run and the "
+            "workflow succeeds, as locally (Argo v3.6.5 gives a task that did not complete the phase of the task "
+            "above it, assessDAGPhase). With routes naming errors, or on a choice node's targets, the consumers "
+            "hang off the failed node: the workflow ends Failed after its failure, caught or not"),
             (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",

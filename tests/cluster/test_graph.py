@@ -1,6 +1,7 @@
 """A workflow of the user's own on the real engine: its graph ends as the local runtime ends it. A node failing
-for good under a catch route (no dependents: with one, Argo v3.6.5 ends the workflow Failed, the conformance
-row's documented difference), one under on_failure skip, a choice's branch not taken with a node after it, and
+for good under a catch route with a chain of dependents (they do not run, and the workflow still succeeds: they
+wait on the pod-less task after the caught node; without it Argo v3.6.5 ended this workflow Failed), one under
+on_failure skip, a choice's branch not taken with a node after it, and
 gates on fields of the blueprint role's output that it does not write as parameters itself (a number, a
 string), compiled from the IR and run by Argo's own controller with the image's roles: every node runs, fails or
 is skipped as it does locally, and the workflow succeeds as the local run does (tests/workflows/test_graph_parity.py
@@ -32,7 +33,8 @@ BROKEN = {"type": "object", "required": ["no-such-field"]}
 def graph() -> Workflow:
     return workflow([
         {"id": "risky", "role": "blueprint", "output": BROKEN, "policyRef": "caught"},
-        {"id": "handler", "role": "agents"},
+        {"id": "handler", "role": "agents"}, {"id": "after_risky", "role": "agents"},
+        {"id": "then", "role": "agents"},
         {"id": "flaky", "role": "blueprint", "output": BROKEN, "policyRef": "skip"},
         {"id": "after_flaky", "role": "agents"},
         {"id": "route", "kind": "choice", "default": "b",
@@ -42,8 +44,8 @@ def graph() -> Workflow:
         {"id": "small", "role": "agents", "when": {"path": "bp.operations", "op": "ge", "value": 30}},
         {"id": "large", "role": "agents", "when": {"path": "bp.operations", "op": "ge", "value": 1000}},
         {"id": "named", "role": "agents", "when": {"path": "bp.instance", "op": "eq", "value": "ft06"}}],
-        [("flaky", "after_flaky"), ("a", "a_next"), ("bp", "small"), ("bp", "large"),
-         ("bp", "named")],
+        [("risky", "after_risky"), ("after_risky", "then"), ("flaky", "after_flaky"), ("a", "a_next"),
+         ("bp", "small"), ("bp", "large"), ("bp", "named")],
         policies={"caught": {"catch": [{"errors": ["*"], "next": "handler"}]}, "skip": {"onFailure": "skip"}},
         name="e2e-graph", meta={"inputs": {"instance": "ft06", "mode": "b"}})
 
@@ -58,7 +60,7 @@ def test_a_users_graph_ends_on_argo_as_it_ends_locally(argo: Argo, tmp_path: Pat
     expected = {n: {NodeState.EXECUTED: "Succeeded", NodeState.FAILED: "Failed"}.get(s, "not run")
                 for n, s in local.states.items()}
     assert local.ok and expected == {
-        "risky": "Failed", "handler": "Succeeded", "flaky": "Failed",
+        "risky": "Failed", "handler": "Succeeded", "after_risky": "not run", "then": "not run", "flaky": "Failed",
         "after_flaky": "Succeeded", "route": "Succeeded", "a": "not run", "a_next": "not run", "b": "Succeeded",
         "bp": "Succeeded", "small": "Succeeded", "large": "not run", "named": "Succeeded"}
 

@@ -170,6 +170,12 @@ class Walker:
         scope = {f"inputs.parameters.{k}": v for k, v in values.items()}
         if "dag" in t:
             return self.dag(t, scope)
+        if "suspend" in t:
+            # Only the zero-length suspend the compiler writes (the task after a caught node): Argo resumes it at
+            # once, with no pod (operator.go, executeSuspend).
+            if str((t["suspend"] or {}).get("duration")) != "0":
+                raise ValueError(f"template {name}: only a zero-length suspend is walked")
+            return "Succeeded", {}
         if "steps" in t:
             raise ValueError(f"template {name}: steps templates are beyond this walker (the compiler writes none)")
         return self.container(t, scope)

@@ -96,15 +96,38 @@ def looped() -> Workflow:
                     [("grow", "use"), ("grow", "route")], policies={"g": {"loopGuard": {"maxIters": 5}}})
 
 
-def caught(consumed: bool = False) -> Workflow:
+def caught(consumed: bool = False, *, fail: bool = True, gate: str = "ge") -> Workflow:
     # A node failing for good, caught: its handler runs, the run goes on; a choice elsewhere reads the failed
-    # node as missing. (`consumed`: with a dependent, which does not run: see the test of the run's status.)
-    return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": True}), "policyRef": "c"},
+    # node as missing. (`consumed`: with dependents, which do not run: a chain, and a gated one (``gate`` its
+    # operator against 0 on other.n = 4) whose own dependent must not run either.)
+    return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": fail}), "policyRef": "c"},
                      {"id": "handler", **_probe(2)}, {"id": "other", **_probe(4)},
                      _choice("route", "risky.n", 0), *_branches("route"),
-                     *([{"id": "after", **_probe(3)}] if consumed else [])],
-                    [("other", "route"), *([("risky", "after")] if consumed else [])],
+                     *([{"id": "after", **_probe(3)}, {"id": "then", **_probe(5)},
+                        {"id": "gated", **_probe(6), "when": {"path": "other.n", "op": gate, "value": 0}},
+                        {"id": "last", **_probe(7)}] if consumed else [])],
+                    [("other", "route"),
+                     *([("risky", "after"), ("after", "then"), ("risky", "gated"), ("other", "gated"),
+                        ("gated", "last")] if consumed else [])],
                     policies={"c": {"catch": [{"errors": ["*"], "next": "handler"}]}})
+
+
+def caught_consumed() -> Workflow:
+    return caught(consumed=True)
+
+
+def caught_fine() -> Workflow:
+    # The same caught node not failing: its consumers run, the handler does not; past a gate that is false the
+    # run goes on.
+    return caught(consumed=True, fail=False, gate="lt")
+
+
+def caught_ladder() -> Workflow:
+    # The caught node is a repair ladder whose every rung fails: its consumer waits on the last rung.
+    return workflow([{"id": "risky", **_probe(1, params={"n": 1, "fail": True}), "policyRef": "c",
+                      "repair": {"patch": "probe", "replan": "probe"}},
+                     {"id": "handler", **_probe(2)}, {"id": "after", **_probe(3)}],
+                    [("risky", "after")], policies={"c": {"catch": [{"errors": ["*"], "next": "handler"}]}})
 
 
 def skipped() -> Workflow:
@@ -133,7 +156,8 @@ def _argo_probe(ctx: StepContext) -> StepOutput:
     return StepOutput({"n": n, "saw": {d: ctx.output(d) for d in ctx.dep_names()}})
 
 
-@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, looped, caught, skipped])
+@pytest.mark.parametrize("build", [any_of, parallel, mapped, gated, chained, looped, caught, caught_consumed,
+                                   caught_ladder, caught_fine, skipped])
 def test_both_engines_take_the_same_turns_and_hand_over_the_same_outputs(
         build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wf = build()
@@ -159,17 +183,75 @@ def test_both_engines_take_the_same_turns_and_hand_over_the_same_outputs(
         assert record is not None and record["doc"] == local.output(node.id), node.id
 
 
-def test_a_caught_failure_with_a_dependent_fails_the_argo_workflow_where_the_local_run_succeeds(
+def test_a_caught_failure_with_dependents_ends_the_argo_workflow_succeeded_as_locally(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one difference left, documented in the conformance row `catch`: the caught node's dependent does not
-    run on either engine, but Argo v3.6.5 gives a leaf that did not complete the phase of the failed task above it
-    (assessDAGPhase; seen on the real controller), so the workflow ends Failed (and its exit handler compensates)."""
-    wf = caught(consumed=True)
+    """The consumers of a caught failure do not run on either engine, and the workflow succeeds on both: they wait
+    on a pod-less task after the caught node, so what does not run sits under a task that succeeded (Argo v3.6.5
+    gives a task that did not complete its branch's phase, assessDAGPhase; without that task the workflow ended
+    Failed on the real controller, and its exit handler compensated)."""
+    wf = caught_consumed()
     local = Runtime({"probe": _local_probe}).run(wf)
-    assert local.ok and local.states["after"] is NodeState.SKIPPED and local.states["handler"] is NodeState.EXECUTED
+    assert local.ok and local.states["handler"] is NodeState.EXECUTED
+    assert {local.states[n] for n in ("after", "then", "gated", "last")} == {NodeState.SKIPPED}
     monkeypatch.setitem(step_handlers.HANDLERS, "probe", _argo_probe)
     monkeypatch.setenv("ALAS_STORE__KIND", "fs")
     monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path))
     walk = Walker(to_argo(wf, image="alas:test"), main, name="g").run()
-    assert walk.status == "Failed"
-    assert (walk.phases["after"], walk.phases["handler"], walk.phases["risky"]) == ("Omitted", "Succeeded", "Failed")
+    assert walk.status == "Succeeded"
+    assert {n: walk.phases[n] for n in ("risky", "risky-ended", "handler", "after", "then", "gated", "last")} == {
+        "risky": "Failed", "risky-ended": "Succeeded", "handler": "Succeeded", "after": "Skipped",
+        "then": "Omitted", "gated": "Skipped", "last": "Skipped"}
+    assert [p.template for p in walk.pods if p.template.startswith("risky-ended")] == []  # no pod
+
+
+def test_without_the_task_after_it_a_caught_failure_fails_the_walk(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walker's model of Argo's phase is what makes the task needed: the same phases read with the consumers
+    hanging off the caught node itself (as the compiler wrote them before) make the DAG Failed."""
+    monkeypatch.setitem(step_handlers.HANDLERS, "probe", _argo_probe)
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path))
+    doc = to_argo(caught_consumed(), image="alas:test")
+    walk = Walker(doc, main, name="g").run()
+    tasks = {t["name"]: t for t in next(t for t in doc["spec"]["templates"] if t["name"] == "main")["dag"]["tasks"]}
+    assert Walker.dag_phase(tasks, walk.phases) == walk.status == "Succeeded"
+    direct = {n: {**t, "depends": t["depends"].replace("risky-ended", "risky")} if "risky-ended" in
+              t.get("depends", "") else t for n, t in tasks.items() if n != "risky-ended"}
+    assert sorted(n for n, t in tasks.items() if "risky-ended" in t.get("depends", "")) == ["after", "gated"]
+    assert Walker.dag_phase(direct, walk.phases) == "Failed"
+
+
+@pytest.mark.parametrize("build", [caught_consumed, caught_ladder, caught_fine])
+def test_a_caught_graph_reads_back_lints_clean_and_fits_argos_schema(build: Any) -> None:
+    """The task after a caught node is the compiler's, not the user's: the document reads back as the same IR,
+    its references check, and Argo's CRD schema takes its pod-less template."""
+    from alas_argo.engines.argo_parse import from_argo
+    from alas_argo.engines.lint import lint_argo
+    from tests.argo_schemas import SKIP_REASON, argo_schema_dir, argo_validator
+
+    wf = build()
+    doc = to_argo(wf, image="alas:test")
+    assert from_argo(doc) == wf
+    assert lint_argo(doc) == []
+    assert {"name": "ended", "suspend": {"duration": "0"}} in doc["spec"]["templates"]
+    if argo_schema_dir() is None:
+        pytest.skip(SKIP_REASON)
+    assert [e.message for e in argo_validator("Workflow").iter_errors(doc)] == []
+
+
+def test_a_catch_naming_errors_keeps_its_consumers_on_the_failed_node(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo runs the handler after any failure, so only a `*` route is bridged: under a route naming errors, an
+    unmatched failure fails the run locally, and the consumers hanging off the failed node end the Argo workflow
+    Failed too (after a matched one as well: the difference the conformance row `catch` states)."""
+    wf = caught(consumed=True).model_copy(update={"policies": {"c": caught().policies["c"].model_copy(update={
+        "catch": [caught().policies["c"].catch[0].model_copy(update={"errors": ["IntegrityError"]})]})}})
+    doc = to_argo(wf, image="alas:test")
+    assert "ended" not in {t["name"] for t in doc["spec"]["templates"]}
+    local = Runtime({"probe": _local_probe}).run(wf)
+    assert not local.ok and local.states["handler"] is not NodeState.EXECUTED  # InputError is not caught
+    monkeypatch.setitem(step_handlers.HANDLERS, "probe", _argo_probe)
+    monkeypatch.setenv("ALAS_STORE__KIND", "fs")
+    monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path))
+    walk = Walker(doc, main, name="g").run()
+    assert walk.status == "Failed" and walk.phases["after"] == "Omitted"
