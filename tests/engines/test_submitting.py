@@ -5,11 +5,8 @@ from __future__ import annotations
 import datetime
 import json
 import ssl
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,42 +14,14 @@ from alas_argo.cli import main
 from alas_argo.engines.rendering import repo_root
 from alas_argo.engines.submitting import server_url
 from alas_argo.errors import InputError
+from tests.engines.fake_argo import FakeArgo, serving
 from tests.s3server import free_port
-
-
-class _FakeArgo(BaseHTTPRequestHandler):
-    requests: list[dict[str, Any]] = []  # shared with the test on purpose
-    status = 200
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-        if type(self).status != 200:
-            payload = {"code": 7, "message": "workflows.argoproj.io is forbidden"}
-        else:
-            wf = body["workflow"]
-            payload = {**wf, "metadata": {**wf["metadata"], "name": wf["metadata"]["generateName"] + "x7k2p"}}
-        data = json.dumps(payload).encode()
-        self.send_response(type(self).status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture
 def argo_server() -> Iterator[str]:
-    _FakeArgo.requests = []
-    _FakeArgo.status = 200
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeArgo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(answer=json.dumps({"code": 7, "message": "workflows.argoproj.io is forbidden"}).encode()) as url:
+        yield url
 
 
 def test_submit_a_definition(argo_server: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +29,7 @@ def test_submit_a_definition(argo_server: str, capsys: pytest.CaptureFixture[str
                  "--namespace", "alas"])
     assert code == 0
     assert capsys.readouterr().out.strip() == "submitted alas-plan-x7k2p in namespace alas"
-    (req,) = _FakeArgo.requests
+    (req,) = FakeArgo.requests
     assert req["path"] == "/api/v1/workflows/alas" and req["auth"] == "Bearer tok"
     params = {p["name"]: p["value"] for p in req["body"]["workflow"]["spec"]["arguments"]["parameters"]}
     assert params["instance"] == "ft06" and params["run-id"].startswith("alas-plan-")
@@ -70,7 +39,7 @@ def test_submit_a_definition(argo_server: str, capsys: pytest.CaptureFixture[str
 def test_submit_a_rendered_template_references_it(argo_server: str) -> None:
     golden = repo_root() / "workflows" / "argo" / "alas-bench.yaml"
     assert main(["submit", str(golden), "-p", "suite=smoke", "-p", "run-id=b1", "--host", argo_server]) == 0
-    spec = _FakeArgo.requests[0]["body"]["workflow"]["spec"]
+    spec = FakeArgo.requests[0]["body"]["workflow"]["spec"]
     assert spec["workflowTemplateRef"] == {"name": "alas-bench"}
     assert {"name": "run-id", "value": "b1"} in spec["arguments"]["parameters"]
 
@@ -79,7 +48,7 @@ def test_a_parameter_with_an_enum_is_sent_with_it(argo_server: str) -> None:
     """Argo v3.6.5 checks an enum only on the submitted parameter itself, so the submission carries it."""
     golden = repo_root() / "workflows" / "argo" / "alas-plan.yaml"
     assert main(["submit", str(golden), "-p", "run-id=p1", "-p", "disruptions=2", "--host", argo_server]) == 0
-    params = {p["name"]: p for p in _FakeArgo.requests[0]["body"]["workflow"]["spec"]["arguments"]["parameters"]}
+    params = {p["name"]: p for p in FakeArgo.requests[0]["body"]["workflow"]["spec"]["arguments"]["parameters"]}
     assert params["disruptions"] == {"name": "disruptions", "value": "2", "enum": ["0", "1", "2", "3"]}
     assert "enum" not in params["instance"]
 
@@ -106,33 +75,23 @@ def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_self_signed_server_needs_insecure_skip_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                          ) -> None:
     """What `argo server` on a kind cluster answers with (its own self-signed certificate)."""
-    _FakeArgo.requests = []
-    _FakeArgo.status = 200
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeArgo)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(*_self_signed(tmp_path))
-    server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host = f"https://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(tls=tls) as host:
         assert main(["submit", "alas-repair", "--host", host]) == 2  # not transient: no retry makes it trusted
         err = capsys.readouterr().err.strip()
         assert "TLS certificate is not trusted" in err and "-k" in err and host in err and "\n" not in err
-        assert _FakeArgo.requests == []
+        assert FakeArgo.requests == []
         assert main(["submit", "alas-repair", "--host", host, "-k", "--namespace", "alas"]) == 0
         captured = capsys.readouterr()
         assert captured.out.strip() == "submitted alas-repair-x7k2p in namespace alas"
         assert "InsecureRequestWarning" not in captured.err
-        assert _FakeArgo.requests[0]["path"] == "/api/v1/workflows/alas"
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert FakeArgo.requests[0]["path"] == "/api/v1/workflows/alas"
 
 
 def test_refused_and_unreachable_and_unconfigured(argo_server: str, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    _FakeArgo.status = 403
+    FakeArgo.status = 403
     assert main(["submit", "alas-repair", "--host", argo_server]) == 2
     assert "refused" in capsys.readouterr().err
     assert main(["submit", "alas-repair", "--host", f"http://127.0.0.1:{free_port()}"]) == 75
@@ -152,7 +111,7 @@ def test_argo_server_as_the_argo_cli_takes_it(argo_server: str, monkeypatch: pyt
     monkeypatch.setenv("ARGO_SECURE", "false")
     assert main(["submit", "alas-repair", "--namespace", "alas"]) == 0
     assert capsys.readouterr().out.strip() == "submitted alas-repair-x7k2p in namespace alas"
-    assert [r["path"] for r in _FakeArgo.requests] == ["/api/v1/workflows/alas"]
+    assert [r["path"] for r in FakeArgo.requests] == ["/api/v1/workflows/alas"]
 
 
 @pytest.mark.parametrize(("host", "secure", "url"), [
@@ -174,7 +133,7 @@ def test_a_host_that_is_no_server_address_is_refused_before_any_request(
     assert main(["submit", "alas-repair", "--host", host]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"alas: error: {host}") and "host:port" in err and "\n" not in err
-    assert _FakeArgo.requests == []
+    assert FakeArgo.requests == []
 
 
 def test_dry_run_and_bad_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

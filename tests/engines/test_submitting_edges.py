@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,41 +16,14 @@ from pydantic import SecretStr
 from alas_argo.engines.submitting import ArgoUnavailable, as_submission, submit
 from alas_argo.errors import InputError
 from alas_argo.settings import ArgoSettings
+from tests.engines.fake_argo import FakeArgo, serving
 from tests.s3server import free_port
-
-
-class _Argo(BaseHTTPRequestHandler):
-    requests: list[dict[str, Any]] = []  # shared with the test on purpose
-    status = 200
-    answer: bytes | None = None  # the body of a non-200 answer
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-        if type(self).status == 200:
-            wf = body["workflow"]
-            data = json.dumps({**wf, "metadata": {**wf["metadata"], "name": "made-by-argo"}}).encode()
-        else:
-            data = type(self).answer or b"{}"
-        self.send_response(type(self).status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture
 def argo() -> Iterator[str]:
-    _Argo.requests, _Argo.status, _Argo.answer = [], 200, None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Argo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(name="made-by-argo") as url:
+        yield url
 
 
 def _workflow(kind: str = "Workflow", **metadata: Any) -> dict[str, Any]:
@@ -156,7 +127,7 @@ def _settings(host: str, **kwargs: Any) -> ArgoSettings:
 def test_the_workflow_goes_to_its_namespace_with_the_token_and_argos_name_comes_back(argo: str) -> None:
     sent = as_submission(_workflow(name="w"), {"run-id": "r"}, namespace="team-a")
     assert submit(sent, _settings(argo, token=SecretStr("tok"), namespace="team-a")) == "made-by-argo"
-    (request,) = _Argo.requests
+    (request,) = FakeArgo.requests
     assert request["path"] == "/api/v1/workflows/team-a" and request["auth"] == "Bearer tok"
     assert request["body"]["namespace"] == "team-a"
     assert request["body"]["workflow"]["metadata"]["generateName"] == "w-"
@@ -164,7 +135,7 @@ def test_the_workflow_goes_to_its_namespace_with_the_token_and_argos_name_comes_
 
 def test_without_a_token_no_authorization_is_sent(argo: str) -> None:
     submit(as_submission(_workflow(name="w"), {}, namespace="argo"), _settings(argo))
-    assert [(r["path"], r["auth"]) for r in _Argo.requests] == [("/api/v1/workflows/argo", None)]
+    assert [(r["path"], r["auth"]) for r in FakeArgo.requests] == [("/api/v1/workflows/argo", None)]
 
 
 def test_no_server_configured_is_refused_before_anything() -> None:
@@ -176,7 +147,7 @@ def test_no_server_configured_is_refused_before_anything() -> None:
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
 def test_a_server_error_is_transient_and_names_the_server(status: int, argo: str) -> None:
-    _Argo.status, _Argo.answer = status, json.dumps({"code": 14, "message": "etcd unavailable"}).encode()
+    FakeArgo.status, FakeArgo.answer = status, json.dumps({"code": 14, "message": "etcd unavailable"}).encode()
     with pytest.raises(ArgoUnavailable) as e:
         submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(argo))
     assert e.value.message == (f"Argo server error: Server returned status code {status} with message: "
@@ -191,7 +162,7 @@ def test_a_server_error_is_transient_and_names_the_server(status: int, argo: str
 ])
 def test_a_refusal_is_permanent_says_why_in_one_line_and_names_the_server(status: int, message: str,
                                                                          argo: str) -> None:
-    _Argo.status, _Argo.answer = status, json.dumps({"code": 7, "message": message}).encode()
+    FakeArgo.status, FakeArgo.answer = status, json.dumps({"code": 7, "message": message}).encode()
     with pytest.raises(InputError) as e:
         submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(argo))
     assert e.value.message == (f"Argo server refused the workflow: Server returned status code {status} with "
@@ -200,7 +171,7 @@ def test_a_refusal_is_permanent_says_why_in_one_line_and_names_the_server(status
 
 
 def test_a_long_or_many_line_refusal_is_cut_to_one_line_of_200_characters(argo: str) -> None:
-    _Argo.status, _Argo.answer = 422, ("x" * 300 + "\nsecond line").encode()  # not JSON: the text as it came
+    FakeArgo.status, FakeArgo.answer = 422, ("x" * 300 + "\nsecond line").encode()  # not JSON: the text as it came
     with pytest.raises(InputError) as e:
         submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(argo))
     said = e.value.message.removeprefix("Argo server refused the workflow: ")
@@ -245,7 +216,7 @@ def test_an_answer_without_argos_message_is_still_classified_by_its_status(statu
                                                                            argo: str) -> None:
     """A gateway in front of Argo answers JSON without "message"; Hera then raises a bare KeyError('message').
     The status of the answer still decides: a 503 is transient, a 400 is not, and both say the status."""
-    _Argo.status, _Argo.answer = status, json.dumps({"error": "upstream connect error"}).encode()
+    FakeArgo.status, FakeArgo.answer = status, json.dumps({"error": "upstream connect error"}).encode()
     with pytest.raises(error) as e:
         submit(as_submission(_workflow(name="w"), {}, namespace="n"), _settings(argo))
     assert f"status code {status} ('message')" in str(e.value) and e.value.where == argo  # type: ignore[attr-defined]
