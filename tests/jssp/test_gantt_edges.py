@@ -232,3 +232,14 @@ def test_save_gantt_writes_png_or_html_atomically(tmp_path: Path,
     save_gantt(str(png), inst, before)  # a string path, and an existing file replaced
     assert png.read_bytes()[:8] == PNG
 
+
+def test_save_gantt_draws_a_disruption_given_twice_once_in_html_as_in_png(
+        tmp_path: Path, repaired: tuple[Instance, Schedule, Schedule, Disruption]) -> None:
+    """``disruption`` that is also in ``disruptions`` is one disruption: the PNG drew it once, the HTML chart drew
+    its reveal line twice (two legend entries 'reveal time 2')."""
+    inst, before, after, d = repaired
+    html = save_gantt(tmp_path / "g.html", inst, after, before=before, disruption=d, disruptions=[d])
+    text = html.read_text(encoding="utf-8")
+    assert text.count('"name":"reveal time 2"') == 2  # one trace per panel, as for one disruption
+    png = gantt_figure(inst, after, before=before, disruption=d, disruptions=[d])
+    assert [_lines(ax, "reveal") for ax in png.axes] == [[2], [2]]
