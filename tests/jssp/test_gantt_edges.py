@@ -14,10 +14,19 @@ from typing import Any
 
 import pytest
 from matplotlib.colors import to_rgb
+from matplotlib.text import Text
 
 from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown
 from alas_argo.jssp.gantt import _width_inches, gantt_figure, save_gantt
-from alas_argo.jssp.gantt_style import DOWNTIME_COLOR, LENGTHENED_COLOR, MAKESPAN_COLOR, MOVED_COLOR, text_color
+from alas_argo.jssp.gantt_style import (
+    DOWNTIME_COLOR,
+    LENGTHENED_COLOR,
+    MAKESPAN_COLOR,
+    MOVED_COLOR,
+    REVEAL_COLOR,
+    job_color,
+    text_color,
+)
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Operation, Schedule
 
@@ -183,6 +192,8 @@ def test_the_legend_lists_up_to_60_jobs_in_columns_of_40() -> None:
             assert legend == ["makespan (" + str(10 * jobs) + ")", *(f"job {j}" for j in range(jobs))]
         else:
             assert legend == [f"makespan ({10 * jobs})", "61 jobs: numbers on the bars"]
+            note: Any = fig.legends[0].legend_handles[-1]
+            assert note is not None and note.get_facecolor()[:3] == note.get_edgecolor()[:3] == (1.0, 1.0, 1.0)
         assert fig.legends[0]._ncols == columns, jobs  # type: ignore[attr-defined]  # no public getter
         # the chart leaves the legend its share of the width (16 %, 22 % from 41 jobs, 12 % beyond 60)
         assert right - 0.03 < fig.axes[0].get_position().x1 <= right, jobs
@@ -243,3 +254,58 @@ def test_save_gantt_draws_a_disruption_given_twice_once_in_html_as_in_png(
     assert text.count('"name":"reveal time 2"') == 2  # one trace per panel, as for one disruption
     png = gantt_figure(inst, after, before=before, disruption=d, disruptions=[d])
     assert [_lines(ax, "reveal") for ax in png.axes] == [[2], [2]]
+
+
+def test_the_legend_keys_look_like_the_marks_they_name(
+        repaired: tuple[Instance, Schedule, Schedule, Disruption]) -> None:
+    inst, before, after, d = repaired
+    fig = gantt_figure(inst, after, before=before, disruption=d)
+    keys: dict[str, Any] = dict(zip(_legend(fig), fig.legends[0].legend_handles, strict=True))
+    white = (1.0, 1.0, 1.0)
+    moved, longer, down = keys["moved (2)"], keys["takes longer (2)"], keys["machine downtime"]
+    assert (moved.get_facecolor()[:3], moved.get_edgecolor()[:3], moved.get_linewidth()) == (
+        white, pytest.approx(to_rgb(MOVED_COLOR)), 1.8)
+    assert (longer.get_facecolor()[:3], longer.get_edgecolor()[:3], longer.get_hatch()) == (
+        white, pytest.approx(to_rgb(LENGTHENED_COLOR)), "////")
+    assert (down.get_facecolor()[:3], down.get_alpha()) == (pytest.approx(to_rgb(DOWNTIME_COLOR)), 0.35)
+    reveal, makespan = keys["reveal time (2)"], keys["makespan (9, 13)"]
+    assert (reveal.get_color(), reveal.get_linestyle()) == (REVEAL_COLOR, "--")
+    assert makespan.get_color() == MAKESPAN_COLOR
+    job = keys["job 1"]
+    assert (job.get_facecolor()[:3], job.get_edgecolor()[:3], job.get_linewidth()) == (
+        pytest.approx(job_color(1)), (0.0, 0.0, 0.0), 0.4)
+    legend = fig.legends[0]
+    assert not legend.get_frame_on() and {t.get_fontsize() for t in legend.get_texts()} == {7}
+    # the legend sits in the figure's top right corner, beside the panels
+    box = legend.get_window_extent()
+    assert box.x0 > fig.axes[0].get_window_extent().x1 and box.y1 > 0.9 * fig.bbox.height
+    [suptitle] = [t for t in fig.texts if t.get_text() == "three"]
+    assert (suptitle.get_fontsize(), suptitle.get_position()[0], suptitle.get_horizontalalignment()) == (
+        10, 0.02, "left")
+    assert fig.axes[0].get_shared_x_axes().joined(fig.axes[0], fig.axes[1])  # one time axis for both panels
+    # the chart's own lines: dashed reveal at 1.0 pt, solid makespan at 1.2 pt, and the titles at 9 pt
+    ax = fig.axes[1]
+    [line] = [line for line in ax.lines if line.get_gid() == "reveal"]
+    assert (line.get_color(), line.get_linestyle(), line.get_linewidth()) == (REVEAL_COLOR, "--", 1.0)
+    [line] = [line for line in ax.lines if line.get_gid() == "makespan"]
+    assert (line.get_color(), line.get_linestyle(), line.get_linewidth()) == (MAKESPAN_COLOR, "-", 1.2)
+    [title] = [t for t in ax.get_children() if isinstance(t, Text) and t.get_text() == ax.get_title(loc="left")]
+    assert title.get_fontsize() == 9
+
+
+def test_save_gantt_draws_what_gantt_figure_draws(tmp_path: Path,
+                                                  repaired: tuple[Instance, Schedule, Schedule, Disruption]) -> None:
+    """The PNG is the figure of the same arguments (the Agg canvas writes the same bytes for the same figure):
+    the plan before, the disruptions and the title all reach it."""
+    inst, before, after, d = repaired
+    later = Disruption(time=5, events=[MachineBreakdown(machine=0, start=5, duration=2)])
+    args: dict[str, Any] = {"before": before, "disruption": d, "disruptions": [later], "title": "T"}
+    written = save_gantt(tmp_path / "s.png", inst, after, **args).read_bytes()
+    gantt_figure(inst, after, **args).savefig(tmp_path / "f.png", format="png")
+    assert written == (tmp_path / "f.png").read_bytes()
+    for dropped in ("before", "disruption", "disruptions", "title"):
+        fewer = {k: v for k, v in args.items() if k != dropped}
+        gantt_figure(inst, after, **fewer).savefig(tmp_path / "g.png", format="png")
+        assert written != (tmp_path / "g.png").read_bytes(), dropped
+    html = save_gantt(tmp_path / "s.html", inst, after, **args).read_text(encoding="utf-8")
+    assert "before: start" in html and '"name":"reveal time 2"' in html and '"name":"reveal time 5"' in html
