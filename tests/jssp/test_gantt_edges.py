@@ -272,8 +272,8 @@ def test_the_legend_keys_look_like_the_marks_they_name(
     assert (reveal.get_color(), reveal.get_linestyle()) == (REVEAL_COLOR, "--")
     assert makespan.get_color() == MAKESPAN_COLOR
     job = keys["job 1"]
-    assert (job.get_facecolor()[:3], job.get_edgecolor()[:3], job.get_linewidth()) == (
-        pytest.approx(job_color(1)), (0.0, 0.0, 0.0), 0.4)
+    assert (job.get_facecolor()[:3], job.get_edgecolor(), job.get_linewidth()) == (
+        pytest.approx(job_color(1)), (0.0, 0.0, 0.0, 1.0), 0.4)  # a black outline, not none
     legend = fig.legends[0]
     assert not legend.get_frame_on() and {t.get_fontsize() for t in legend.get_texts()} == {7}
     # the legend sits in the figure's top right corner, beside the panels
