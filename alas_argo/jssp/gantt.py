@@ -162,7 +162,7 @@ def save_gantt(path: str | Path, instance: Instance, schedule: Schedule, *, befo
     if p.suffix.lower() == ".html":
         from alas_argo.jssp.gantt_html import gantt_html  # plotly only when HTML is asked for
 
-        shown = [*disruptions, *([disruption] if disruption is not None else [])]
+        shown = [*disruptions, *([disruption] if disruption is not None and disruption not in disruptions else [])]
         tmp.write_text(gantt_html(instance, schedule, before=before, disruptions=shown, title=title),
                        encoding="utf-8")
     else:
