@@ -256,7 +256,7 @@ def test_compare_text_prints_progress_the_table_and_the_usage(monkeypatch: pytes
                                          "  ft06     heuristic makespan     60  0.00 s",
                                          "  ft06     cpsat     makespan     55  0.50 s"]
     lines = captured.out.splitlines()
-    assert "llm vs heuristic vs cpsat (raw = the agents' own union, before the decode)" in lines[0]
+    assert lines[0].strip() == "llm vs heuristic vs cpsat (raw = the agents' own union, before the decode)"
     # rich draws the header's rules heavy (┃) and the body's light (│)
     cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]] for line in lines if len(re.findall("[│┃]", line)) == 12]
     assert cells == [
