@@ -152,10 +152,10 @@ def register(commands: Commands) -> None:
                    help="--disruptions: whose static plan the disruption hits: own (each variant's; an invalid "
                    "one cannot be in force and the case fails) or shared (the alas variant's, for every variant) "
                    "(default own)")
-    p.add_argument("--repair-budget", type=float, default=5.0, help="--disruptions: LCRP's nominal seconds "
+    p.add_argument("--repair-budget", type=finite_float, default=5.0, help="--disruptions: LCRP's nominal seconds "
                    "(deterministic time) for the alas variant's repair (default 5, as alas run)")
-    p.add_argument("--reference-budget", type=float, default=10.0, help="--disruptions: deterministic seconds of "
-                   "the full re-solve every gap is measured against (default 10)")
+    p.add_argument("--reference-budget", type=finite_float, default=10.0, help="--disruptions: deterministic "
+                   "seconds of the full re-solve every gap is measured against (default 10)")
     p.add_argument("--compare", action="store_true", help="the older llm vs heuristic vs cpsat comparison")
     p.add_argument("--time-limit", type=finite_float, default=2.0, help="--compare: CP-SAT seconds per instance")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
