@@ -12,7 +12,7 @@ from rich.table import Table
 from alas_argo.benchmarks.ablation import run_ablation, summarize_ablation, write_ablation
 from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json, run_with_progress
-from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, members, whole
+from alas_argo.cli.flag_values import MAX_SEEDS, members, seconds, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
@@ -72,7 +72,7 @@ def register(commands: Commands) -> None:
                    help="auto: none for the simulated planner, else the planner's default")
     p.add_argument("--feedback-rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5,
                    help="K rounds of validator feedback (default 5)")
-    p.add_argument("--time-limit", type=finite_float, default=1.0, help="optimizer and repair seconds (default 1)")
+    p.add_argument("--time-limit", type=seconds, default=1.0, help="optimizer and repair seconds (default 1)")
     p.add_argument("--seed", type=seed_flag, default=0, help="first trial's seed (default 0)")
     p.add_argument("-o", "--out", default=None, help="directory for ablation.csv and ablation.md")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

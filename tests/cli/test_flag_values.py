@@ -48,6 +48,19 @@ def test_a_float_flag_must_be_a_finite_number(argv: list[str], tmp_path: Path, m
 
 
 @pytest.mark.parametrize("argv", [
+    ["bench", "ablation", "--suite", "ft06", "--time-limit", "0"],
+    ["bench", "ablation", "--suite", "ft06", "--time-limit", "-1"],
+    ["bench", "llm", "--compare", "--time-limit", "0"],
+], ids=lambda a: " ".join(a[:2] + a[-1:]))
+def test_a_time_limit_must_be_above_zero(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench ablation --time-limit 0` ended in a pydantic traceback from RunConfig (exit 1) after starting its
+    progress line; `bench llm --compare --time-limit 0` ran CP-SAT with no time."""
+    err = _refused_by_argparse(argv, tmp_path, monkeypatch, capsys)
+    assert f"argument --time-limit: must be above 0 and at most 31536000 seconds (a year), got {argv[-1]}" in err, err
+
+
+@pytest.mark.parametrize("argv", [
     ["solve", "ft06", "--seed", "99999999999999999999"],
     ["run", "ft06", "--seed", "2147483648"],
     ["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json", "--seed", "-1",
