@@ -21,7 +21,8 @@ class RepairOutcome:
         schedule: The repaired plan.
         neighbourhood: The operations the method was allowed to change (its final neighbourhood).
         growths: How many times the neighbourhood grew (LCRP only).
-        fallback: Whether the global re-solve produced the plan.
+        fallback: Whether the method fell back: LCRP's global re-solve produced the plan, or a global method
+            (full, full-stable) found no solution in its time and handed back the AOR plan.
         notes: One line per decision, for logs and ``--json`` output.
         global_reason: Why the method edited beyond a local neighbourhood (None when it stayed local or is
             global by definition).
@@ -58,7 +59,8 @@ class RepairResult(BaseModel):
     global_reason: str | None = Field(None, description="Why the repair edited beyond a local neighbourhood "
                                       "(LCRP's global probe or fallback, or a global method); None when it "
                                       "stayed local.")
-    fallback: bool = Field(False, description="Whether the global re-solve fallback produced the plan.")
+    fallback: bool = Field(False, description="Whether the method fell back: LCRP's global re-solve produced the "
+                           "plan, or full / full-stable found no solution in time and handed back the AOR plan.")
     seconds: float = Field(description="Wall-clock time of the repair.")
     valid: bool = Field(description="Verdict of the independent validator on the repaired plan.")
     notes: list[str] = Field(default_factory=list, description="How the method got there, step by step.")
