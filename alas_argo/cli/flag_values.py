@@ -26,7 +26,7 @@ E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
 
 __all__ = ["MAX_PORT", "MAX_REPEATS", "MAX_SEEDS", "counts", "finite_float", "flag_error", "members", "plan_version",
-           "run_id", "seconds", "seed", "whole"]
+           "run_id", "seconds", "seed", "share", "whole"]
 
 #: Most seeds or trials a bench takes: each one is a row per case and variant, kept in memory until the tables
 #: are written (``bench llm --seeds 100000`` on one instance held 4 GB; a trillion ended in a MemoryError).
@@ -66,6 +66,18 @@ def seconds(text: str) -> float:
     if not 0 < value <= MAX_WAIT_SECONDS:
         raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_WAIT_SECONDS:.0f} seconds (a year), "
                                          f"got {text}")
+    return value
+
+
+def share(text: str) -> float:
+    """``type=`` of a flag that is a share or a probability: a number from 0 to 1.
+
+    Raises:
+        argparse.ArgumentTypeError: not a finite number, or outside [0, 1].
+    """
+    value = finite_float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
     return value
 
 

@@ -21,7 +21,7 @@ from alas_argo.agents.llm_client import ExchangeKey
 from alas_argo.benchmarks.llm_disruption import REPAIRS, PlanInForce
 from alas_argo.bounds import MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, seconds, whole
+from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, seconds, share, whole
 from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption_families import FAMILIES
@@ -128,9 +128,9 @@ def register(commands: Commands) -> None:
     p.add_argument("--seeds", type=whole(1, MAX_SEEDS), default=3, help="threads per case: seeds 0..N-1 (default 3)")
     p.add_argument("--rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5,
                    help="K: feedback rounds / critic turns (default 5)")
-    p.add_argument("--error-rate", type=finite_float, default=None, help="simulator: share of entries wrong on a "
+    p.add_argument("--error-rate", type=share, default=None, help="simulator: share of entries wrong on a "
                    "first answer (default 0.36, the seed's trace)")
-    p.add_argument("--correction-rate", type=finite_float, default=None,
+    p.add_argument("--correction-rate", type=share, default=None,
                    help="simulator: share of mistakes corrected per feedback round (default 0.5)")
     p.add_argument("--context-scopes", default="normal", help="comma-separated job-agent context scopes to "
                    "compare: minimal, normal, full (ALP spec §4; default normal)")

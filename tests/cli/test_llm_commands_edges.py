@@ -93,6 +93,10 @@ def test_bench_llm_flags_parse_to_their_types() -> None:
     (["--error-rate", "nan"], "argument --error-rate: not a finite number: 'nan'"),
     (["--correction-rate", "inf"], "argument --correction-rate: not a finite number: 'inf'"),
     (["--time-limit", "nan"], "argument --time-limit: not a finite number: 'nan'"),
+    # Each ended in a pydantic traceback from the simulator's settings (exit 1), after the progress line.
+    (["--error-rate", "-1"], "argument --error-rate: must be from 0 to 1, got -1"),
+    (["--error-rate", "1.5"], "argument --error-rate: must be from 0 to 1, got 1.5"),
+    (["--correction-rate", "1e300"], "argument --correction-rate: must be from 0 to 1, got 1e300"),
     (["--planner", "gpt"], "argument --planner: invalid choice: 'gpt'"),
     (["--plan-in-force", "mine"], "argument --plan-in-force: invalid choice: 'mine'"),
 ])
