@@ -59,7 +59,7 @@ def get_instance(name: str) -> Instance:
     docs = _family_docs(fam) if fam in FAMILIES else {}
     if key not in docs:
         digits = key[len(fam):]
-        if digits.isdigit():
+        if digits.isdigit() and len(digits) <= 9:  # int() refuses more than 4300 digits (a ValueError)
             for candidate in (f"{fam}{int(digits):02d}", f"{fam}{int(digits)}"):
                 if candidate in docs:
                     key = candidate
@@ -75,7 +75,11 @@ def load_instance(name_or_path: str | Path) -> Instance:
     path = Path(name_or_path)
     # A bare name is a file only when such a file exists: a directory called ``ta01`` in the working
     # directory must not hide the bundled instance.
-    if path.suffix or path.is_file() or "/" in str(name_or_path):
+    try:
+        is_file = path.is_file()
+    except OSError:  # e.g. a name too long to be a file's (ENAMETOOLONG): not a file, perhaps a bad name
+        is_file = False
+    if path.suffix or is_file or "/" in str(name_or_path):
         if not path.exists():
             raise InputError("no such file", where=str(path))
         return read_instance_file(path)
@@ -102,9 +106,9 @@ def suite(name: str) -> list[str]:
         except InputError:
             raise InputError(f"unknown suite or instance {names[0]!r} (suites: {known}; `alas instance list` "
                              "shows the instances)") from None
-    for n in names:
-        get_instance(n)  # raises a clear error for an unknown name
-    twice = repeated(names)
+    # Raises a clear error for an unknown name; the repeat check compares the instances named, not the
+    # spellings (`ta1,ta01` names ta01 twice).
+    twice = repeated(get_instance(n).name for n in names)
     if twice:
         # A repeated name would be run and counted twice: every mean and median of a bench weighted by a typo.
         raise InputError(f"{', '.join(twice)} listed more than once in {name!r}")
