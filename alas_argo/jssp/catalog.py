@@ -80,7 +80,11 @@ def load_instance(name_or_path: str | Path) -> Instance:
     except OSError:  # e.g. a name too long to be a file's (ENAMETOOLONG): not a file, perhaps a bad name
         is_file = False
     if path.suffix or is_file or "/" in str(name_or_path):
-        if not path.exists():
+        try:
+            exists = path.exists()
+        except OSError as e:  # a path too long (ENAMETOOLONG), or a part of it unreadable
+            raise InputError(f"cannot read: {e.strerror or e}", where=str(path)[:200]) from None
+        if not exists:
             raise InputError("no such file", where=str(path))
         return read_instance_file(path)
     return get_instance(str(name_or_path))
