@@ -91,5 +91,5 @@ class Node(IRModel):
                                    "while its output exists for no one.")
 
     def digest(self) -> str:
-        """Content hash of the node's definition (decides what a new plan version may keep)."""
+        """Content hash of the node's definition (of its wire form; two nodes with the same hash are the same node)."""
         return content_hash(self.to_json())
