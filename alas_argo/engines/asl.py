@@ -20,7 +20,7 @@ from alas_argo.engines import asl_names as an
 from alas_argo.engines.conformance import UnsupportedFeature, check_supported
 from alas_argo.engines.extras import json_diff
 from alas_argo.errors import ContractError
-from alas_argo.ir import BackoffKind, Node, NodeKind, Policy, Via, Workflow, ensure_valid
+from alas_argo.ir import BackoffKind, Join, Node, NodeKind, Policy, Via, Workflow, ensure_valid
 
 __all__ = ["to_asl"]
 
@@ -48,7 +48,7 @@ class _Compiler:
             self.preds[d.target].append((d.source, d.via))
         self.branch_of: dict[str, str] = {}
         for n in wf.nodes:
-            if n.id.startswith(an.UNDO_PREFIX) or n.id == an.FAIL_STATE:
+            if n.id.startswith(an.UNDO_PREFIX) or n.id in (an.FAIL_STATE, an.SKIPPED_END):
                 raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r} are reserved")
             for b in n.branches:
                 self.branch_of[b] = n.id
@@ -194,7 +194,7 @@ class _Compiler:
                 states.update(self.rungs(n, st))
             if wf.compensation_of(n) is not None:
                 committed.append(node_id)
-        start = self.gates(order, states)
+        start = self.guards(order, states, self.gates(order, states))
         targets = {c["Next"] for st in states.values() for c in st.get("Catch", [])}
         used = max((i for i, x in enumerate(committed) if an.UNDO_PREFIX + x in targets), default=-1)
         committed = committed[:used + 1]  # unreachable undo states would be dead code (statelint rejects them)
@@ -260,6 +260,67 @@ class _Compiler:
         for gate in entry.values():  # a skip lands on the next run's gate, when that run is gated too
             states[gate]["Default"] = entry.get(states[gate]["Default"], states[gate]["Default"])
         return entry.get(order[0], order[0])
+
+
+    def taints(self) -> dict[str, frozenset[str]]:
+        """Node -> the caught nodes whose caught failure skips it: locally, every all_of node downstream of a
+        caught failure (through edges and choices) is skipped, whatever its own gate says."""
+        wf, out = self.wf, {}
+        caught = [n.id for n in wf.nodes if wf.policy_for(n).catch and n.id not in self.comp_ids
+                  and n.id not in self.branch_of]
+        deps = wf.dependencies()
+        for x in caught:
+            seen: set[str] = set()
+            todo = [x]
+            while todo:
+                at = todo.pop()
+                for d in deps:
+                    if (d.source == at and d.via in (Via.EDGE, Via.CHOICE) and d.target not in seen
+                            and wf.node(d.target).join is Join.ALL_OF):
+                        seen.add(d.target)
+                        todo.append(d.target)
+            for t in seen:
+                out.setdefault(t, set()).add(x)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def guards(self, order: list[str], states: dict[str, dict[str, Any]], start: str) -> str:
+        """Put a Choice state in front of every run of chained nodes downstream of the same caught nodes: after
+        a caught failure of one of them (its error recorded and no result: a ladder's rung that failed before
+        one succeeded leaves a result) it goes on past the run, else into it (its gate, if gated). Without it
+        the chain went on from the handler into the failed node's consumers, which the local runtime skips.
+        Returns the state the machine starts at."""
+        taints = self.taints()
+        chained = [x for x in order if not self.alternative(x)]
+
+        def entry(node_id: str | None) -> str:
+            if node_id is None:
+                return an.SKIPPED_END
+            return node_id + an.GATE_SUFFIX if node_id + an.GATE_SUFFIX in states else node_id
+
+        runs: dict[str, tuple[frozenset[str], str]] = {}
+        for k, node_id in enumerate(chained):
+            t = taints.get(node_id)
+            if not t or (k > 0 and taints.get(chained[k - 1]) == t):
+                continue
+            runs[node_id] = (t, entry(next((x for x in chained[k + 1:] if taints.get(x) != t), None)))
+        if not runs:
+            return start
+        into = {entry(n): n + an.ALIVE_SUFFIX for n in runs}
+        for st in states.values():
+            for field in ("Next", "Default"):
+                if st.get(field) in into:
+                    st[field] = into[st[field]]
+            for rule in st.get("Choices", []) + st.get("Catch", []):
+                rule["Next"] = into.get(rule["Next"], rule["Next"])
+        for node_id, (caught, after) in runs.items():
+            dead = [{"And": [{"Variable": an.ref("errors", x), "IsPresent": True},
+                             {"Variable": an.ref("results", x), "IsPresent": False}]} for x in sorted(caught)]
+            rule = dead[0] if len(dead) == 1 else {"Or": dead}
+            states[node_id + an.ALIVE_SUFFIX] = {
+                "Type": "Choice", "Choices": [{**rule, "Next": into.get(after, after)}], "Default": entry(node_id)}
+        if any(after == an.SKIPPED_END for _, after in runs.values()):
+            states[an.SKIPPED_END] = {"Type": "Succeed"}
+        return into.get(start, start)
 
 
 def _attach_extras(wf: Workflow, doc: dict[str, Any]) -> None:

@@ -8,12 +8,14 @@ import re
 from typing import Any
 
 __all__ = [
+    "ALIVE_SUFFIX",
     "COMMENT_PREFIX",
     "FAIL_STATE",
     "GATE_SUFFIX",
     "ITEM_SUFFIX",
     "MAX_STATE_NAME",
     "RESOURCE",
+    "SKIPPED_END",
     "UNDO_PREFIX",
     "condition_to_rule",
     "from_comment",
@@ -40,6 +42,12 @@ ITEM_SUFFIX = "/item"
 #: Suffix of the Choice state in front of a run of chained nodes sharing one gate (IR ``when``): it enters the
 #: run when the gate holds, else goes on to the state after the run (the next gate, if that is gated too).
 GATE_SUFFIX = "/gate"
+#: Suffix of the Choice state in front of a run of chained nodes downstream of caught nodes: after a caught
+#: failure of one of them (its error recorded, no result) it goes on past the run, as the local runtime skips
+#: what follows a caught failure; else it enters the run.
+ALIVE_SUFFIX = "/alive"
+#: The state a skip lands on when the skipped run ends the chain.
+SKIPPED_END = "alas-skipped-end"
 #: The longest state name ASL allows ("State names MUST have length of less than or equal to 80 Unicode
 #: characters"); Step Functions refuses a definition with a longer one.
 MAX_STATE_NAME = 80

@@ -154,11 +154,17 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
     gates = {name: st for name, st in states.items() if name.endswith(an.GATE_SUFFIX) and st.get("Type") == "Choice"}
     gated = {str(st["Choices"][0]["Next"]): an.rule_to_condition(st["Choices"][0]) for st in gates.values()}
     through = {name: str(st["Choices"][0]["Next"]) for name, st in gates.items()}
+    # A guard's Choice state (the runs downstream of caught nodes) is no node either: it enters its run's gate
+    # or first node.
+    guards = {name for name, st in states.items() if name.endswith(an.ALIVE_SUFFIX) and st.get("Type") == "Choice"}
+    for name in guards:
+        default = str(states[name]["Default"])
+        through[name] = through.get(default, default)
     reader = _Reader(ladders)
     comp_of: dict[str, str] = {}
     comp_nodes: dict[str, dict[str, Any]] = {}
     for name, st in states.items():
-        if name == an.FAIL_STATE or name in rung_names or name in gates:
+        if name in (an.FAIL_STATE, an.SKIPPED_END) or name in rung_names or name in gates or name in guards:
             continue
         if name.startswith(an.UNDO_PREFIX):
             p = st["Parameters"]

@@ -187,7 +187,9 @@ MATRIX: tuple[Feature, ...] = (
             "workflow succeeds, as locally (Argo v3.6.5 gives a task that did not complete the phase of the task "
             "above it, assessDAGPhase). With routes naming errors, or on a choice node's targets, the consumers "
             "hang off the failed node: the workflow ends Failed after its failure, caught or not"),
-            (N, "Catch[{ErrorEquals, Next, ResultPath}]"),
+            (N, "Catch[{ErrorEquals, Next, ResultPath}]; the runs of chained nodes downstream of a caught node sit "
+                "behind a Choice `<node>/alive` that goes past them when the caught node left an error and no "
+                "result, as the local runtime skips them"),
             lambda wf, n: (p := _policy(wf, n)) is not None and bool(p.catch)),
     Feature("idempotency", "policy.idempotency key",
             (A, "key passed to the step (`--idempotency-key`; a map item's ends with the item), checked against "
