@@ -265,7 +265,8 @@ class _Compiler:
     def taints(self) -> dict[str, frozenset[str]]:
         """Node -> the caught nodes whose caught failure skips it: locally, every all_of node downstream of a
         caught failure (through edges and choices) is skipped, whatever its own gate says."""
-        wf, out = self.wf, {}
+        wf = self.wf
+        out: dict[str, set[str]] = {}
         caught = [n.id for n in wf.nodes if wf.policy_for(n).catch and n.id not in self.comp_ids
                   and n.id not in self.branch_of]
         deps = wf.dependencies()
