@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alas_argo.engines.argo import to_argo
+from alas_argo.engines.argo_parse import from_argo
 from alas_argo.engines.extras import apply_extras, dumps, json_diff, loads
+from alas_argo.errors import InputError
+from tests.engines.samples import kitchen_sink
 
 
 def json_values(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -78,3 +83,18 @@ def test_dumps_is_compact_and_key_sorted_and_loads_reads_a_missing_annotation_as
     assert dumps({"b": [1, {"d": 1, "c": 2}], "a": None}) == '{"a":null,"b":[1,{"c":2,"d":1}]}'
     assert loads(None) is None
     assert loads('{"a":[1,2.5]}') == {"a": [1, 2.5]}
+
+
+@pytest.mark.parametrize("text", ["{bad", "", '{"role":"job_agent"'])
+def test_an_annotation_that_is_not_json_is_an_input_error(text: str) -> None:
+    """A hand-edited or cut annotation: ``from_argo`` promises an InputError for a malformed document, and used
+    to raise json's JSONDecodeError (a traceback for whoever read the document back)."""
+    with pytest.raises(InputError) as e:
+        loads(text, where="template agents")
+    assert e.value.message.startswith("not JSON (") and e.value.message.endswith(f": {text!r}")
+    assert e.value.where == "template agents"
+    doc = to_argo(kitchen_sink(), image="alas:test")
+    template = next(t for t in doc["spec"]["templates"] if t["name"] == "agents")
+    template["metadata"]["annotations"]["alas-argo.dev/node-extras"] = text
+    with pytest.raises(InputError, match=r"^not JSON"):
+        from_argo(doc)
