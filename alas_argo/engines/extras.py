@@ -77,9 +77,19 @@ def dumps(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-def loads(text: str | None) -> Any:
-    """Inverse of :func:`dumps`; None for a missing annotation."""
-    return None if text is None else json.loads(text)
+def loads(text: str | None, *, where: str | None = None) -> Any:
+    """Inverse of :func:`dumps`; None for a missing annotation.
+
+    Raises:
+        InputError: ``text`` is not JSON (a hand-edited or cut annotation): the reverse parsers promise an
+            InputError for a malformed document, not a JSONDecodeError.
+    """
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"not JSON ({e}): {str(text)[:60]!r}", where=where) from None
 
 
 def decoded(doc: dict[str, Any], *, what: str, where: str) -> Workflow:
