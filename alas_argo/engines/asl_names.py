@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from alas_argo.errors import InputError
+
 __all__ = [
     "ALIVE_SUFFIX",
     "COMMENT_PREFIX",
@@ -87,10 +89,21 @@ def to_comment(doc: dict[str, Any] | None, text: str | None = None) -> str | Non
 
 
 def from_comment(comment: str | None) -> dict[str, Any]:
-    """Inverse of :func:`to_comment` ({} when the Comment carries nothing)."""
+    """Inverse of :func:`to_comment` ({} when the Comment carries nothing).
+
+    Raises:
+        InputError: What follows the prefix is not a JSON object (a hand-edited or cut Comment): the reverse
+            parser promises an InputError for a malformed definition, not a JSONDecodeError.
+    """
     if not comment or COMMENT_PREFIX not in comment:
         return {}
-    out: dict[str, Any] = json.loads(comment.split(COMMENT_PREFIX, 1)[1])
+    text = comment.split(COMMENT_PREFIX, 1)[1]
+    try:
+        out = json.loads(text)
+    except ValueError as e:
+        raise InputError(f"Comment is not JSON after {COMMENT_PREFIX!r} ({e}): {text[:60]!r}") from None
+    if not isinstance(out, dict):
+        raise InputError(f"Comment after {COMMENT_PREFIX!r} is not a JSON object: {text[:60]!r}")
     return out
 
 

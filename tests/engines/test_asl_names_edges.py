@@ -4,6 +4,7 @@ gets wrong, so there a misread path, rule or error name does not show."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -207,3 +208,24 @@ def test_a_choice_on_a_list_index_reads_back_without_the_comment() -> None:
         st.pop("Comment", None)
     pick = next(n for n in read_native(doc)["nodes"] if n["id"] == "pick")
     assert pick["choices"][0]["when"]["path"] == "first.rows.0.ok"
+
+
+@pytest.mark.parametrize(("comment", "message"), [
+    ("alas-argo:{bad", "Comment is not JSON after 'alas-argo:'"),
+    ("alas-argo:", "Comment is not JSON after 'alas-argo:'"),
+    ("alas-argo:[1, 2]", "Comment after 'alas-argo:' is not a JSON object: '[1, 2]'"),
+])
+def test_a_comment_that_is_not_a_json_object_is_an_input_error(comment: str, message: str) -> None:
+    """A hand-edited or cut Comment: from_asl promises an InputError, it was a JSONDecodeError (or an
+    AttributeError further on for a list; found beside the h-faults helper's extras fix)."""
+    from alas_argo.engines.asl import to_asl
+    from alas_argo.engines.asl_parse import from_asl
+    from alas_argo.errors import InputError
+    from tests.engines.samples import minimal
+
+    with pytest.raises(InputError, match=re.escape(message)):
+        an.from_comment(comment)
+    doc = to_asl(minimal())
+    doc["Comment"] = comment
+    with pytest.raises(InputError):
+        from_asl(doc)
