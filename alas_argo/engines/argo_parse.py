@@ -160,7 +160,7 @@ def read_native(doc: dict[str, Any]) -> dict[str, Any]:
         args = (leaf.get("container") or {}).get("args") or []
         if node["kind"] in ("task", "map"):
             node["role"] = args[1] if len(args) > 1 else None
-        node["params"] = loads(params.get("params")) or {}
+        node["params"] = loads(params.get("params"), where=f"template {name} input params") or {}
         task = tasks.get(name, {})
         _, any_of = _depends(task, ladders)
         node["join"] = "any_of" if any_of else "all_of"
@@ -275,15 +275,17 @@ def from_argo(doc: dict[str, Any]) -> Workflow:
     native = read_native(doc)
     spec = doc.get("spec") or {}
     meta_ann = (doc.get("metadata") or {}).get("annotations") or {}
-    wf_extras = loads(meta_ann.get(nm.ANN_WF_EXTRAS)) or {}
+    wf_extras = loads(meta_ann.get(nm.ANN_WF_EXTRAS), where=f"metadata.annotations[{nm.ANN_WF_EXTRAS}]") or {}
     policy_extras: dict[str, Any] = dict(wf_extras.pop("policies", {}) or {})
     node_extras: dict[str, Any] = {}
     for t in spec.get("templates") or []:
         ann = (t.get("metadata") or {}).get("annotations") or {}
         if nm.ANN_NODE_EXTRAS in ann:
-            node_extras[ann[nm.ANN_NODE]] = loads(ann[nm.ANN_NODE_EXTRAS])
+            node_extras[ann[nm.ANN_NODE]] = loads(ann[nm.ANN_NODE_EXTRAS],
+                                                  where=f"template {t.get('name')} {nm.ANN_NODE_EXTRAS}")
         if nm.ANN_POLICY_EXTRAS in ann:
-            policy_extras[ann[nm.ANN_POLICY]] = loads(ann[nm.ANN_POLICY_EXTRAS])
+            policy_extras[ann[nm.ANN_POLICY]] = loads(ann[nm.ANN_POLICY_EXTRAS],
+                                                      where=f"template {t.get('name')} {nm.ANN_POLICY_EXTRAS}")
     doc_ir = apply_extras({k: v for k, v in native.items() if k not in ("nodes", "policies")}, wf_extras)
     doc_ir["nodes"] = [apply_extras(n, node_extras.get(n["id"])) for n in native["nodes"]]
     doc_ir["policies"] = apply_extras(native["policies"], policy_extras or None)

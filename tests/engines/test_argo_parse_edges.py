@@ -274,3 +274,20 @@ def test_a_document_saying_two_nodes_are_one_is_refused_naming_the_node() -> Non
         from_argo(doc)
     assert err.value.where == "two"
     assert err.value.message == "the Argo document encodes an invalid IR workflow: node a: node id used 2 times"
+
+
+def test_a_cut_annotation_is_refused_naming_its_template() -> None:
+    """A hand-edited or cut extras annotation: an InputError (the h-faults fix) that says where it is."""
+    from alas_argo.engines import argo_names as nm
+    from alas_argo.engines.argo import to_argo
+    from alas_argo.engines.argo_parse import from_argo
+    from alas_argo.errors import InputError
+    from tests.engines.samples import kitchen_sink
+
+    doc = to_argo(kitchen_sink(), image="alas:test")
+    t = next(t for t in doc["spec"]["templates"]
+             if nm.ANN_NODE_EXTRAS in ((t.get("metadata") or {}).get("annotations") or {}))
+    t["metadata"]["annotations"][nm.ANN_NODE_EXTRAS] = "{cut"
+    with pytest.raises(InputError) as e:
+        from_argo(doc)
+    assert e.value.where == f"template {t['name']} {nm.ANN_NODE_EXTRAS}" and e.value.message.startswith("not JSON")
