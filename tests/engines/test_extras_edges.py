@@ -96,5 +96,7 @@ def test_an_annotation_that_is_not_json_is_an_input_error(text: str) -> None:
     doc = to_argo(kitchen_sink(), image="alas:test")
     template = next(t for t in doc["spec"]["templates"] if t["name"] == "agents")
     template["metadata"]["annotations"]["alas-argo.dev/node-extras"] = text
-    with pytest.raises(InputError, match=r"^not JSON"):
+    with pytest.raises(InputError) as read:
         from_argo(doc)
+    assert read.value.message.startswith("not JSON (")
+    assert read.value.where == "template agents alas-argo.dev/node-extras"
