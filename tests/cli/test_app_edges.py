@@ -1,0 +1,190 @@
+"""The command modules' shared plumbing (alas_argo.cli.app) at the edges mutation testing found unpinned: a JSON
+file that cannot be read, is not UTF-8 or is not JSON, each named in one error with its file; a JSON output
+written whole, in its exact form; the JSON printed for
+machines; and the progress of long work on each kind of stderr (progress lines for a pipe, a bar on a terminal,
+nothing with ``--json`` on a terminal), each ending the work after the row in hand when a stop is requested."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from alas_argo import interrupts
+from alas_argo.cli.app import print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.errors import InputError
+
+# --- read_json_file ----------------------------------------------------------------------------------------------
+
+
+def refusal(path: Path, what: str = "schedule") -> tuple[str, object]:
+    with pytest.raises(InputError) as caught:
+        read_json_file(path, what)
+    return caught.value.message, caught.value.where
+
+
+def test_a_json_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{"makespan": 55, "name": "ft06 \u2013 plan"}', encoding="utf-8")
+    assert read_json_file(str(path), "schedule") == {"makespan": 55, "name": "ft06 \u2013 plan"}
+
+
+def test_each_unreadable_file_is_named_with_what_it_is(tmp_path: Path) -> None:
+    assert refusal(tmp_path / "missing.json") == ("schedule file not found", str(tmp_path / "missing.json"))
+    # A directory: the system's reason, not Python's "[Errno 21] ..." text.
+    assert refusal(tmp_path, "disruption") == (f"cannot read disruption file: {os.strerror(errno.EISDIR)}",
+                                               str(tmp_path))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"name": "Fräse"}'.encode("latin-1"))
+    assert refusal(latin, "baseline") == ("baseline file is not UTF-8 text", str(latin))
+
+
+def test_invalid_json_names_the_kind_of_file_and_the_place_in_it(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"makespan": 55,\n "jobs": [}\n')
+    message, where = refusal(path, "schedule")
+    assert message.startswith("invalid JSON in schedule file"), message
+    assert message.count("invalid JSON") == 1
+    assert str(where).startswith(str(path)) and "line 2" in str(where), where
+
+
+# --- write_json_file ---------------------------------------------------------------------------------------------
+
+
+def test_a_json_file_is_written_whole_in_its_form_and_its_directories_made(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "r.json"
+    doc = {"b": [1, 2], "a": "ft06 \u2013 r\u00e9paration"}
+    write_json_file(str(target), doc)
+    # One-space indent, keys in the document's order, non-ASCII escaped, a final newline.
+    assert target.read_bytes() == (json.dumps(doc, indent=1) + "\n").encode("ascii")
+    assert target.read_text(encoding="utf-8").startswith('{\n "b": [\n  1,')
+    assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]  # no temp file left
+
+
+def test_a_written_file_replaces_the_earlier_one(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    target.write_text("earlier, longer than what comes next\n")
+    write_json_file(target, [])
+    assert target.read_text() == "[]\n"
+    assert sorted(tmp_path.iterdir()) == [target]
+
+
+def test_a_write_error_without_a_reason_is_named_by_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def replace(self: Path, target: object) -> Path:
+        raise OSError("the device went away")
+
+    monkeypatch.setattr(Path, "replace", replace)
+    with pytest.raises(InputError) as caught:
+        write_json_file(tmp_path / "r.json", {})
+    assert caught.value.message == "cannot write: the device went away"
+
+
+# --- print_json --------------------------------------------------------------------------------------------------
+
+
+def test_print_json_prints_one_indented_document_and_strs_what_json_cannot(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    print_json({"out": Path("runs/r1"), "rows": [1]})
+    assert capsys.readouterr().out == '{\n  "out": "runs/r1",\n  "rows": [\n    1\n  ]\n}\n'
+
+
+# --- run_with_progress -------------------------------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Terminal:
+    """Make stderr a terminal. Called in the test itself: pytest's capture sets ``sys.stderr`` again between a
+    fixture and the test."""
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    return stream
+
+
+@pytest.fixture(autouse=True)
+def no_stop_request() -> Iterator[None]:
+    interrupts.reset()
+    yield
+    interrupts.reset()
+
+
+def rows(items: list[str], *, stop_at: str | None = None) -> Callable[[Callable[[str], None] | None], list[str]]:
+    """A piece of work over ``items`` that calls ``on_row`` after each; a stop is requested in ``stop_at``."""
+
+    def run(on_row: Callable[[str], None] | None) -> list[str]:
+        done = []
+        for item in items:
+            if item == stop_at:
+                interrupts.request_stop(signal.SIGTERM)
+            done.append(item)
+            assert on_row is not None
+            on_row(item)
+        return done
+
+    return run
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_a_pipe_gets_progress_lines_naming_the_command_and_the_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    got = run_with_progress(rows(["a", "b", "c"]), total=3, first="warming up", label=lambda r: f"case {r}",
+                            quiet=True, what="alas bench x")
+    assert got == ["a", "b", "c"]
+    lines = [re.sub(r"^\[ *[0-9.]+ s\] ", "", line) for line in capsys.readouterr().err.splitlines()]
+    # `quiet` (--json) does not silence a pipe: a CI log still shows the work moving, on stderr.
+    assert lines[0] == "alas bench x: started (3 items)"
+    assert lines[-2:] == ["alas bench x: 3/3 done, last: case c", "alas bench x: finished after 3/3 items"]
+
+
+def test_a_terminal_gets_a_bar_with_the_first_description_then_each_rows_label(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stderr = terminal(monkeypatch)
+    got = run_with_progress(rows(["a", "b", "c"]), total=3, first="warming up", label=lambda r: f"case {r}",
+                            quiet=False, what="alas bench x")
+    assert got == ["a", "b", "c"]
+    shown = _plain(stderr.getvalue())
+    assert re.search(r"warming up .* 0/3", shown), shown
+    assert re.search(r"case c .* 3/3", shown), shown
+
+
+def test_a_terminal_with_quiet_gets_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    stderr = terminal(monkeypatch)
+    got = run_with_progress(rows(["a", "b"]), total=2, first="warming up", label=lambda r: f"case {r}",
+                            quiet=True, what="alas bench x")
+    assert got == ["a", "b"] and stderr.getvalue() == ""
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_stop_request_ends_the_work_on_a_terminal_after_the_row_in_hand(monkeypatch: pytest.MonkeyPatch,
+                                                                         quiet: bool) -> None:
+    stderr = terminal(monkeypatch)
+    with pytest.raises(interrupts.Interrupted) as caught:
+        run_with_progress(rows(["a", "b", "c"], stop_at="b"), total=3, first="warming up",
+                          label=lambda r: f"case {r}", quiet=quiet, what="alas bench llm")
+    assert str(caught.value) == "interrupted by SIGTERM during alas bench llm"
+    if not quiet:
+        shown = _plain(stderr.getvalue())
+        assert "case b" in shown and "case c" not in shown, shown
+
+
+def test_a_stop_request_ends_the_work_on_a_pipe_after_the_row_in_hand(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(interrupts.Interrupted) as caught:
+        run_with_progress(rows(["a", "b", "c"], stop_at="b"), total=3, first="warming up",
+                          label=lambda r: f"case {r}", quiet=False, what="alas bench llm")
+    assert str(caught.value) == "interrupted by SIGTERM during alas bench llm"
+    assert capsys.readouterr().err.rstrip().endswith("alas bench llm: stopped after 2/3 items")
