@@ -1,6 +1,6 @@
 """The command modules' shared plumbing (alas_argo.cli.app) at the edges mutation testing found unpinned: a JSON
 file that cannot be read, is not UTF-8 or is not JSON, each named in one error with its file; a JSON output
-written whole, in its exact form; the JSON printed for
+written whole, in its exact form, with nothing left beside it when the write fails; the JSON printed for
 machines; and the progress of long work on each kind of stderr (progress lines for a pipe, a bar on a terminal,
 nothing with ``--json`` on a terminal), each ending the work after the row in hand when a stop is requested."""
 
@@ -75,6 +75,20 @@ def test_a_written_file_replaces_the_earlier_one(tmp_path: Path) -> None:
     write_json_file(target, [])
     assert target.read_text() == "[]\n"
     assert sorted(tmp_path.iterdir()) == [target]
+
+
+def test_a_failed_write_is_one_error_naming_the_file_and_leaves_nothing_beside_it(tmp_path: Path) -> None:
+    # A directory where the file goes: the rename fails after the temp file was written, as it does on a disk
+    # that filled up. The error names the file with the system's reason, the directory is kept as it was, and
+    # no half-written temp file is left in the user's output directory.
+    target = tmp_path / "r.json"
+    target.mkdir()
+    (target / "kept").write_text("x\n")
+    with pytest.raises(InputError) as caught:
+        write_json_file(target, {"a": 1})
+    assert (caught.value.message, caught.value.where) == ("cannot write: Is a directory", str(target))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    assert [p.name for p in target.iterdir()] == ["kept"]
 
 
 def test_a_write_error_without_a_reason_is_named_by_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
