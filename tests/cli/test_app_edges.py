@@ -2,10 +2,13 @@
 file that cannot be read, is not UTF-8 or is not JSON, each named in one error with its file; a JSON output
 written whole, in its exact form, with nothing left beside it when the write fails; the JSON printed for
 machines; and the progress of long work on each kind of stderr (progress lines for a pipe, a bar on a terminal,
-nothing with ``--json`` on a terminal), each ending the work after the row in hand when a stop is requested."""
+nothing with ``--json`` on a terminal), each ending the work after the row in hand when a stop is requested;
+which commands take over the stop signals; a group's line in the listing, its help when no command follows, and
+its usage for an unknown option."""
 
 from __future__ import annotations
 
+import argparse
 import errno
 import io
 import json
@@ -19,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from alas_argo import interrupts
-from alas_argo.cli.app import print_json, read_json_file, run_with_progress, write_json_file
+from alas_argo.cli import build_parser, main
+from alas_argo.cli.app import Commands, print_json, read_json_file, run_with_progress, write_json_file
 from alas_argo.errors import InputError
 
 # --- read_json_file ----------------------------------------------------------------------------------------------
@@ -202,3 +206,59 @@ def test_a_stop_request_ends_the_work_on_a_pipe_after_the_row_in_hand(capsys: py
                           label=lambda r: f"case {r}", quiet=False, what="alas bench llm")
     assert str(caught.value) == "interrupted by SIGTERM during alas bench llm"
     assert capsys.readouterr().err.rstrip().endswith("alas bench llm: stopped after 2/3 items")
+
+
+# --- Commands ----------------------------------------------------------------------------------------------------
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return 0
+
+
+def test_only_the_commands_marked_stoppable_take_over_the_stop_signals() -> None:
+    # `stoppable` decides in `main` whether SIGINT/SIGTERM become a clean stop with exit 130/143 (or the
+    # command's own code: `alas step` exits 75 so that Argo runs it again); every other command keeps Python's
+    # default (KeyboardInterrupt, exit 130 with "alas: interrupted").
+    root = argparse.ArgumentParser(prog="alas")
+    commands = Commands(root.add_subparsers(dest="command"))
+    commands.add("plain", _handler, help="Plain.")
+    commands.add("solve", _handler, help="Solve.", stoppable=True)
+    commands.add("step", _handler, help="Step.", stoppable=True, interrupted_exit=75)
+    got = {name: (vars(args)["stoppable"], vars(args)["interrupted_exit"])
+           for name in ("plain", "solve", "step") for args in [root.parse_args([name])]}
+    assert got == {"plain": (False, None), "solve": (True, None), "step": (True, 75)}
+
+
+@pytest.mark.parametrize(("argv", "stoppable", "interrupted_exit"), [
+    (["log", "ls"], False, None),
+    (["solve", "ft06"], True, None),
+    (["step", "plan", "--run-id", "r"], True, 75),
+])
+def test_the_real_commands_say_whether_they_are_stoppable(argv: list[str], stoppable: bool,
+                                                          interrupted_exit: int | None) -> None:
+    args, _ = build_parser(argv).parse_known_args(argv)
+    assert (args.stoppable, args.interrupted_exit) == (stoppable, interrupted_exit)
+
+
+def test_a_group_is_listed_with_its_help_or_a_default_sentence() -> None:
+    root = argparse.ArgumentParser(prog="alas")
+    commands = Commands(root.add_subparsers(dest="command", metavar="COMMAND"))
+    commands.group("log", "Inspect, compare and verify execution logs.")
+    commands.group("extra")
+    listing = " ".join(root.format_help().split())
+    assert "log Inspect, compare and verify execution logs." in listing
+    assert "extra extra commands" in listing
+
+
+def test_a_group_without_its_command_prints_the_groups_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["log"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: alas log [-h] COMMAND") and "Inspect, compare and verify execution logs." in err
+
+
+def test_an_unknown_option_of_a_group_prints_the_groups_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["log", "--bogus"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: alas log [-h] COMMAND") and "unrecognized arguments: --bogus" in err
