@@ -105,6 +105,21 @@ def test_a_write_error_without_a_reason_is_named_by_itself(tmp_path: Path, monke
     assert caught.value.message == "cannot write: the device went away"
 
 
+def test_a_temp_file_that_cannot_be_removed_does_not_hide_the_write_error(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The clean-up is best effort: the user still gets the one-line error about the file, not the clean-up's.
+    target = tmp_path / "r.json"
+    target.mkdir()
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(InputError) as caught:
+        write_json_file(target, {"a": 1})
+    assert (caught.value.message, caught.value.where) == ("cannot write: Is a directory", str(target))
+
+
 # --- print_json --------------------------------------------------------------------------------------------------
 
 
