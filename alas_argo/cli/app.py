@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -117,6 +118,8 @@ def write_json_file(path: str | Path, doc: Any) -> None:
         tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         tmp.replace(p)
     except OSError as e:  # the place was checked up front; this catches a disk that filled up since
+        with contextlib.suppress(OSError):  # no half-written temp file left beside the user's files
+            tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write: {e.strerror or e}", where=str(p)) from None
 
 
