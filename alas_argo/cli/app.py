@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -110,12 +111,16 @@ def read_json_file(path: str | Path, what: str) -> Any:
 
 
 def write_json_file(path: str | Path, doc: Any) -> None:
-    """Write a JSON document atomically (temp file + rename): a crash never leaves half a file."""
+    """Write a JSON document atomically (temp file, fsynced, then renamed): neither a crash nor a power loss
+    leaves half a file in its place."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps(doc, indent=1) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())  # the data on disk before the name points at it
         tmp.replace(p)
     except OSError as e:  # the place was checked up front; this catches a disk that filled up since
         with contextlib.suppress(OSError):  # no half-written temp file left beside the user's files

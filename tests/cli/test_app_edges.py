@@ -277,3 +277,18 @@ def test_an_unknown_option_of_a_group_prints_the_groups_usage(capsys: pytest.Cap
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: alas log [-h] COMMAND") and "unrecognized arguments: --bogus" in err
+
+
+def test_the_document_is_on_disk_before_its_name_points_at_it(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """fsync before the rename: a power loss right after it must not leave an empty file under the name."""
+    import os
+
+    from alas_argo.cli.app import write_json_file
+
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, Path.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(Path, "replace", lambda self, to: (events.append("replace"), real_replace(self, to))[1])
+    write_json_file(tmp_path / "r.json", {"a": 1})
+    assert events == ["fsync", "replace"] and (tmp_path / "r.json").read_text() == '{\n "a": 1\n}\n'
