@@ -288,7 +288,15 @@ def test_the_document_is_on_disk_before_its_name_points_at_it(tmp_path: Path,
 
     events: list[str] = []
     real_fsync, real_replace = os.fsync, Path.replace
-    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
-    monkeypatch.setattr(Path, "replace", lambda self, to: (events.append("replace"), real_replace(self, to))[1])
+    def fsync(fd: int) -> None:
+        events.append("fsync")
+        real_fsync(fd)
+
+    def replace(self: Path, to: Path) -> Path:
+        events.append("replace")
+        return real_replace(self, to)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(Path, "replace", replace)
     write_json_file(tmp_path / "r.json", {"a": 1})
     assert events == ["fsync", "replace"] and (tmp_path / "r.json").read_text() == '{\n "a": 1\n}\n'
