@@ -49,7 +49,8 @@ class _Compiler:
         self.branch_of: dict[str, str] = {}
         for n in wf.nodes:
             if n.id.startswith(an.UNDO_PREFIX) or n.id in (an.FAIL_STATE, an.SKIPPED_END):
-                raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r} are reserved")
+                raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r}, "
+                                         f"{an.FAIL_STATE!r} and {an.SKIPPED_END!r} are reserved")
             for b in n.branches:
                 self.branch_of[b] = n.id
         for b, p in self.branch_of.items():
@@ -260,7 +261,6 @@ class _Compiler:
         for gate in entry.values():  # a skip lands on the next run's gate, when that run is gated too
             states[gate]["Default"] = entry.get(states[gate]["Default"], states[gate]["Default"])
         return entry.get(order[0], order[0])
-
 
     def taints(self) -> dict[str, frozenset[str]]:
         """Node -> the caught nodes whose caught failure skips it: locally, every all_of node downstream of a

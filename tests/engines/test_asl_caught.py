@@ -130,3 +130,11 @@ def test_a_ladder_rung_that_failed_before_one_succeeded_does_not_skip_the_consum
     guard = doc["States"]["after/alive"]
     assert not any(_holds(r, data) for r in guard["Choices"])  # into the run
     assert all(_holds(r, {"results": {}, "errors": {"risky": {}}}) for r in guard["Choices"])  # past it
+
+
+@pytest.mark.parametrize("node_id", ["alas-skipped-end", "alas-rolled-back", "alas-undo-x"])
+def test_the_reserved_state_names_are_refused_as_node_ids(node_id: str) -> None:
+    from alas_argo.engines.conformance import UnsupportedFeature
+
+    with pytest.raises(UnsupportedFeature, match="are reserved"):
+        to_asl(workflow([{"id": node_id, **_probe(1)}]))
