@@ -111,6 +111,12 @@ def check_bench_arguments(scenarios: Sequence[DisruptionKind | str], methods: Se
     Raises:
         InputError: the first argument refused, named.
     """
+    if not scenarios:
+        raise InputError("no scenario given (--scenarios takes breakdown, shock, mixed or a family, "
+                         "comma-separated)")
+    if not methods:
+        raise InputError("no repair method given (--methods takes "
+                         f"{', '.join(m.value for m in RepairMethod)}, comma-separated)")
     for s in map(str, scenarios):
         if not is_family(s):
             _kind(s)

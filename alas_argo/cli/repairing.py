@@ -147,9 +147,15 @@ def _bench_repair(args: argparse.Namespace) -> int:
         directory = check_output_dir(args.out)
         # Several files merge: the rows of one method measured once can be set against another run's.
         sources = [Path(p.strip()) for p in args.from_csv.split(",") if p.strip()]
+        if not sources:
+            raise InputError("--from-csv: no file given (comma-separated repair.csv paths)")
         tables = []
         for source in sources:
-            if not source.is_file():
+            try:
+                is_file = source.is_file()
+            except OSError as e:  # a name too long to stat (ENAMETOOLONG)
+                raise InputError(f"--from-csv: cannot read: {e.strerror or e}", where=str(source)[:200]) from None
+            if not is_file:
                 raise InputError(f"--from-csv: no file {source}")
             # utf-8-sig: a byte order mark is not part of the header
             tables.append((str(source), from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))))

@@ -33,6 +33,7 @@ from alas_argo.jssp.instance import Instance
 from alas_argo.log import ExecutionLog, open_store
 from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.pipeline.config import Optimizer, Planner, RepairMethodName
+from alas_argo.pipeline.running import disruption_file
 from alas_argo.runtime import StateChange
 from alas_argo.settings import StoreKind, load_settings
 
@@ -99,10 +100,7 @@ def check_disrupt_flags(args: argparse.Namespace, instance: Instance | None = No
                                                        f" (the file {args.disrupt} holds its own)"))
     if args.disrupt is None or args.disrupt in kinds:
         return
-    path = Path(args.disrupt)
-    if not path.exists() and path.suffix != ".json":
-        raise InputError(f"--disrupt must be one of {', '.join(kinds)} or a disruption JSON file",
-                         where=args.disrupt)
+    path = disruption_file(args.disrupt)
     instance = instance if instance is not None else load_instance(args.instance)
     found = load_disruptions(path)
     for k, disruption in enumerate(found):

@@ -37,6 +37,8 @@ def _metrics_serve(args: argparse.Namespace) -> int:
     _stop_on_signals(stop)
     try:
         server = metrics.serve(args.host, args.port)
+    except UnicodeError:  # the resolver's IDNA encoding refuses it (an empty or over-long label)
+        raise InputError("not a host name or address", where=f"--host {args.host[:80]}") from None
     except OSError as e:
         raise InputError(f"cannot listen on {args.host}:{args.port}: {e.strerror}", where="--port") from None
     sys.stderr.write(f"serving metrics on http://{args.host}:{server.server_port}/metrics\n")
@@ -112,6 +114,8 @@ def _controller(args: argparse.Namespace) -> int:
     try:
         server = serve(service, settings.controller.host, settings.controller.port, token=token,
                        max_body_bytes=settings.controller.max_body_bytes)
+    except UnicodeError:  # the resolver's IDNA encoding refuses it (an empty or over-long label)
+        raise InputError("not a host name or address", where=f"--host {settings.controller.host[:80]}") from None
     except OSError as e:
         raise InputError(f"cannot listen on {settings.controller.host}:{settings.controller.port}: {e.strerror}",
                          where="--port") from None

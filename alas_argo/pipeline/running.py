@@ -25,7 +25,25 @@ from alas_argo.pipeline.stages import Stages
 from alas_argo.runtime import Runtime, StateChange
 from alas_argo.runtime.run_state import Listener
 
-__all__ = ["PipelineResult", "load_disruptions", "run_pipeline"]
+__all__ = ["PipelineResult", "disruption_file", "load_disruptions", "run_pipeline"]
+
+
+def disruption_file(disrupt: str) -> Path:
+    """The disruption JSON file ``--disrupt`` names when it names no kind: a path that exists, or any name
+    ending ``.json`` (reading it then says what is wrong with it).
+
+    Raises:
+        InputError: Neither (a name too long to be a file's is no file either, not an OSError).
+    """
+    path = Path(disrupt)
+    try:
+        exists = path.exists()
+    except OSError:  # ENAMETOOLONG and the like: no such file
+        exists = False
+    if not exists and path.suffix != ".json":
+        kinds = ", ".join(k.value for k in DisruptionKind)
+        raise InputError(f"--disrupt must be one of {kinds} or a disruption JSON file", where=disrupt[:200])
+    return path
 
 
 def load_disruptions(path: Path) -> list[Disruption]:
@@ -35,7 +53,7 @@ def load_disruptions(path: Path) -> list[Disruption]:
     except FileNotFoundError:
         raise InputError("disruption file not found", where=str(path)) from None
     except OSError as e:
-        raise InputError(f"cannot read disruption file: {e.strerror or e}", where=str(path)) from None
+        raise InputError(f"cannot read disruption file: {e.strerror or e}", where=str(path)[:200]) from None
     items = doc if isinstance(doc, list) else [doc]
     if not items or not all(isinstance(d, dict) for d in items):
         raise InputError("expected a disruption object or a non-empty list of them", where=str(path))
@@ -54,11 +72,7 @@ def _disruption_plan(config: RunConfig) -> tuple[list[Disruption], int]:
         return [], 0
     if config.disrupt in {k.value for k in DisruptionKind}:
         return [], config.disruptions
-    path = Path(config.disrupt)
-    if not path.exists() and path.suffix != ".json":
-        kinds = ", ".join(k.value for k in DisruptionKind)
-        raise InputError(f"--disrupt must be one of {kinds} or a disruption JSON file", where=config.disrupt)
-    found = load_disruptions(path)
+    found = load_disruptions(disruption_file(config.disrupt))
     return found, len(found)
 
 
