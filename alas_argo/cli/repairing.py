@@ -26,6 +26,7 @@ from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family
@@ -151,12 +152,8 @@ def _bench_repair(args: argparse.Namespace) -> int:
             raise InputError("--from-csv: no file given (comma-separated repair.csv paths)")
         tables = []
         for source in sources:
-            try:
-                is_file = source.is_file()
-            except OSError as e:  # a name too long to stat (ENAMETOOLONG)
-                raise InputError(f"--from-csv: cannot read: {e.strerror or e}", where=str(source)[:200]) from None
-            if not is_file:
-                raise InputError(f"--from-csv: no file {source}")
+            if not found(source, file=True):  # a name too long to look up is no file either
+                raise InputError(f"--from-csv: no file {str(source)[:200]}")
             # utf-8-sig: a byte order mark is not part of the header
             tables.append((str(source), from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))))
         rows, notes = merge_tables(tables)

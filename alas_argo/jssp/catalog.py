@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.jssp.formats import read_instance_file
 from alas_argo.jssp.instance import Instance
 from alas_argo.repeats import repeated
@@ -75,17 +76,9 @@ def load_instance(name_or_path: str | Path) -> Instance:
     path = Path(name_or_path)
     # A bare name is a file only when such a file exists: a directory called ``ta01`` in the working
     # directory must not hide the bundled instance.
-    try:
-        is_file = path.is_file()
-    except OSError:  # e.g. a name too long to be a file's (ENAMETOOLONG): not a file, perhaps a bad name
-        is_file = False
-    if path.suffix or is_file or "/" in str(name_or_path):
-        try:
-            exists = path.exists()
-        except OSError as e:  # a path too long (ENAMETOOLONG), or a part of it unreadable
-            raise InputError(f"cannot read: {e.strerror or e}", where=str(path)[:200]) from None
-        if not exists:
-            raise InputError("no such file", where=str(path))
+    if path.suffix or found(path, file=True) or "/" in str(name_or_path):
+        if not found(path):  # a name too long to look up is no file either
+            raise InputError("no such file", where=str(path)[:200])
         return read_instance_file(path)
     return get_instance(str(name_or_path))
 

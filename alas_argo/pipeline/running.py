@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import metrics
 from alas_argo.errors import ConflictError, InputError, first_error
+from alas_argo.file_names import found
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
@@ -36,11 +37,7 @@ def disruption_file(disrupt: str) -> Path:
         InputError: Neither (a name too long to be a file's is no file either, not an OSError).
     """
     path = Path(disrupt)
-    try:
-        exists = path.exists()
-    except OSError:  # ENAMETOOLONG and the like: no such file
-        exists = False
-    if not exists and path.suffix != ".json":
+    if not found(path) and path.suffix != ".json":
         kinds = ", ".join(k.value for k in DisruptionKind)
         raise InputError(f"--disrupt must be one of {kinds} or a disruption JSON file", where=disrupt[:200])
     return path
