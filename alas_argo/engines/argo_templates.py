@@ -132,8 +132,9 @@ def _caught_consumers(wf: Workflow) -> dict[str, list[str]]:
     return out
 
 
-def _check_names(wf: Workflow) -> None:
-    """Every node needs its own valid Argo template name, and so do its map item template and ladder rungs.
+def _check_names(wf: Workflow, bridged: set[str]) -> None:
+    """Every node needs its own valid Argo template name, and so do its map item template, ladder rungs and, for a
+    caught node in ``bridged``, the task after it (``ended``).
 
     Raises:
         UnsupportedFeature: A name is not a valid Argo name, or two templates would get the same name (the
@@ -141,7 +142,6 @@ def _check_names(wf: Workflow) -> None:
     """
     taken = {nm.MAIN: "the entrypoint", nm.EXIT_HANDLER: "the exit handler", nm.COMPENSATE: "the compensation step",
              nm.ENDED: "the template of the tasks after caught nodes"}
-    bridged = set(_caught_consumers(wf))
     for n in wf.nodes:
         names = _template_names(n) + ([(ended(n), f"the task after caught node {n.id}")] if n.id in bridged else [])
         for name, what in names:
@@ -158,7 +158,9 @@ class Compiler:
 
     def __init__(self, wf: Workflow, opts: ArgoOptions) -> None:
         self.wf, self.o = wf, opts
-        _check_names(wf)
+        #: Caught node -> its consumers, which wait on the task after it (``ended``; see _caught_consumers).
+        self.caught = _caught_consumers(wf)
+        _check_names(wf, set(self.caught))
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
@@ -185,8 +187,6 @@ class Compiler:
         # does locally; a node that may be either is read as the former.
         gated = {n.id for n in wf.nodes if n.when is not None}
         self.dies_skipped = {d.target for d in wf.dependencies() if d.via is Via.CHOICE} - gated
-        #: Caught node -> its consumers, which wait on the task after it (``ended``; see _caught_consumers).
-        self.caught = _caught_consumers(wf)
         #: Node -> the caught nodes whose failure for good skips it by its ``when``: their direct consumers and,
         #: past a gated one (whose Skipped also means its gate was false, where the run goes on), its consumers.
         self.taints: dict[str, list[str]] = {}

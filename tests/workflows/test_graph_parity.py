@@ -255,3 +255,14 @@ def test_a_catch_naming_errors_keeps_its_consumers_on_the_failed_node(tmp_path: 
     monkeypatch.setenv("ALAS_STORE__ROOT", str(tmp_path))
     walk = Walker(doc, main, name="g").run()
     assert walk.status == "Failed" and walk.phases["after"] == "Omitted"
+
+
+def test_a_node_named_as_the_task_after_a_caught_node_is_refused() -> None:
+    """`<node>-ended` is the compiler's: a user's node of that name would be a second task of one name."""
+    from alas_argo.engines.conformance import UnsupportedFeature
+
+    wf = workflow([{"id": "risky", **_probe(1), "policyRef": "c"}, {"id": "handler", **_probe(2)},
+                   {"id": "after", **_probe(3)}, {"id": "risky-ended", **_probe(4)}], [("risky", "after")],
+                  policies={"c": {"catch": [{"errors": ["*"], "next": "handler"}]}})
+    with pytest.raises(UnsupportedFeature, match=r"'risky-ended' .* already used by the task after caught node risky"):
+        to_argo(wf, image="alas:test")
