@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import signal
+import socket
 import sys
 import threading
 from types import FrameType
@@ -29,6 +31,20 @@ def _stop_on_signals(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+def _bind_error(error: OSError | UnicodeError, host: str, port: int) -> InputError:
+    """Why a server could not bind, charged to the flag at fault: the host when it does not resolve or is not
+    this machine's, the port otherwise (taken, or privileged)."""
+    if isinstance(error, UnicodeError):  # the resolver's IDNA encoding refuses it (an empty or over-long label)
+        return InputError("not a host name or address", where=f"--host {host[:80]}")
+    # socket.create_server re-raises the resolver's gaierror as a plain OSError with its (negative) EAI code.
+    if isinstance(error, socket.gaierror) or (error.errno is not None and error.errno < 0):
+        reason = (error.strerror or "").split(" (while attempting", 1)[0]
+        return InputError(f"cannot resolve {host[:80]}: {reason}", where="--host")
+    if error.errno == errno.EADDRNOTAVAIL:
+        return InputError(f"cannot listen on {host[:80]}: not an address of this machine", where="--host")
+    return InputError(f"cannot listen on {host}:{port}: {error.strerror}", where="--port")
+
+
 def _metrics_serve(args: argparse.Namespace) -> int:
     from alas_argo import metrics
 
@@ -37,10 +53,8 @@ def _metrics_serve(args: argparse.Namespace) -> int:
     _stop_on_signals(stop)
     try:
         server = metrics.serve(args.host, args.port)
-    except UnicodeError:  # the resolver's IDNA encoding refuses it (an empty or over-long label)
-        raise InputError("not a host name or address", where=f"--host {args.host[:80]}") from None
-    except OSError as e:
-        raise InputError(f"cannot listen on {args.host}:{args.port}: {e.strerror}", where="--port") from None
+    except (UnicodeError, OSError) as e:
+        raise _bind_error(e, args.host, args.port) from None
     sys.stderr.write(f"serving metrics on http://{args.host}:{server.server_port}/metrics\n")
     sys.stderr.flush()
     stop.wait()
@@ -114,11 +128,8 @@ def _controller(args: argparse.Namespace) -> int:
     try:
         server = serve(service, settings.controller.host, settings.controller.port, token=token,
                        max_body_bytes=settings.controller.max_body_bytes)
-    except UnicodeError:  # the resolver's IDNA encoding refuses it (an empty or over-long label)
-        raise InputError("not a host name or address", where=f"--host {settings.controller.host[:80]}") from None
-    except OSError as e:
-        raise InputError(f"cannot listen on {settings.controller.host}:{settings.controller.port}: {e.strerror}",
-                         where="--port") from None
+    except (UnicodeError, OSError) as e:
+        raise _bind_error(e, settings.controller.host, settings.controller.port) from None
     sys.stderr.write(f"alas controller listening on http://{settings.controller.host}:{server.server_port} "
                      f"(store {service.store.location}{', NO AUTH' if token is None else ''})\n")
     sys.stderr.flush()

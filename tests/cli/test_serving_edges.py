@@ -414,3 +414,39 @@ def test_the_defaults_are_the_ones_the_help_states() -> None:
     assert (op.namespace, op.interval, op.metrics_port, op.liveness_max_age, op.once) == ("default", 5.0, 0, None,
                                                                                           False)
     assert (op.ttl_after_success, op.ttl_after_failure) == (7, 8)  # numbers, not the text given
+
+
+def test_a_host_that_is_not_this_machines_is_charged_to_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine, so bind gives EADDRNOTAVAIL. Both
+    # commands said "--port" for it, the wrong flag to change.
+    assert main(["metrics", "serve", "--host", "192.0.2.1", "--port", "0"]) == 2
+    assert capsys.readouterr().err == ("alas: error: --host: cannot listen on 192.0.2.1: not an address of this "
+                                       "machine\n")
+    monkeypatch.setattr(MetricsInbox, "run", lambda self, stop: None)  # it would outlive the refused start
+    assert main(["controller", "--no-auth", "--host", "192.0.2.1", "--port", "0",
+                 "--root", str(tmp_path / "store")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "alas: error: --host: cannot listen on 192.0.2.1: not an address of this machine")
+
+
+@pytest.mark.parametrize("command", [["metrics", "serve"], ["controller", "--no-auth"]])
+def test_a_host_that_does_not_resolve_is_charged_to_host(command: list[str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # The resolver is replaced (no DNS in a test): the metrics server's bind raises gaierror itself, the
+    # controller's socket.create_server re-raises it as a plain OSError keeping the negative EAI code.
+    def no_name(address: tuple[str, int], **_: Any) -> socket.socket:
+        raise OSError(socket.EAI_NONAME, f"Name or service not known (while attempting to bind on address "
+                                         f"{address!r})")
+
+    def no_name_bind(self: socket.socket, address: tuple[str, int]) -> None:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "create_server", no_name)
+    monkeypatch.setattr(socket.socket, "bind", no_name_bind)
+    monkeypatch.setattr(MetricsInbox, "run", lambda self, stop: None)
+    root = ["--root", str(tmp_path / "store")] if command[0] == "controller" else []
+    assert main([*command, "--host", "nowhere.invalid", "--port", "0", *root]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "alas: error: --host: cannot resolve nowhere.invalid: Name or service not known")
