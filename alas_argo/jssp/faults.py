@@ -86,7 +86,9 @@ def inject_faults(instance: Instance, schedule: Schedule, *, kinds: Sequence[Fau
             if (fault := INJECTORS[kind](work)) is not None:
                 break
         if fault is None:
-            raise InputError(f"cannot inject fault {i} of kind {kind}: no suitable operation, or it needs a "
+            # The default mix tried every kind: naming only the last one tried would blame one at random.
+            what = f"of kind {kind}" if len(tries) == 1 else f"of any kind ({', '.join(map(str, tries))} tried)"
+            raise InputError(f"cannot inject fault {i} {what}: no suitable operation, or it needs a "
                              "disruption/baseline that was not given", where=schedule.instance)
         faults.append(fault)
     return FaultInjection(schedule=work.schedule(schedule.instance), faults=faults)

@@ -98,6 +98,17 @@ def test_the_default_mix_moves_on_to_the_next_kind_that_still_fits() -> None:
     assert_detected(validate(TWO, out.schedule), out.faults)
 
 
+def test_the_default_mix_that_runs_out_names_every_kind_it_tried() -> None:
+    """After three faults on two jobs and two machines no kind fits: the refusal names all seven kinds, in the
+    order tried (it named only the last, as if that kind alone had been asked for)."""
+    with pytest.raises(InputError) as e:
+        inject_faults(TWO, semi_active(TWO), count=4, seed=0)
+    assert e.value.message == ("cannot inject fault 3 of any kind (precedence, wrong_machine, missing_operation, "
+                               "negative_start, duplicate_operation, wrong_duration, machine_overlap tried): no "
+                               "suitable operation, or it needs a disruption/baseline that was not given")
+    assert e.value.where == "two"
+
+
 def test_the_refusals_say_exactly_what_was_wrong(ft06: Instance) -> None:
     schedule = semi_active(ft06)
     with pytest.raises(InputError) as e:
