@@ -209,3 +209,15 @@ def test_the_bench_hands_every_knob_to_every_case(tiny: Instance) -> None:
     defaults = run_llm_bench([tiny], [LlmVariant.PLANNER_CRITIC], [0], lambda i, v, s: Scripted())
     assert (defaults[0].rounds, defaults[0].gate, defaults[0].cost_usd) == (5, "-", None)
 
+
+def test_with_the_gate_on_a_rejected_message_s_second_ask_is_not_a_first_prompt(ft06: Instance) -> None:
+    """The figure is one job agent's first prompt (bench/README.md): the gate asks a rejected message again at
+    attempt 0 with the reasons added, and that longer second prompt must not count as another job's first one."""
+    recorder = ExchangeRecorder()
+    row = run_case(ft06, LlmVariant.ALAS, 0, SimulatedTransport(seed=0), rounds=0, gate=True, recorder=recorder)
+    asked = [e for e in recorder.exchanges if e.role == "job" and e.attempt == 0]
+    again = [e for e in asked if "message rejected: " in e.messages[-1]["content"]]
+    assert len(asked) == 7 and len(again) == 1 and row.gate.endswith("reject 1")  # job 5 asked twice
+    first = [estimate_tokens("".join(m["content"] for m in e.messages)) for e in asked if e not in again]
+    assert [e.job for e in asked if e not in again] == [0, 1, 2, 3, 4, 5]
+    assert row.agent_prompt_tokens == round(sum(first) / 6, 1)
