@@ -205,6 +205,7 @@ def test_the_bench_hands_every_knob_to_every_case(tiny: Instance) -> None:
     assert [(r.variant, r.seed) for r in rows] == [("planner_critic", 3), ("planner_critic", 4), ("alas", 3),
                                                    ("alas", 4)]
     assert [r.rounds for r in rows[:2]] == [1, 1] and rows[0].cost_usd == 105.0
+    assert rows[0].tokens_estimated  # one critique, the only estimated exchange of the case, is enough
     assert rows[0].gate == "deliver 0 augment 0 reject 0" and rows[2].cost_usd == 0.0
     defaults = run_llm_bench([tiny], [LlmVariant.PLANNER_CRITIC], [0], lambda i, v, s: Scripted())
     assert (defaults[0].rounds, defaults[0].gate, defaults[0].cost_usd) == (5, "-", None)
