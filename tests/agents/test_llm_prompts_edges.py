@@ -1,8 +1,8 @@
 """The prompts' exact text: what a job agent and the supervisor are told, byte for byte.
 
-Replays match recorded exchanges by their messages (a changed prompt is a changed experiment), and the
-simulator and tests read the context back from the ``CONTEXT:`` line, so the wording, the order of the lines and
-the JSON's keys and order are the contract, not only the information they carry."""
+The module promises stable wording across runs (a recorded run replayed is the same experiment) and a
+machine-checkable context: the simulator and tests read it back from the ``CONTEXT:`` line. So the wording, the
+order of the lines and the JSON's keys and order are the contract, not only the information they carry."""
 
 from __future__ import annotations
 
