@@ -29,7 +29,7 @@ from alas_argo.agents.context_scope import ContextCache, ContextScope
 from alas_argo.agents.feedback import feedback_rounds, first_proposals, patch_plan
 from alas_argo.agents.llm import LlmPlanner
 from alas_argo.agents.llm_client import ChatTransport, estimate_tokens
-from alas_argo.agents.llm_recording import ExchangeRecorder
+from alas_argo.agents.llm_recording import Exchange, ExchangeRecorder
 from alas_argo.agents.message_gate import MessageGate
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.schedule import Schedule
@@ -166,8 +166,12 @@ def run_case(instance: Instance, variant: LlmVariant, seed: int, transport: Chat
     model = sorted(models)[0] if len(models) == 1 else ",".join(sorted(models)) or "-"
     usage = planner.usage
     # Estimated from the text on both sides, so that the comparison with the single-agent prompt is like for like.
-    agent_prompts = [estimate_tokens("".join(m.get("content", "") for m in e.messages)) for e in exchanges
-                     if e.role == "job" and e.attempt == 0]
+    # Each job agent's first prompt only: the message gate asks a rejected answer again at attempt 0.
+    first_asks: dict[int | None, Exchange] = {}
+    for e in exchanges:
+        if e.role == "job" and e.attempt == 0:
+            first_asks.setdefault(e.job, e)
+    agent_prompts = [estimate_tokens("".join(m.get("content", "") for m in e.messages)) for e in first_asks.values()]
     return LlmCaseRow(
         instance=instance.name, family=family_of(instance.name), variant=str(variant), seed=seed, model=model,
         simulated=bool(exchanges) and all(e.model == "simulated" for e in exchanges), valid=valid,
