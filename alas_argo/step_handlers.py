@@ -164,13 +164,37 @@ def bench_plan(ctx: StepContext) -> StepOutput:
     return StepOutput({"cases": cases}, {"cases": _compact(cases)})
 
 
+def _bench_case_item(item: Any) -> dict[str, Any]:
+    """The case a bench-case pod was handed (an object, or its JSON text when Argo passed ``{{item}}`` unparsed):
+    ``instance`` and ``scenario`` names and an integer ``seed``. Anything else is refused naming ``--item`` (a
+    missing or mistyped item was a JSONDecodeError or KeyError traceback)."""
+    if item is None:
+        raise InputError("a bench-case step needs its case: --item {\"instance\": ..., \"scenario\": ..., "
+                         "\"seed\": ...}", where="--item")
+    if isinstance(item, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            item = json.loads(item)
+    if not isinstance(item, dict):
+        raise InputError(f"a bench case is an object with instance, scenario and seed, got {str(item)[:80]!r}",
+                         where="--item")
+    for name in ("instance", "scenario"):
+        if not isinstance(item.get(name), str) or not item[name]:
+            raise InputError(f"the case's {name} must be a non-empty string, got {item.get(name)!r:.80}",
+                             where=f"--item {name}")
+    seed = item.get("seed")
+    # bench_cases writes int seeds; a seed handed over as text ("4") is the same case.
+    if isinstance(seed, bool) or not (isinstance(seed, int) or (isinstance(seed, str) and seed.isdecimal())):
+        raise InputError(f"the case's seed must be a whole number, got {seed!r:.80}", where="--item seed")
+    return item
+
+
 def bench_case(ctx: StepContext) -> StepOutput:
     """One benchmark case: the whole local pipeline for one instance, scenario and seed, in its own run."""
     from alas_argo.log import ExecutionLog
     from alas_argo.pipeline import run_pipeline
     from alas_argo.pipeline.parameters import config_from_parameters
 
-    case = ctx.input.item if isinstance(ctx.input.item, dict) else json.loads(str(ctx.input.item))
+    case = _bench_case_item(ctx.input.item)
     # The workflow's parameters, as alas-plan reads them, with the case's instance, scenario and seed.
     config, _ = config_from_parameters(ctx.input.run_inputs, instance=case["instance"], seed=int(case["seed"]),
                                        disrupt=None if case["scenario"] == "none" else case["scenario"])

@@ -354,3 +354,27 @@ def test_gather_holds_each_branchs_output_as_the_local_runtime_does(counted: tup
     out = run_step(StepInput(kind="gather", node="par", run_id="r", scope="wf",
                              branches=["count", "gated", "skipped"], inputs={"count": key}), store)
     assert out.doc == {"count": {"n": 5}, "gated": {"m": 1}, "skipped": None}
+
+
+@pytest.mark.parametrize(("item", "where", "message"), [
+    (None, "--item", 'a bench-case step needs its case: --item {"instance": ..., "scenario": ..., "seed": ...}'),
+    ("not json", "--item", "a bench case is an object with instance, scenario and seed, got 'not json'"),
+    ([1, 2], "--item", "a bench case is an object with instance, scenario and seed, got '[1, 2]'"),
+    ({"scenario": "none", "seed": 1}, "--item instance", "the case's instance must be a non-empty string, got None"),
+    ('{"instance": "ft06", "scenario": "", "seed": 1}', "--item scenario",
+     "the case's scenario must be a non-empty string, got ''"),
+    ({"instance": "ft06", "scenario": "none", "seed": True}, "--item seed",
+     "the case's seed must be a whole number, got True"),
+    ({"instance": "ft06", "scenario": "none", "seed": "-1"}, "--item seed",
+     "the case's seed must be a whole number, got '-1'"),
+    ({"instance": "ft06", "scenario": "none", "seed": 1.5}, "--item seed",
+     "the case's seed must be a whole number, got 1.5")])
+def test_a_bench_case_without_a_readable_case_is_refused_naming_the_item(
+        tmp_path: Path, item: Any, where: str, message: str) -> None:
+    # A pod handed no item, or one that is not a case, crashed with a JSONDecodeError or KeyError traceback.
+    store = FsStore(tmp_path)
+    with pytest.raises(InputError) as e:
+        run_step(StepInput(kind="bench-case", node="run-case", run_id="b", scope="wf", item=item), store)
+    assert (e.value.where, e.value.message) == (where, message)
+    # The step records its failure in the workflow's run; no case run was started.
+    assert {k.split("/")[1] for k in store.list(prefix="runs/")} == {"b"}
