@@ -18,6 +18,7 @@ from alas_argo import json_limits
 from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.errors import AlasError, InputError, first_error
 from alas_argo.ir.condition import Condition
+from alas_argo.ir.validation import contract_problem
 from alas_argo.log import ExecutionLog, Store
 from alas_argo.runtime.policies import MISSING, evaluate
 
@@ -75,6 +76,15 @@ class StepInput(BaseModel):
             except ValidationError as e:
                 loc, msg = first_error(e)
                 raise ValueError(f"{loc}: {msg}" if loc else msg) from None
+        return value
+
+    @field_validator("output_contract")
+    @classmethod
+    def _a_contract(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Checked as the IR checks a node's contract: a schema jsonschema cannot use failed only after the role
+        # ran, with a SchemaError or TypeError traceback (exit 1) instead of a refusal.
+        if value is not None and (problem := contract_problem(value, "the output contract")) is not None:
+            raise ValueError(problem)
         return value
 
 

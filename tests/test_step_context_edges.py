@@ -243,7 +243,13 @@ def test_a_loop_given_no_bound_runs_once(tmp_path: Path) -> None:
     # A loop condition is checked before the first iteration runs (and writes), not after it.
     ("--loop-until", '{"path": "output.x", "op": "near"}', "--loop-until: op: Input should be 'eq', 'ne', 'lt', "
      "'le', 'gt', 'ge', 'in', 'exists' or 'truthy'"),
-    ("--loop-until", '{"op": "exists"}', "--loop-until: path: Field required")])
+    ("--loop-until", '{"op": "exists"}', "--loop-until: path: Field required"),
+    # A contract jsonschema cannot use is refused as the IR refuses it, before the role runs (it was a
+    # SchemaError or TypeError traceback after the role had run).
+    ("--output-contract", '{"required": 5}', "--output-contract: the output contract is not a valid JSON Schema: "
+     "5 is not of type 'array'"),
+    ("--output-contract", '{"$schema": "https://example.com/no-such-dialect"}', "--output-contract: the output "
+     "contract names no JSON Schema dialect jsonschema knows: $schema 'https://example.com/no-such-dialect'")])
 def test_a_malformed_step_input_is_refused_naming_its_flag_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str) -> None:
     code = main(["step", "blueprint", flag, value, "--run-input", "instance=ft06", "--store", "fs", "--root",

@@ -21,7 +21,8 @@ from alas_argo.ir.node import Join, Node, NodeKind, SideEffect
 from alas_argo.ir.policy import OnFailure
 from alas_argo.ir.workflow import Workflow
 
-__all__ = ["PLACEHOLDER", "Problem", "ensure_valid", "parse_workflow", "validate", "validate_document"]
+__all__ = ["PLACEHOLDER", "Problem", "contract_problem", "ensure_valid", "parse_workflow", "validate",
+           "validate_document"]
 
 #: A placeholder of an idempotency key template: ``{name}`` or ``{a.b.c}``.
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -43,20 +44,23 @@ class Problem:
         return f"node {self.node}: {self.message}" if self.node else self.message
 
 
-def _check_schema(schema: dict[str, Any] | None, node: str | None, what: str, out: list[Problem]) -> None:
-    if schema is None:
-        return
+def contract_problem(schema: dict[str, Any], what: str) -> str | None:
+    """Why ``schema`` cannot serve as a contract (``what`` names it in the message), or None when it can."""
     # jsonschema checks a dialect it does not know by its latest draft (with a warning) and fails on a $schema
     # that is not hashable: either way the contract would not be checked by the rules its author named.
     if "$schema" in schema and (not isinstance(schema["$schema"], str)
                                 or jsonschema.validators.validator_for(schema, default=None) is None):
-        out.append(Problem("bad_contract", f"{what} names no JSON Schema dialect jsonschema knows: $schema "
-                           f"{schema['$schema']!r}", node))
-        return
+        return f"{what} names no JSON Schema dialect jsonschema knows: $schema {schema['$schema']!r}"
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as e:
-        out.append(Problem("bad_contract", f"{what} is not a valid JSON Schema: {e.message}", node))
+        return f"{what} is not a valid JSON Schema: {e.message}"
+    return None
+
+
+def _check_schema(schema: dict[str, Any] | None, node: str | None, what: str, out: list[Problem]) -> None:
+    if schema is not None and (problem := contract_problem(schema, what)) is not None:
+        out.append(Problem("bad_contract", problem, node))
 
 
 def _check_kind(n: Node, ids: set[str], out: list[Problem]) -> None:
