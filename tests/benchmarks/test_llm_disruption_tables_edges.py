@@ -124,7 +124,7 @@ def test_the_paired_tests_per_scenario_and_over_all() -> None:
 
 def test_one_scenario_has_no_pooled_test_and_one_differing_instance_is_not_tested() -> None:
     """Differences 0, 0 and 1 on ft06, la01 and la02 (la03 only alas ran: no pair): one instance differs, so
-    no statistic and no p; with a single scenario there is no "all" row repeating it."""
+    no statistic and no p ("-" in the report); with a single scenario there is no "all" row repeating it."""
     rows = [_row(n, "alas", "breakdown", rate=r) for n, r in (("ft06", 50.0), ("la01", 60.0), ("la02", 71.0),
                                                              ("la03", 10.0))]
     rows += [_row(n, "alas_no_validator", "breakdown", rate=r) for n, r in (("ft06", 50.0), ("la01", 60.0),
@@ -132,6 +132,7 @@ def test_one_scenario_has_no_pooled_test_and_one_differing_instance_is_not_teste
     assert disruption_paired_tests(rows) == [
         {"scenario": "breakdown", "reference": "alas", "variant": "alas_no_validator", "instances": 3,
          "mean_difference": 0.33, "statistic": None, "p_value": None}]
+    assert disruption_markdown(rows, "t").endswith("| breakdown | alas_no_validator | 3 | 0.33 | - | - |\n")
 
 
 def test_a_scenario_without_the_reference_is_skipped_not_the_end() -> None:
@@ -228,7 +229,8 @@ def test_a_report_without_the_reference_has_no_paired_test() -> None:
 
 def test_the_files_are_written_into_a_new_directory(tmp_path: Path) -> None:
     rows = _experiment(simulated=True)
-    csv_path, md_path = write_disruption_bench(tmp_path / "new" / "out", rows, "t")
+    write_disruption_bench(tmp_path / "new" / "out", rows[:1], "old")
+    csv_path, md_path = write_disruption_bench(tmp_path / "new" / "out", rows, "t")  # a second run, same --out
     assert (csv_path.name, md_path.name) == ("llm_disruption.csv", "llm_disruption.md")
     assert md_path.read_text(encoding="utf-8") == EXPECTED_MARKDOWN
     lines = csv_path.read_text(encoding="utf-8").splitlines()
