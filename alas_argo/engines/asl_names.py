@@ -151,23 +151,47 @@ def _compare(var: str, op: str, value: Any) -> dict[str, Any]:
 
 
 def condition_to_rule(cond: dict[str, Any]) -> dict[str, Any]:
-    """A Choice rule (without Next) for an IR condition (JSON form)."""
+    """A Choice rule (without Next) for an IR condition (JSON form).
+
+    Every test but ``exists`` is guarded by ``IsPresent``: Step Functions fails the execution (States.Runtime,
+    "Invalid path") when a Choice compares a path the state document does not hold, where the local runtime
+    reads a comparison of a missing value as false (``runtime.policies``; ``ne`` too). With the guard a
+    missing path is false in ASL as well, and ``negate`` turns that false into true, as locally.
+    """
     var, op, value = path_to_asl(cond["path"]), cond.get("op", "eq"), cond.get("value")
     if op == "exists":
         rule = {"Variable": var, "IsPresent": True}
-    elif op == "truthy":  # approximated: ASL has no truthiness test, booleans only
-        rule = {"Variable": var, "BooleanEquals": True}
-    elif op == "ne":
-        rule = {"Not": _compare(var, "eq", value)}
-    elif op == "in":
-        rule = {"Or": [_compare(var, "eq", v) for v in value or []]}
     else:
-        rule = _compare(var, op, value)
+        if op == "truthy":  # approximated: ASL has no truthiness test, booleans only
+            test = {"Variable": var, "BooleanEquals": True}
+        elif op == "ne":
+            test = {"Not": _compare(var, "eq", value)}
+        elif op == "in":
+            test = {"Or": [_compare(var, "eq", v) for v in value or []]}
+        else:
+            test = _compare(var, op, value)
+        rule = {"And": [{"Variable": var, "IsPresent": True}, test]}
     return {"Not": rule} if cond.get("negate") else rule
 
 
+def _unguarded(rule: dict[str, Any]) -> dict[str, Any] | None:
+    """The test inside :func:`condition_to_rule`'s ``IsPresent`` guard, or None when ``rule`` is not one."""
+    parts = rule.get("And")
+    if (set(rule) <= {"And", "Next"} and isinstance(parts, list) and len(parts) == 2 and isinstance(parts[0], dict)
+            and set(parts[0]) == {"Variable", "IsPresent"} and parts[0]["IsPresent"] is True
+            and isinstance(parts[1], dict)):
+        inner = parts[1].get("Not", parts[1])
+        first = inner.get("Or", [inner])
+        if all(isinstance(r, dict) and r.get("Variable") == parts[0]["Variable"] for r in first):
+            return dict(parts[1])
+    return None
+
+
 def rule_to_condition(rule: dict[str, Any]) -> dict[str, Any]:
-    """Inverse of :func:`condition_to_rule` (truthy reads back as ``eq true``; the Comment corrects it)."""
+    """Inverse of :func:`condition_to_rule` (truthy reads back as ``eq true``; the Comment corrects it). A rule
+    without the ``IsPresent`` guard (a document rendered before it) reads back as the same condition."""
+    if (test := _unguarded(rule)) is not None:
+        return rule_to_condition(test)
     if "Not" in rule and set(rule) <= {"Not", "Next"}:
         inner = rule_to_condition(rule["Not"])
         if inner["op"] == "eq" and not inner.get("negate") and "Not" not in rule["Not"]:
@@ -176,6 +200,8 @@ def rule_to_condition(rule: dict[str, Any]) -> dict[str, Any]:
     if "Or" in rule:
         parts = [rule_to_condition(r) for r in rule["Or"]]
         return {"path": parts[0]["path"], "op": "in", "value": [p["value"] for p in parts], "negate": False}
+    if not isinstance(rule.get("Variable"), str):  # an And this compiler did not write, or no test at all
+        raise ValueError(f"unsupported Choice rule {sorted(rule)}")
     path = path_from_asl(rule["Variable"])
     if "IsPresent" in rule:
         return {"path": path, "op": "exists", "value": None, "negate": False}

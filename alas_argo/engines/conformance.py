@@ -116,7 +116,8 @@ MATRIX: tuple[Feature, ...] = (
             (A, "`alas step choose` writes the branch taken, reading any node's output as the local runtime does "
                 "(a dependency as handed over, any other from the log); targets run `when` it names them, and "
                 "what follows a target waits for its success (`x.Succeeded`), so a branch not taken stays dead"),
-            (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or)"),
+            (N, "Choice state (StringEquals/NumericEquals/BooleanEquals/IsPresent, Not, Or; each test behind an "
+                "IsPresent guard, so a missing path is false as locally)"),
             lambda wf, n: n.kind is NodeKind.CHOICE),
     Feature("gate", "node gate `when` (a condition on the run's inputs or an ungated ancestor's output)",
             (N, "the task's `when`, e.g. `{{tasks.blueprint.outputs.parameters.revealed}} >= 2` (the ancestor's "

@@ -138,3 +138,19 @@ def test_the_reserved_state_names_are_refused_as_node_ids(node_id: str) -> None:
 
     with pytest.raises(UnsupportedFeature, match="are reserved"):
         to_asl(workflow([{"id": node_id, **_probe(1)}]))
+
+
+def test_a_gate_on_a_path_the_run_does_not_hold_takes_the_local_runtimes_turn() -> None:
+    """Step Functions fails an execution whose Choice compares a missing path (States.Runtime; the walk raises
+    KeyError there); the local runtime reads the comparison as false. The compiled gate checks IsPresent first:
+    the gated node is skipped, the one gated on the negation runs, and the execution succeeds."""
+    wf = workflow([{"id": "other", **_probe(1)},
+                   {"id": "gated", **_probe(2), "when": {"path": "other.absent", "op": "ge", "value": 0}},
+                   {"id": "negated", **_probe(3), "when": {"path": "other.absent", "op": "ge", "value": 0,
+                                                          "negate": True}},
+                   {"id": "unequal", **_probe(4), "when": {"path": "other.absent", "op": "ne", "value": 1}},
+                   {"id": "tail", **_probe(5)}],
+                  [("other", "gated"), ("other", "negated"), ("other", "unequal"), ("other", "tail")])
+    status, ran = walk(to_asl(wf), set())
+    assert status == "Succeeded"
+    assert sorted(ran) == _local(wf, set()) == ["negated", "other", "tail"]

@@ -84,8 +84,10 @@ def test_alas_plan_gates_each_segment_with_a_chain_of_choice_states() -> None:
     for k in range(1, MAX_DISRUPTIONS + 1):
         gate = states[f"disrupt_{k}/gate"]
         skip = f"disrupt_{k + 1}/gate" if k < MAX_DISRUPTIONS else "finish"
-        assert gate == {"Type": "Choice", "Choices": [{"Variable": "$.results.blueprint.revealed",
-                                                       "NumericGreaterThanEquals": k, "Next": f"disrupt_{k}"}],
+        revealed = "$.results.blueprint.revealed"
+        assert gate == {"Type": "Choice", "Choices": [{"And": [{"Variable": revealed, "IsPresent": True},
+                                                               {"Variable": revealed, "NumericGreaterThanEquals": k}],
+                                                       "Next": f"disrupt_{k}"}],
                         "Default": skip}
         before = "commit_v1" if k == 1 else f"commit_{k}"
         assert states[before]["Next"] == f"disrupt_{k}/gate"

@@ -125,7 +125,35 @@ def test_an_ir_path_and_its_reference_path_map_both_ways(ir: str, asl: str) -> N
     ({"path": "inputs.k", "op": "eq", "value": "v"}, {"Variable": "$.inputs.k", "StringEquals": "v"}),
 ])
 def test_condition_to_rule(cond: dict[str, Any], rule: dict[str, Any]) -> None:
-    assert an.condition_to_rule(cond) == rule
+    """Each test as ASL writes it, behind the guard that makes a missing path false (``exists`` is the guard)."""
+    got = an.condition_to_rule(cond)
+    if cond.get("op") == "exists":
+        assert got == rule
+        return
+    inner = got["Not"] if cond.get("negate") else got
+    var = an.path_to_asl(cond["path"])
+    assert inner == {"And": [{"Variable": var, "IsPresent": True}, rule["Not"] if cond.get("negate") else rule]}
+    assert set(got) == ({"Not"} if cond.get("negate") else {"And"})
+
+
+def test_an_unguarded_rule_of_an_older_document_reads_back_as_the_same_condition() -> None:
+    """Documents rendered before the IsPresent guard compare the path bare."""
+    assert an.rule_to_condition({"Variable": "$.results.a.n", "NumericGreaterThan": 2, "Next": "x"}) == {
+        "path": "a.n", "op": "gt", "value": 2, "negate": False}
+    assert an.rule_to_condition({"Not": {"Variable": "$.results.a.s", "StringEquals": "x"}, "Next": "x"}) == {
+        "path": "a.s", "op": "ne", "value": "x", "negate": False}
+
+
+def test_an_and_that_is_not_the_guard_is_refused() -> None:
+    """Only the compiler's own guard reads back: the same path, IsPresent true, then the test."""
+    other_path = {"And": [{"Variable": "$.results.a.m", "IsPresent": True},
+                          {"Variable": "$.results.a.n", "NumericGreaterThan": 2}]}
+    absent = {"And": [{"Variable": "$.results.a.n", "IsPresent": False},
+                      {"Variable": "$.results.a.n", "NumericGreaterThan": 2}]}
+    three = {"And": [{"Variable": "$.results.a.n", "IsPresent": True}] * 3}
+    for rule in (other_path, absent, three):
+        with pytest.raises(ValueError, match=r"unsupported Choice rule \['And'\]"):
+            an.rule_to_condition(rule)
 
 
 @pytest.mark.parametrize("cond", [
@@ -176,8 +204,8 @@ def test_a_double_not_reads_back_as_the_rule_itself() -> None:
 @pytest.mark.parametrize("value", [["a", 1], {"k": "v"}])
 def test_a_value_neither_number_nor_bool_is_compared_as_a_string(value: Any) -> None:
     """ASL's String comparators take strings only."""
-    assert an.condition_to_rule({"path": "a.s", "value": value}) == {"Variable": "$.results.a.s",
-                                                                       "StringEquals": str(value)}
+    assert an.condition_to_rule({"path": "a.s", "value": value})["And"][1] == {"Variable": "$.results.a.s",
+                                                                                 "StringEquals": str(value)}
 
 
 def test_a_not_holding_more_than_a_rule_is_refused() -> None:
