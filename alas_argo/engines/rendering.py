@@ -58,6 +58,8 @@ def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[
         raise InputError("workflow definitions not found (an IR builder package with WORKFLOWS in __init__.py)",
                          where=str(root))
     if "workflows" not in sys.modules or Path(str(sys.modules["workflows"].__file__)).resolve() != init.resolve():
+        for name in [m for m in sys.modules if m.startswith("workflows.")]:
+            del sys.modules[name]  # another directory's siblings must not stand in for this one's
         spec = importlib.util.spec_from_file_location("workflows", init, submodule_search_locations=[str(root)])
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

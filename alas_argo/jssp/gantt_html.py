@@ -88,7 +88,9 @@ def gantt_plotly(instance: Instance, schedule: Schedule, *, before: Schedule | N
     machines = [f"M{m}" for m in range(instance.num_machines)]
     for row in range(1, rows + 1):
         for b in downtimes(disruptions):
-            fig.add_shape(type="rect", x0=b.start, x1=b.end, y0=b.machine - 0.5, y1=b.machine + 0.5,
+            # The machine axis is categorical: a shape's y is a place in categoryarray (M0 last), not a machine.
+            at = instance.num_machines - 1 - b.machine
+            fig.add_shape(type="rect", x0=b.start, x1=b.end, y0=at - 0.5, y1=at + 0.5,
                           fillcolor=DOWNTIME_COLOR, opacity=0.35, line={"width": 0}, row=row, col=1)
         fig.update_yaxes(categoryorder="array", categoryarray=machines[::-1], row=row, col=1)
     # Lines as traces (shapes cannot be in a legend): reveal times and makespans, each toggled from the legend.
