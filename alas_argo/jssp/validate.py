@@ -198,6 +198,13 @@ def validate(instance: Instance, schedule: Schedule, *, disruption: Disruption |
                 warnings.append(Violation(code=ViolationCode.UNKNOWN_OPERATION, message=f"duration change "
                                           f"for (job {j}, step {s}), which the instance does not have, "
                                           "ignored", scope={"job": j, "step": s}))
+        # As for a duration change: a breakdown of a machine the instance lacks constrains nothing here, and
+        # saying so beats a silent pass (code that builds a Disruption skips the parse-time range check).
+        for b in disruption.breakdowns:
+            if not 0 <= b.machine < instance.num_machines:
+                warnings.append(Violation(code=ViolationCode.UNKNOWN_MACHINE, message=f"breakdown of machine "
+                                          f"{b.machine}, which the instance does not have, ignored",
+                                          scope={"machine": b.machine}))
     _static_checks(out, entries, duration)
     if disruption is not None:
         base = None

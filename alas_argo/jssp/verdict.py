@@ -46,6 +46,8 @@ class ViolationCode(StrEnum):
     MAKESPAN_MISMATCH = "makespan_mismatch"
     #: The schedule names another instance (reported as a warning: the structural checks decide validity).
     INSTANCE_MISMATCH = "instance_mismatch"
+    #: The disruption breaks down a machine the instance does not have (a warning: it constrains nothing).
+    UNKNOWN_MACHINE = "unknown_machine"
 
 
 class Violation(BaseModel):

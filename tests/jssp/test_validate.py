@@ -341,3 +341,15 @@ def test_a_duration_change_just_past_the_last_job_or_step_is_ignored_with_a_warn
     assert [(w.code, w.scope) for w in report.warnings] == [(C.UNKNOWN_OPERATION, {"job": 3, "step": 0}),
                                                             (C.UNKNOWN_OPERATION, {"job": 0, "step": 3})]
     assert all(w.message.endswith("which the instance does not have, ignored") for w in report.warnings)
+
+
+@pytest.mark.parametrize("machine", [-1, 3, 10**6])
+def test_a_breakdown_of_a_machine_the_instance_lacks_is_ignored_with_a_warning(tiny: Instance, machine: int) -> None:
+    # Files and requests are refused before this; a Disruption built in code passed with no word at all.
+    d = Disruption(time=0, events=[MachineBreakdown(machine=machine, start=0, duration=5),
+                                   MachineBreakdown(machine=0, start=50, duration=1)])
+    report = validate(tiny, sched(TINY), disruption=d, baseline=sched(TINY))
+    assert report.valid, report.violations
+    assert [(w.code, w.scope, w.message) for w in report.warnings] == [
+        (C.UNKNOWN_MACHINE, {"machine": machine}, f"breakdown of machine {machine}, which the instance does not "
+         "have, ignored")]

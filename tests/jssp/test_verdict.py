@@ -15,7 +15,7 @@ def test_codes_are_the_closed_contract_set() -> None:
     assert [c.value for c in ViolationCode] == [
         "missing_operation", "duplicate_operation", "unknown_operation", "wrong_machine", "wrong_duration",
         "precedence", "machine_overlap", "downtime_overlap", "started_in_past", "frozen_moved",
-        "negative_start", "makespan_mismatch", "instance_mismatch"]
+        "negative_start", "makespan_mismatch", "instance_mismatch", "unknown_machine"]
 
 
 def test_exports() -> None:
