@@ -133,6 +133,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.address_string(), format % args)
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        # The kubelet's probes and Prometheus's scrapes answer every few seconds: their successes at DEBUG keep
+        # the controller's log to what it was asked to do (and to any probe that failed).
+        quiet = (getattr(self, "command", None) == "GET" and self._route() in ("healthz", "readyz", "metrics")
+                 and str(code).isdigit() and int(code) < 400)
+        (log.debug if quiet else log.info)("%s \"%s\" %s %s", self.address_string(), self.requestline, code, size)
+
     def _send(self, status: int, body: Any, *, content_type: str = "application/json",
               headers: dict[str, str] | None = None) -> None:
         raw = body if isinstance(body, bytes) else (json.dumps(body) + "\n").encode()

@@ -277,10 +277,31 @@ def test_the_scheme_in_any_case_and_spaces_around_the_token_are_accepted(server:
 
 
 def test_each_request_is_logged_with_its_client(server: ControllerServer, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="alas_argo.controller.http_server"):
+    """At INFO what the controller was asked to do and every answer that failed; the successful probes and scrapes
+    (the kubelet's and Prometheus's, every few seconds) at DEBUG only."""
+    with caplog.at_level(logging.DEBUG, logger="alas_argo.controller.http_server"):
         assert ask(server, "GET", "/healthz?probe=1", token=None)[0] == 200
-    lines = [r.getMessage() for r in caplog.records if r.name == "alas_argo.controller.http_server"]
-    assert lines == ['127.0.0.1 "GET /healthz?probe=1 HTTP/1.1" 200 -']
+        assert ask(server, "GET", "/metrics", token=None)[0] == 200
+        assert ask(server, "GET", "/nowhere", token=None)[0] == 404
+        assert ask(server, "DELETE", "/healthz", token=None)[0] == 405
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "alas_argo.controller.http_server"]
+    assert lines == [("DEBUG", '127.0.0.1 "GET /healthz?probe=1 HTTP/1.1" 200 -'),
+                     ("DEBUG", '127.0.0.1 "GET /metrics HTTP/1.1" 200 -'),
+                     ("INFO", '127.0.0.1 "GET /nowhere HTTP/1.1" 404 -'),
+                     ("INFO", '127.0.0.1 "DELETE /healthz HTTP/1.1" 405 -')]
+
+
+def test_a_failed_probe_is_logged_at_info(server: ControllerServer, service: _Scripted,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    service.not_ready = StoreUnavailable("store down")
+    try:
+        with caplog.at_level(logging.INFO, logger="alas_argo.controller.http_server"):
+            assert ask(server, "GET", "/readyz", token=None)[0] == 503
+    finally:
+        service.not_ready = None
+    lines = [r.getMessage() for r in caplog.records if r.name == "alas_argo.controller.http_server"
+             and r.levelno == logging.INFO]
+    assert lines == ['127.0.0.1 "GET /readyz HTTP/1.1" 503 -']
 
 
 def test_content_length_is_required_and_a_number(server: ControllerServer, run: str) -> None:
