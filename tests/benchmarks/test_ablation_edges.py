@@ -61,6 +61,17 @@ def test_each_trial_is_configured_with_its_seed_and_a_fresh_run(fake: Pipeline) 
     assert (first.instance, first.planner, first.faults, first.variant, first.time_limit, first.repair_budget,
             first.optimizer, first.feedback_rounds) == ("ft06", "heuristic", 3, Variant.FULL, 0.75, 0.75, "auto", 4)
     assert [c.seed for c in fake.configs] == [10, 11, 10, 11]  # the same seeds for every variant
+    assert [c.variant for c in fake.configs] == [Variant.FULL, Variant.FULL, Variant.NO_REPAIR, Variant.NO_REPAIR]
+
+
+def test_the_defaults_are_the_papers_protocol(fake: Pipeline) -> None:
+    """Every variant, 20 trials from seed 0, the simulated planner's own faults only, 5 feedback rounds, 1 s."""
+    fake.answers = [_result(succeeded=True, makespan=60, best=55)] * 60
+    rows = run_ablation(["ft06"])
+    assert len(rows) == 60 and [r.variant for r in rows[::20]] == ["full", "no_repair", "no_validator"]
+    assert [c.seed for c in fake.configs] == list(range(20)) * 3
+    assert {(c.planner, c.faults, c.optimizer, c.feedback_rounds, c.time_limit, c.repair_budget)
+            for c in fake.configs} == {("simulated", 0, "none", 5, 1.0, 1.0)}
 
 
 @pytest.mark.parametrize(("planner", "given", "used"), [
@@ -127,6 +138,12 @@ def test_the_summary_per_variant_in_first_seen_order() -> None:
          "mean_makespan_valid": 101.5, "mean_gap_percent_valid": 0.0, "optimal_rate": 33.33,
          "at_best_percent": 33.3, "simulated": True},
     ]
+
+
+def test_the_means_are_rounded_makespan_to_one_place_and_gap_to_two() -> None:
+    rows = [_row("full", valid=True, makespan=m, best=99) for m in (100, 101, 101)]
+    [only] = summarize_ablation(rows)
+    assert (only["mean_makespan_valid"], only["mean_gap_percent_valid"]) == (100.7, 1.68)
 
 
 def test_a_variant_without_valid_plans_has_no_means() -> None:
