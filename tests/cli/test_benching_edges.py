@@ -22,7 +22,8 @@ from rich.progress import Progress, TaskID
 from alas_argo.benchmarks import fanout
 from alas_argo.benchmarks.fanout import CaseRow
 from alas_argo.benchmarks.static import StaticRow
-from alas_argo.cli import benching, main
+from alas_argo.bounds import MAX_WORKERS
+from alas_argo.cli import benching, build_parser, main
 from alas_argo.cli.benching import default_directory
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.jssp.modeling import ProgressEvent
@@ -176,7 +177,11 @@ def test_a_terminal_gets_a_progress_bar_and_a_line_per_row(
     assert {k: v for k, v in call.items() if k not in ("on_row", "progress")} == {
         "names": ["ft06"], "time_limit": 3.0, "workers": 5, "seed": 9, "method": "dispatch",
         "deterministic": False}
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
+    # The bar and the rows go to stderr; stdout has the summary alone.
+    assert captured.out.splitlines()[0] == "3 instances: mean gap 2.55%, valid 66.7%, 3.3 s"
+    assert len(captured.out.splitlines()) == 2
     assert "ft06 6x6: 55 (+0.00%) valid 0.2 s" in err
     assert "x1 2x3: 12 (?) valid 1.0 s" in err
     assert "la01 10x5: 700 (+5.10%) INVALID 2.0 s" in err
@@ -229,6 +234,7 @@ def test_without_out_the_tables_go_under_bench_results(tmp_path: Path,
 def test_the_default_directory_is_path_safe_short_and_named_after_its_kind() -> None:
     now = datetime(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
     assert default_directory("a b/c..d", now) == Path("bench/results/static-a_b_c..d-20261207T010203Z")
+    assert default_directory("TA,Abz_5", now).name == "static-TA_Abz_5-20261207T010203Z"
     assert default_directory("run-1", now, kind="fanout") == Path("bench/results/fanout-run-1-20261207T010203Z")
     # Sixty characters of the name at most.
     assert default_directory("x" * 61 + "y", now).name == f"static-{'x' * 60}-20261207T010203Z"
@@ -281,6 +287,7 @@ def test_report_names_every_failed_case_with_its_problem(tmp_path: Path, fake_ca
     assert lines[4:7] == ["f.ft06.shock.0: failed, valid plan", "f.la01.none.1: succeeded, no valid plan",
                           "f.la01.shock.1: unreadable, no valid plan (IntegrityError: seq)"]
     assert lines[7] == f"tables: {out / 'cases.csv'} {out / 'cases.md'}; chart: {out / 'cases.png'}"
+    assert (out / "cases.md").read_text().startswith("# Benchmark fan-out f: 4 cases")
     assert len(lines) == 8
     err = [line.split("] ", 1)[1] for line in captured.err.splitlines()]
     assert err[0] == "alas bench report: started (4 items)"
@@ -306,6 +313,14 @@ def test_report_lists_twenty_failures_and_counts_the_rest(tmp_path: Path,
     listed = [line for line in lines if line.startswith("f.ft06.none.")]
     assert len(listed) == 20 and listed[-1] == "f.ft06.none.19: failed, valid plan"
     assert "... and 3 more (cases.csv lists them all)" in lines
+
+
+def test_report_with_twenty_one_failures_counts_the_one_it_leaves_out(
+        tmp_path: Path, fake_cases: Callable[[list[CaseRow]], None], capsys: pytest.CaptureFixture[str]) -> None:
+    fake_cases([_case(f"f.ft06.none.{k}", status="failed") for k in range(21)])
+    assert main(["bench", "report", "f", "--root", str(tmp_path / "s"), "--out", str(tmp_path / "r")]) == 1
+    out = capsys.readouterr().out
+    assert out.count(": failed, valid plan") == 20 and "... and 1 more (cases.csv lists them all)" in out
 
 
 def test_report_with_exactly_twenty_failures_lists_them_all(tmp_path: Path,
@@ -358,3 +373,37 @@ def test_each_case_is_read_from_its_own_run(tmp_path: Path, monkeypatch: pytest.
     assert main(["bench", "report", "g", "--root", str(tmp_path / "s"), "--out", str(tmp_path / "r"), "--json"]) == 0
     assert sorted(log.run_id for log in logs) == ["g.ft06.none.0", "g.la01.none.0"]
     assert all(isinstance(log.store, FsStore) and log.store.root == tmp_path / "s" for log in logs)
+
+
+def test_bench_static_is_stoppable() -> None:
+    """`main` turns SIGINT and SIGTERM into a clean stop (exit 130, the finished rows kept) for stoppable commands
+    only: a plan of a whole suite is one."""
+    argv = ["bench", "static", "--suite", "ft06"]
+    assert build_parser(argv).parse_args(argv).stoppable is True
+
+
+def test_bench_static_defaults_are_the_documented_ones() -> None:
+    argv = ["bench", "static"]
+    parsed = build_parser(argv).parse_args(argv)
+    assert (parsed.suite, parsed.time_limit, parsed.workers, parsed.seed, parsed.method, parsed.deterministic,
+            parsed.out, parsed.json) == ("alas45", 60.0, 2, 0, "auto", False, None, False)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--workers", "0"), ("--workers", str(MAX_WORKERS + 1)),
+                                             ("--method", "fastest")])
+def test_bench_static_refuses_workers_out_of_range_and_unknown_methods(
+        flag: str, value: str, fake_static: Callable[[list[StaticRow]], FakeStatic],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fake = fake_static([VALID])
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "static", "--suite", "ft06", flag, value, "--out", "o"])
+    assert stopped.value.code == 2 and f"argument {flag}:" in capsys.readouterr().err and fake.calls == []
+
+
+def test_bench_static_takes_workers_at_both_ends(tmp_path: Path,
+                                                 fake_static: Callable[[list[StaticRow]], FakeStatic]) -> None:
+    fake = fake_static([VALID])
+    for workers in (1, MAX_WORKERS):
+        assert main(["bench", "static", "--suite", "ft06", "--workers", str(workers), "--time-limit", "1",
+                     "--out", str(tmp_path / str(workers)), "--json"]) == 0
+    assert [c["workers"] for c in fake.calls] == [1, MAX_WORKERS]

@@ -281,11 +281,11 @@ def test_an_unknown_variant_is_refused_naming_the_flag(bench: Spy, capsys: pytes
 
 def test_extra_context_scopes_add_cases_only_for_the_job_agent_variants(progress: Spy,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    # alas and alas_no_repair plan with job agents (a case per scope); single_agent and planner_critic do not.
-    assert main([*SIMULATED, "--variants", "alas,alas_no_repair,single_agent,planner_critic", "--rounds", "1",
+    # The three alas variants plan with job agents (a case per scope); single_agent does not.
+    assert main([*SIMULATED, "--variants", "alas,alas_no_repair,alas_no_validator,single_agent", "--rounds", "1",
                  "--context-scopes", "minimal,normal", "--json"]) == 0
-    assert progress.calls[0][1]["total"] == 6
-    assert len(json.loads(capsys.readouterr().out)["rows"]) == 6
+    assert progress.calls[0][1]["total"] == 7
+    assert len(json.loads(capsys.readouterr().out)["rows"]) == 7
 
 
 def test_json_carries_the_summary_of_the_rows(capsys: pytest.CaptureFixture[str]) -> None:

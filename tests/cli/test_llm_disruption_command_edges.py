@@ -261,3 +261,28 @@ def test_a_live_endpoint_is_the_source_and_one_client_serves_both_phases(
     static, replan = transports(instances[0], LlmVariant.ALAS, 0, "breakdown")
     assert static is replan and static is transports(instances[0], LlmVariant.SINGLE_AGENT, 1, "shock")[0]
     assert kwargs["settings"].model == "m-4" and kwargs["settings"].temperature == 0.5
+
+
+# -- what the first run of these tests left alive ----------------------------------------------------------
+
+
+def test_record_makes_its_directory_with_every_parent(tmp_path: Path) -> None:
+    assert main([*SIMULATED, "--disruptions", "shock", "--record", "new/deeper/rec", "--json"]) == 0
+    assert [p.name for p in (tmp_path / "new" / "deeper" / "rec").iterdir()] == ["ft06__alas__0__shock.jsonl"]
+
+
+def test_refusals_are_one_line_each_with_the_exact_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rec").mkdir()
+    assert main([*SIMULATED, "--disruptions", "shock", "--replay", "rec"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"alas: error: {Path('rec') / 'ft06__alas__0__shock.jsonl'}: no recorded exchanges for this case")
+    assert main([*SIMULATED, "--disruptions", "shock", "--repair-budget", "0"]) == 2
+    assert capsys.readouterr().err == "alas: error: --reference-budget and --repair-budget must be positive\n"
+    assert main([*SIMULATED[:-6], "--disruptions", "shock", "--variants", "alas,nope"]) == 2
+    assert capsys.readouterr().err.startswith("alas: error: --variants: unknown value 'nope'; known: alas, ")
+
+
+def test_the_caption_without_the_gate_ends_with_the_source(tmp_path: Path) -> None:
+    assert main([*SIMULATED, "--disruptions", "shock", "--out", "o", "--json"]) == 0
+    assert ("reference: full re-solve in 1 s (deterministic time): simulated LLM: "
+            in (tmp_path / "o" / "llm_disruption.md").read_text())
