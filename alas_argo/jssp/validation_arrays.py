@@ -86,7 +86,9 @@ def entry_rows(schedule: Schedule, fields: attrgetter[Any] = FIELDS, width: int 
         arr = np.fromiter(chain.from_iterable(map(fields, ops)), dtype=I64,
                           count=width * len(ops)).reshape(-1, width)
     except OverflowError:
-        raise InputError(f"schedule values must lie within +-{MAX_TIME}") from None
+        # Rare (a value past int64): find the entry in Python, to name it as the in-range path below does.
+        bad = next(i for i, op in enumerate(ops) if any(not -(2**63) <= v < 2**63 for v in fields(op)))
+        raise InputError(f"schedule values must lie within +-{MAX_TIME}", where={"index": bad}) from None
     if arr.size and np.abs(arr[:, 2:]).max() > MAX_TIME:
         bad = int(np.argmax(np.abs(arr[:, 2:]).max(axis=1) > MAX_TIME))
         raise InputError(f"schedule values must lie within +-{MAX_TIME}", where={"index": bad})

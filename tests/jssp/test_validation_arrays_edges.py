@@ -36,10 +36,12 @@ def test_a_value_past_max_time_names_the_first_entry_holding_one(tiny: Instance)
 
 @pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
 def test_a_value_past_int64_is_the_same_bad_input(tiny: Instance, value: int) -> None:
-    """numpy cannot hold it at all (an OverflowError inside): the user still reads the limit."""
+    """numpy cannot hold it at all (an OverflowError inside): the user still reads the limit, and the entry (it
+    was not named on this path)."""
     with pytest.raises(InputError) as refused:
         validate(tiny, sched(edit(TINY, (1, 0), start=value), makespan=12))
     assert refused.value.message == f"schedule values must lie within +-{MAX_TIME}"
+    assert refused.value.where == {"index": 3}
 
 
 def test_a_baseline_is_checked_on_its_start_only(tiny: Instance) -> None:
