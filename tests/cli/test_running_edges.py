@@ -264,3 +264,13 @@ def test_on_a_terminal_the_live_view_shows_every_nodes_state_and_says_resumed(
     assert "llm calls / tokens" in out  # the agents' usage reached the summary
     assert main(argv) == 0
     assert "alas run L1 (resumed)  (" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_an_endless_time_limit_is_refused_naming_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         value: str) -> None:
+    # RunConfig alone would take "inf" (a float > 0): the flag's own type refuses it before a run id exists.
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "ft06", "--time-limit", value, "--root", str(tmp_path)])
+    assert stop.value.code == 2
+    assert "argument --time-limit: " in capsys.readouterr().err and not any(tmp_path.iterdir())
