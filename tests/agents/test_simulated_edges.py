@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from alas_argo.agents.llm_client import ExchangeKey, Message
+from alas_argo.agents.llm_client import ExchangeKey, Message, estimate_tokens
 from alas_argo.agents.simulated import ErrorKind, ErrorModel, SimulatedTransport, context_of_messages
 
 Entry = tuple[int, int, int, int, int]  # job, step, machine, start, end
@@ -221,3 +221,52 @@ def test_answers_differ_with_instance_role_job_and_attempt(seed: int) -> None:
     assert _answer(big, None, seed) == base
     assert _answer({**big, "instance": "u"}, None, seed) != base
     assert _answer(big, None, seed, key=ExchangeKey(role="single")) != base
+
+
+def test_the_recorded_answers_stay_the_same() -> None:
+    """Benchmarks record and compare these answers: for the same seed, prompt and key, the same draws, mistakes
+    and sizes as when they were recorded (the default stream, "", draws as before streams existed)."""
+    big = {"instance": "t", "job": 0, "operations": [{"machine": m % 3, "duration": 5} for m in range(8)]}
+    assert [e[2:] for e in _entries(big)] == [(0, 0, 6), (1, 5, 10), (2, 10, 15), (0, 15, 20), (1, 20, 25),
+                                               (2, 25, 30), (0, 28, 33), (1, 35, 40)]
+    assert _entries(JOB, only(ErrorKind.WRONG_DURATION)) == [(0, 0, 0, 0, 8), (0, 1, 1, 6, 9), (0, 2, 2, 10, 22)]
+
+
+def test_a_job_prompt_starts_at_its_release() -> None:
+    assert _entries({**JOB, "release": 5}, ErrorModel(entry_error_rate=0)) == [
+        (0, 0, 0, 5, 11), (0, 1, 1, 11, 15), (0, 2, 2, 15, 24)]
+
+
+def test_an_overlap_mistake_in_a_one_unit_window_lands_on_it() -> None:
+    doc = {"instance": "t", "job": 0, "operations": [{"machine": 1, "duration": 1}],
+           "busy": [{"machine": 1, "start": 5, "end": 6}]}
+    for seed in range(10):
+        assert _entries(doc, only(ErrorKind.OVERLAP), seed) == [(0, 0, 1, 5, 6)]
+
+
+def test_a_message_without_content_and_a_half_job_prompt_are_answered() -> None:
+    no_content: Message = {"role": "user"}  # a message may lack its text
+    result = SimulatedTransport().complete([no_content, *_messages({"instance": "t", "job": 0})], key=ExchangeKey())
+    assert result.text == '{"operations":[]}'
+    # A missing text counts as no text in the prompt's token estimate.
+    assert result.prompt_tokens == estimate_tokens('You plan.CONTEXT:{"instance": "t", "job": 0}')
+    assert _answer({"instance": "t", "operations": JOB["operations"]}) == {"operations": []}
+    messages = _messages(JOB)
+    assert SimulatedTransport().complete(messages, key=ExchangeKey()).prompt_tokens == estimate_tokens(
+        "You plan.CONTEXT:" + json.dumps(JOB))
+
+
+def test_a_previous_entry_without_a_job_is_kept_beside_the_replaced_ones() -> None:
+    previous = [{"step": 0, "machine": 0, "start": 20, "end": 21},
+                {"job": 1, "step": 0, "machine": 0, "start": 0, "end": 6}]
+    doc = {"instance": "t", "jobs": JOBS, "previous": previous, "critique": [{"job": 1, "problem": "x"}]}
+    answer = _answer(doc, ErrorModel(entry_error_rate=0))["operations"]
+    assert answer == [previous[0], {"job": 1, "step": 0, "machine": 0, "start": 0, "end": 6}]
+
+
+def test_the_critic_of_a_replan_without_downtime_or_started_work() -> None:
+    jobs = [[{"machine": 0, "duration": 3}]]
+    early = [{"job": 0, "step": 0, "machine": 0, "start": 1, "end": 4}]
+    review = _review({"jobs": jobs, "schedule": early, "release": 2}, 1.0)
+    assert review["approved"] is False and [p["job"] for p in review["problems"]] == [0]
+    assert _review({"jobs": jobs, "schedule": early, "release": 1}, 1.0)["approved"] is True

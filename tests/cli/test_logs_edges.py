@@ -195,6 +195,7 @@ def test_show_names_the_run_in_json_and_each_event_by_number_and_attempt(
     assert [c.strip() for c in header.split("┃")[1:-1]] == ["seq", "time", "type", "node", "try", "payload"]
     failed = next(line for line in lines if "node.failed" in line).split("│")[1:-1]
     # The numbers are right-aligned, the words left-aligned.
+    assert failed[5].strip() == "{}"  # a short payload is shown whole, without an ellipsis
     assert failed[:5] == ["   4 ", f" {log.events()[4].timestamp[11:23]} ", " node.failed    ", " solve  ", "   2 "]
 
 
