@@ -165,11 +165,14 @@ def test_replay_prints_one_line_per_event_then_the_summary(tmp_path: Path,
     version = log.commit_plan(plan.to_json())
     event = log.append(EventType.VALIDATION_PASSED, node_id="check", payload={
         "instance": {"name": "ft06"}, "plan_version": version, "report": validate(ft06, plan).to_json()})
+    # A recorded repair that could not be re-run: --skip-repairs leaves it alone and says so.
+    log.append(EventType.REPAIR_FINISHED, node_id="repair", payload={"method": "unknown"})
     code, out, _ = _run(capsys, "replay", "rep", "--root", str(tmp_path / "r"), "--skip-repairs")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith(f"  event {event.seq:>4} validation check            same  "), lines
-    assert lines[-1].startswith("run rep: parity: 1/1 validations identical, 0/0 repairs identical; current v1 (")
+    assert lines[-1].startswith("run rep: parity: 1/1 validations identical, 0/0 repairs identical, 1 repairs "
+                                "skipped; current v1 (")
 
 
 def test_ls_in_a_pipe_prints_every_column_of_each_run(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,7 +180,10 @@ def test_ls_in_a_pipe_prints_every_column_of_each_run(root: Path, capsys: pytest
     last = log.events()[-1]
     code, out, _ = _run(capsys, "log", "ls", "--root", str(root))
     assert code == 0
-    assert out.splitlines()[1].split() == ["alpha", "running", "3", "2", "plan.committed", last.timestamp]
+    # Left-aligned columns two spaces apart, each as wide as its widest cell, the header's included.
+    assert out.splitlines()[:2] == [
+        "run_id  status   events  plans  last event      at",
+        f"alpha   running  3       2      plan.committed  {last.timestamp}"]
 
 
 def test_show_names_the_run_in_json_and_each_event_by_number_and_attempt(

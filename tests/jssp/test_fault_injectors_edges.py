@@ -100,6 +100,7 @@ def test_machine_overlap_needs_two_operations_on_a_machine_one_at_least_two_long
     assert INJECTORS[FaultKind.MACHINE_OVERLAP](Workbench(apart, semi_active(apart), None, None,
                                                           random.Random(0))) is None
     mixed = Instance(name="m", jobs=[[(0, 1)], [(0, 2)]])
+    moved = set()
     for seed in SEEDS:
         _, scope, out = _inject(mixed, semi_active(mixed), FaultKind.MACHINE_OVERLAP, seed)
         a, b = (scope["job"], scope["step"]), (scope["other_job"], scope["other_step"])
@@ -107,6 +108,9 @@ def test_machine_overlap_needs_two_operations_on_a_machine_one_at_least_two_long
         ends = _ops(out)
         # A sorts after B: a later start, or the same start and a later end.
         assert (ends[a][1], ends[a][2]) > (ends[b][1], ends[b][2]) and ends[a][1] < ends[b][2]
+        moved.add(a)
+    # Two units are enough on either side: the short one goes inside the long one, or the long one over the short.
+    assert moved == {(0, 0), (1, 0)}
 
 
 @pytest.mark.parametrize("kind", [FaultKind.WRONG_DURATION, FaultKind.NEGATIVE_START, FaultKind.WRONG_MACHINE])
@@ -238,3 +242,12 @@ def test_operations_of_length_one_are_fair_targets() -> None:
     d = Disruption(time=0, events=[MachineBreakdown(machine=0, start=5, duration=2)])
     _, scope, out = _inject(inst, schedule, FaultKind.DOWNTIME_OVERLAP, 0, d, schedule)
     assert scope == {"job": 0, "step": 0, "machine": 0} and _ops(out)[(0, 0)] == (0, 5, 6)
+
+
+def test_started_in_past_needs_a_reveal_time_of_at_least_1() -> None:
+    # At time 1 the operation that starts at 0 has started; the one at 2 has not and moves to 0.
+    inst = Instance(name="s", jobs=[[(0, 2), (1, 2)]])
+    baseline = semi_active(inst)
+    d = Disruption(time=1, events=[MachineBreakdown(machine=1, start=9, duration=0)])
+    _, scope, out = _inject(inst, baseline, FaultKind.STARTED_IN_PAST, 0, d, baseline)
+    assert scope == {"job": 0, "step": 1} and _ops(out)[(0, 1)] == (1, 0, 2)
