@@ -188,8 +188,9 @@ def test_disruption_kinds_move_by_exactly_their_amount(ft06: Instance,
         assert scope == {"job": key[0], "step": key[1], "machine": down.machine}
         assert machine == down.machine and start == down.start
 
-        _, scope, out = _inject(ft06, repaired, FaultKind.FROZEN_MOVED, seed, d, baseline)
+        work, scope, out = _inject(ft06, repaired, FaultKind.FROZEN_MOVED, seed, d, baseline)
         (key, (_, start, _)), = _changed(repaired, out).items()
+        assert work.locked == {key}
         assert scope == {"job": key[0], "step": key[1]} and base[key][1] < d.time
         b_start = base[key][1]
         b_end = b_start + ft06.duration(*key)
@@ -239,9 +240,10 @@ def test_operations_of_length_one_are_fair_targets() -> None:
     schedule = semi_active(inst)
     _, scope, out = _inject(inst, schedule, FaultKind.PRECEDENCE, 0)
     assert scope["step"] == 1 and _ops(out)[(0, 1)] == (1, 0, 2)
-    d = Disruption(time=0, events=[MachineBreakdown(machine=0, start=5, duration=2)])
-    _, scope, out = _inject(inst, schedule, FaultKind.DOWNTIME_OVERLAP, 0, d, schedule)
+    d = Disruption(time=0, events=[MachineBreakdown(machine=0, start=5, duration=1)])
+    work, scope, out = _inject(inst, schedule, FaultKind.DOWNTIME_OVERLAP, 0, d, schedule)
     assert scope == {"job": 0, "step": 0, "machine": 0} and _ops(out)[(0, 0)] == (0, 5, 6)
+    assert work.locked == {(0, 0)}
 
 
 def test_started_in_past_needs_a_reveal_time_of_at_least_1() -> None:
@@ -251,3 +253,49 @@ def test_started_in_past_needs_a_reveal_time_of_at_least_1() -> None:
     d = Disruption(time=1, events=[MachineBreakdown(machine=1, start=9, duration=0)])
     _, scope, out = _inject(inst, baseline, FaultKind.STARTED_IN_PAST, 0, d, baseline)
     assert scope == {"job": 0, "step": 1} and _ops(out)[(0, 1)] == (1, 0, 2)
+
+
+def test_zero_length_operations_take_no_part_in_an_overlap() -> None:
+    inst = Instance(name="z", jobs=[[(0, 3)], [(0, 0)]])
+    assert INJECTORS[FaultKind.MACHINE_OVERLAP](Workbench(inst, semi_active(inst), None, None,
+                                                          random.Random(0))) is None
+
+
+def test_wrong_machine_works_with_two_machines() -> None:
+    inst = Instance(name="w2", jobs=[[(0, 2)], [(1, 1)]])
+    for seed in range(4):
+        _, scope, out = _inject(inst, semi_active(inst), FaultKind.WRONG_MACHINE, seed)
+        key = (scope["job"], scope["step"])
+        assert _ops(out)[key][0] == 1 - inst.machine(*key) == scope["machine"]
+
+
+def test_a_plan_with_every_operation_missing_has_makespan_0() -> None:
+    inst = Instance(name="one", jobs=[[(0, 2)]])
+    out = inject_faults(inst, semi_active(inst), kinds=[FaultKind.MISSING_OPERATION])
+    assert out.schedule.operations == [] and out.schedule.makespan == 0
+
+
+@pytest.mark.parametrize(("breakdown", "change", "movable"), [
+    # Job 0 runs on machine 0 over [0, 2); job 1 on machine 1 over [0, 3) and is never interrupted.
+    (MachineBreakdown(machine=0, start=2, duration=2), None, {(0, 0), (1, 0)}),  # starts as job 0 ends
+    (MachineBreakdown(machine=0, start=1, duration=0), None, {(0, 0), (1, 0)}),  # no downtime
+    (MachineBreakdown(machine=0, start=1, duration=1), None, {(1, 0)}),  # one unit of downtime interrupts
+    (MachineBreakdown(machine=0, start=3, duration=2), 4, {(1, 0)}),  # interrupted once it runs longer
+])
+def test_frozen_moved_takes_the_validators_rule_for_interrupted(breakdown: MachineBreakdown, change: int | None,
+                                                                movable: set[Key]) -> None:
+    from alas_argo.jssp.disruption import DurationChange
+
+    inst = Instance(name="f", jobs=[[(0, 2)], [(1, 3)]])
+    baseline = semi_active(inst)
+    events: list[MachineBreakdown | DurationChange] = [breakdown]
+    if change is not None:
+        events.append(DurationChange(job=0, step=0, duration=change))
+    d = Disruption(time=1, events=events)
+    work = Workbench(inst, baseline, d, baseline, random.Random(0))
+    assert {k for k in work.free() if work.started(k) and not work.interrupted(k)} == movable
+    picked = set()
+    for seed in range(20):
+        _, scope, _ = _inject(inst, baseline, FaultKind.FROZEN_MOVED, seed, d, baseline)
+        picked.add((scope["job"], scope["step"]))
+    assert picked == movable
