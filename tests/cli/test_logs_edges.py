@@ -227,3 +227,23 @@ def test_replay_stops_cleanly_on_a_signal() -> None:
     argv = ["replay", "r"]
     args, _ = build_parser(argv).parse_known_args(argv)
     assert args.stoppable is True
+
+
+def test_replay_marks_the_event_that_drifted_and_a_missing_store_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from alas_argo.jssp.catalog import get_instance
+    from alas_argo.jssp.dispatching import dispatch
+    from alas_argo.jssp.validate import validate
+
+    ft06 = get_instance("ft06")
+    log = ExecutionLog(FsStore(tmp_path / "r"), "rep")
+    plan = dispatch(ft06)
+    version = log.commit_plan(plan.to_json())
+    good = validate(ft06, plan).to_json()
+    forged = log.append(EventType.VALIDATION_FAILED, payload={
+        "instance": {"name": "ft06"}, "plan_version": version, "report": {**good, "valid": False}})
+    code, out, _ = _run(capsys, "replay", "rep", "--root", str(tmp_path / "r"))
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"  event {forged.seq:>4} validation -                DRIFT "), out
+    code, _, err = _run(capsys, "log", "ls", "--root", str(tmp_path / "none"))
+    assert code == 2 and "no execution log store here: the directory does not exist (see --root)" in err
