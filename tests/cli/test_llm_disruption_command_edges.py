@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
@@ -26,6 +25,7 @@ from alas_argo.cli import llm_disruption_command, main
 from alas_argo.cli.llm_disruption_command import parse_scenarios
 from alas_argo.errors import InputError
 from tests.agents.llm_server import ScriptedLlmServer, running_server, simulated_route
+from tests.cli.spies import Spy, without_llm_endpoint
 
 KNOWN = "breakdown, shock, mixed, reveal-sweep, long-breakdown, multi-breakdown, shock-sweep, mixture"
 SIMULATED = ["bench", "llm", "--planner", "simulated", "--suite", "ft06", "--seeds", "1", "--variants", "alas",
@@ -36,10 +36,7 @@ NO_ENDPOINT = ("no LLM endpoint configured (pass --llm-base-url or set OPENAI_BA
 
 @pytest.fixture(autouse=True)
 def no_ambient_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No endpoint from the machine, and a scratch working directory (bench/results)."""
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ALAS_LLM__BASE_URL", "ALAS_LLM__API_KEY", "ALAS_LLM__MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(tmp_path)
+    without_llm_endpoint(monkeypatch, tmp_path)
 
 
 @pytest.fixture
@@ -47,27 +44,14 @@ def llm_server() -> Iterator[ScriptedLlmServer]:
     yield from running_server()
 
 
-class Spy:
-    """Wraps a function of the module: records each call's arguments, then calls the real one."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-        self.real = getattr(llm_disruption_command, name)
-        self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        monkeypatch.setattr(llm_disruption_command, name, self)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls.append((args, kwargs))
-        return self.real(*args, **kwargs)
-
-
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> Spy:
-    return Spy(monkeypatch, "run_llm_disruption_bench")
+    return Spy(monkeypatch, llm_disruption_command, "run_llm_disruption_bench")
 
 
 @pytest.fixture
 def progress(monkeypatch: pytest.MonkeyPatch) -> Spy:
-    return Spy(monkeypatch, "run_with_progress")
+    return Spy(monkeypatch, llm_disruption_command, "run_with_progress")
 
 
 # -- the scenarios -------------------------------------------------------------------------------------------
