@@ -1,5 +1,5 @@
 """The cases an `alas bench repair` output directory kept (its baselines/ and cases/), for the repair probes
-(scripts/repair_quality.py, repair_timing.py, repair_headroom.py)."""
+(scripts/repair_quality.py, repair_timing.py, repair_headroom.py, first_edits.py)."""
 
 from __future__ import annotations
 
