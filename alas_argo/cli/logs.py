@@ -34,9 +34,14 @@ def store_from_args(args: argparse.Namespace) -> Store:
             which reads as "no runs" when the path is simply wrong).
     """
     store = open_store(load_settings(store={"kind": args.store, "root": args.root}))
-    if isinstance(store, FsStore) and not store.root.is_dir():
-        what = "a file, not a directory" if store.root.exists() else "the directory does not exist"
-        raise InputError(f"no execution log store here: {what} (see --root)", where=str(store.root))
+    if isinstance(store, FsStore):
+        try:
+            what = None if store.root.is_dir() else (
+                "a file, not a directory" if store.root.exists() else "the directory does not exist")
+        except OSError as e:  # a name the system cannot look up (too long, a parent it may not search)
+            what = f"cannot look the directory up: {e.strerror}"
+        if what is not None:
+            raise InputError(f"no execution log store here: {what} (see --root)", where=str(store.root))
     return store
 
 

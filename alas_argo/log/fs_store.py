@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -168,8 +169,15 @@ class FsStore(Store):
             raise StoreError(f"cannot read record: {e.strerror}", where=str(path)) from e
 
     def exists(self, *, key: str) -> bool:
-        """Whether ``key`` exists."""
-        return self._path(key).is_file()
+        """Whether ``key`` exists; StoreError when the system cannot look its path up (a root past the name
+        length limit, a parent without search permission): that is not an absent record."""
+        path = self._path(key)
+        try:
+            return stat.S_ISREG(path.stat().st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as e:
+            raise StoreError(f"cannot look up record: {e.strerror}", where=str(path)) from e
 
     def list(self, *, prefix: str, start_after: str | None = None) -> builtins.list[str]:
         """Keys under ``prefix`` in sorted order, skipping in-flight temp files."""

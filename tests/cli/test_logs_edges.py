@@ -247,3 +247,13 @@ def test_replay_marks_the_event_that_drifted_and_a_missing_store_says_why(
     assert out.splitlines()[0].startswith(f"  event {forged.seq:>4} validation -                DRIFT "), out
     code, _, err = _run(capsys, "log", "ls", "--root", str(tmp_path / "none"))
     assert code == 2 and "no execution log store here: the directory does not exist (see --root)" in err
+
+
+def test_a_store_root_the_system_cannot_look_up_is_refused_naming_it(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # ALAS_STORE__ROOT or --root past the name length limit: one line naming the root and why, not a traceback.
+    long_root = tmp_path / ("x" * 300)
+    code, _, err = _run(capsys, "log", "ls", "--root", str(long_root))
+    assert code == 2
+    assert err.strip() == (f"alas: error: {long_root}: no execution log store here: cannot look the directory up: "
+                           "File name too long (see --root)")

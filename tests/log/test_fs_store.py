@@ -224,3 +224,18 @@ def test_a_directory_the_store_cannot_read_is_a_store_error_not_a_shorter_listin
     monkeypatch.setattr(os, "scandir", real_scandir)
     assert store.list(prefix="runs/") == ["runs/a/events/00000000.json", "runs/b/events/00000000.json"]
     assert store.list(prefix="nothing/here/") == [] and store.children(prefix="nothing/") == []
+
+
+def test_a_record_the_system_cannot_look_up_is_a_store_error_and_an_absent_one_is_not(tmp_path: Path) -> None:
+    # Path.is_file() raises for a name past the 255-byte segment limit (and for a parent it may not search):
+    # that is not an absent record, and a caller resuming a run must not take it for one or crash on it.
+    long_root = tmp_path / ("x" * 300)
+    with pytest.raises(StoreError, match="cannot look up record: File name too long") as caught:
+        FsStore(long_root).exists(key="runs/a/head.json")
+    assert caught.value.where == str(long_root / "runs" / "a" / "head.json")
+    store = FsStore(tmp_path / "s")
+    store.put(key="runs/a/head.json", data=b"{}")
+    assert store.exists(key="runs/a/head.json")
+    assert not store.exists(key="runs/b/head.json")  # no such directory
+    assert not store.exists(key="runs/a/head.json/x")  # a record where a directory would be
+    assert not store.exists(key="runs/a")  # a directory is not a record
