@@ -9,6 +9,7 @@ honoured too (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``AWS_ACCESS_KEY_ID``, ``
 from __future__ import annotations
 
 import os
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
@@ -32,6 +33,10 @@ __all__ = [
     "StoreSettings",
     "load_settings",
 ]
+
+
+#: A region name as botocore accepts it.
+_REGION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?")
 
 
 class StoreKind(StrEnum):
@@ -68,6 +73,15 @@ class StoreSettings(BaseModel):
         if not is_http_url(value):
             raise ValueError("not an S3 endpoint: expected http://host:port or https://host:port "
                              "(e.g. http://minio:9000)")
+        return value
+
+    @field_validator("s3_region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        # botocore's own rule, checked here so a bad region is named at its variable, not a traceback from
+        # inside the S3 client's constructor.
+        if not _REGION.fullmatch(value):
+            raise ValueError("not a region name: letters, digits and '-', at most 63 (e.g. us-east-1)")
         return value
 
 

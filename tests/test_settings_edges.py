@@ -138,3 +138,20 @@ def test_a_bad_conventional_variable_is_one_line_naming_it(monkeypatch: pytest.M
     err = capsys.readouterr().err
     assert err == "alas: error: ARGO_SECURE: invalid setting argo.secure: Input should be a valid boolean, " \
                   "unable to interpret input\n"
+
+
+@pytest.mark.parametrize("value", ["a b", "eu_west_1", "-east", "é", "x" * 64])
+@pytest.mark.parametrize("variable", ["ALAS_STORE__S3_REGION", "AWS_DEFAULT_REGION"])
+def test_a_region_botocore_would_refuse_is_named_at_its_variable(monkeypatch: pytest.MonkeyPatch, variable: str,
+                                                                 value: str) -> None:
+    # botocore raises InvalidRegionError from inside the client's constructor: a traceback, before this check.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(InputError, match=r"invalid setting store\.s3_region: not a region name") as caught:
+        load_settings()
+    assert caught.value.where == variable
+
+
+@pytest.mark.parametrize("value", ["us-east-1", "eu-west-1", "local", "x" * 63])
+def test_regions_of_every_shape_botocore_takes_load(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("ALAS_STORE__S3_REGION", value)
+    assert load_settings().store.s3_region == value

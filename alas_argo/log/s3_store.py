@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from alas_argo.errors import StoreError, StoreUnavailable
+from alas_argo.errors import InputError, StoreError, StoreUnavailable
 from alas_argo.log.backend import RecordNotFound, Store, check_key
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
@@ -117,9 +117,12 @@ class S3Store(Store):
         self.location = f"s3://{bucket}/{self.prefix}" + (f" at {endpoint}" if endpoint else "")
         config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=read_timeout,
                                         retries={"total_max_attempts": 1}, s3={"addressing_style": "path"})
-        self._client = _client(
-            endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
-            aws_secret_access_key=secret_key, config=config)
+        try:
+            self._client = _client(
+                endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+                aws_secret_access_key=secret_key, config=config)
+        except botocore.exceptions.BotoCoreError as e:  # a bad region, one key of a pair: before any request
+            raise StoreError(f"cannot set up the S3 client: {e}", where=self.location) from e
         self._sent = 0
         self._sent_lock = threading.Lock()
         # Every HTTP request this client puts on the wire (retries included): the cost figure of
@@ -141,6 +144,13 @@ class S3Store(Store):
         """Build the store from the ``store`` group of the settings (extra keyword arguments override)."""
         access = settings.s3_access_key.get_secret_value() if settings.s3_access_key else None
         secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key else None
+        if (access is None) != (secret is None):
+            # boto3 takes explicit keys only as a pair; one alone is a PartialCredentialsError from inside its
+            # client constructor. Checked here, after the conventional AWS_* variables filled in what they could.
+            given, missing = ("s3_access_key", "s3_secret_key") if secret is None else ("s3_secret_key",
+                                                                                        "s3_access_key")
+            raise InputError(f"store.{given} is set but store.{missing} is not: give both S3 keys, or neither "
+                             "to use boto3's default credential chain", where=f"ALAS_STORE__{missing.upper()}")
         params: dict[str, Any] = dict(
             bucket=settings.s3_bucket, endpoint=settings.s3_endpoint, prefix=settings.s3_prefix,
             region=settings.s3_region, access_key=access, secret_key=secret,

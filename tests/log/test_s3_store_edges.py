@@ -9,12 +9,13 @@ import random
 import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
 from alas_argo import scrubbing
-from alas_argo.errors import StoreError, StoreUnavailable
+from alas_argo.errors import InputError, StoreError, StoreUnavailable
 from alas_argo.log import s3_store
 from alas_argo.log.backend import RecordNotFound
 from alas_argo.log.s3_store import S3Store, answer_text, transient
@@ -368,3 +369,32 @@ def test_an_answer_reads_the_same_whatever_botocore_says_of_its_own_retries() ->
                      "ResponseMetadata": {"MaxAttemptsReached": True, "RetryAttempts": 0}}, "PutObject")
     assert answer_text(e) == "An error occurred (AccessDenied) when calling the PutObject operation: scripted"
     assert answer_text(None) == "None"
+
+
+@pytest.mark.parametrize(("given", "missing"), [("ALAS_STORE__S3_ACCESS_KEY", "s3_secret_key"),
+                                                ("ALAS_STORE__S3_SECRET_KEY", "s3_access_key"),
+                                                ("AWS_ACCESS_KEY_ID", "s3_secret_key")])
+def test_one_key_of_the_pair_is_refused_naming_the_missing_one(monkeypatch: pytest.MonkeyPatch, given: str,
+                                                               missing: str) -> None:
+    # boto3 takes explicit keys only as a pair: one alone was a PartialCredentialsError traceback.
+    for name in ("ALAS_STORE__S3_ACCESS_KEY", "ALAS_STORE__S3_SECRET_KEY", "AWS_ACCESS_KEY_ID",
+                 "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(given, "only-one-of-the-pair")
+    settings = load_settings(store={"kind": "s3", "s3_endpoint": "http://127.0.0.1:1"}).store
+    with pytest.raises(InputError, match=f"store.s3_[a-z]+_key is set but store.{missing} is not: give both S3 "
+                                         "keys, or neither") as caught:
+        S3Store.from_settings(settings)
+    assert caught.value.where == f"ALAS_STORE__{missing.upper()}"
+    # Both halves, one from each family of variables, make a pair.
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY" if missing == "s3_secret_key" else "AWS_ACCESS_KEY_ID", "the-other")
+    store = S3Store.from_settings(load_settings(store={"kind": "s3", "s3_endpoint": "http://127.0.0.1:1"}).store)
+    assert store.location == "s3://alas/ at http://127.0.0.1:1"
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [({"region": "a b"}, "region_name 'a b' doesn't match"),
+                                                ({"access_key": "only-the-id"}, "Partial credentials")])
+def test_a_client_botocore_will_not_build_is_a_store_error_at_the_store(kwargs: dict[str, Any], reason: str) -> None:
+    with pytest.raises(StoreError, match=f"cannot set up the S3 client: .*{reason}") as caught:
+        S3Store(bucket="b", endpoint="http://127.0.0.1:1", **kwargs)
+    assert caught.value.where == "s3://b/ at http://127.0.0.1:1"
