@@ -75,6 +75,10 @@ def test_kind_node_ports_match_kind_config() -> None:
     {"image.tag": "0.1.0@sha256:" + "a" * 64},
     {"monitoring.labels": {"release": "kube-prometheus-stack"}},
     {"workflow.mapParallelism": {"alas-bench": 64, "alas-plan": 16}},
+    {"nameOverride": "planner", "fullnameOverride": "shop-7-alas", "dashboards.namespace": "monitoring"},
+    {"image.repository": "registry.local:5000/team/alas", "minio.image.repository": "quay.io/minio/minio"},
+    {"image.repository": "ghcr.io/alas-argo/alas_x", "minio.storageClassName": "fast.ssd-1"},
+    {"imagePullSecrets": [{"name": "regcred.team-a"}]},
 ])
 def test_schema_accepts_sensible_overrides(changes: dict[str, Any]) -> None:
     jsonschema.validate(with_values(**changes), SCHEMA)
@@ -101,6 +105,23 @@ def test_schema_accepts_sensible_overrides(changes: dict[str, Any]) -> None:
     {"monitoring.interval": "soon"},
     {"surprise": True},
     {"controller.surprise": True},
+    # Values the templates insert unquoted, as Kubernetes names or image references: a quote, a newline, a
+    # leading "-" or a template in them broke the rendered YAML with a parse error naming a template line, not
+    # the value (found by fuzzing every leaf of values.yaml through `helm template`).
+    {"nameOverride": "a\nb: c"},
+    {"nameOverride": "Planner"},
+    {"fullnameOverride": "-"},
+    {"fullnameOverride": "'q"},
+    {"image.repository": '"dq'},
+    {"image.repository": "{{ .Release.Name }}"},
+    {"image.repository": "alas:0.1.0"},
+    {"minio.image.repository": "a b"},
+    {"minio.image.tag": '"dq'},
+    {"minio.storageClassName": "-"},
+    {"minio.storageClassName": "Fast"},
+    {"dashboards.namespace": "'q"},
+    {"imagePullSecrets": [{"name": ""}]},
+    {"imagePullSecrets": [{"name": "A_b"}]},
 ])
 def test_schema_rejects_bad_values(changes: dict[str, Any]) -> None:
     with pytest.raises(jsonschema.ValidationError):
