@@ -123,6 +123,14 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
     return max(0.0, when.timestamp() - now())
 
 
+def _without_userinfo(url: str) -> str:
+    """``url`` with anything between its scheme and the last ``@`` of its authority dropped, for a URL urllib
+    cannot split: a password in it must not reach an error message."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}" if sep else url
+
+
 def _sendable(url: str) -> bool:
     """Whether urllib can send a request to ``url`` at all: no space or control character (http.client's
     InvalidURL, otherwise retried as a failed connection), an ASCII path (else a UnicodeEncodeError) and a host
@@ -159,7 +167,12 @@ class HttpChatClient:
                  temperature: float = 0.0, max_tokens: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        parts = urlsplit(base_url)
+        try:
+            parts = urlsplit(base_url)
+        except ValueError:  # "http://[::1": an IPv6 host without its bracket; what may be credentials left out
+            raise LlmRequestError("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1 "
+                                  "(an IPv6 host in brackets: http://[::1]:8000/v1)",
+                                  where=_without_userinfo(base_url)) from None
         if parts.username is not None or parts.password is not None:
             # urllib sends no credentials from a URL (every call failed as a connection error, exit 75), and every
             # error would have printed the password: refused, named without them.

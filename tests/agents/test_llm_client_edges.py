@@ -518,3 +518,17 @@ def test_a_base_url_with_credentials_is_refused_without_them(url: str) -> None:
                                   "OPENAI_API_KEY), sent as a Bearer token")
     assert info.value.where == url.replace(url[url.index("//") + 2:url.index("@") + 1], "")
     assert "s3cr3t" not in str(info.value) and "user" not in str(info.value)
+
+
+@pytest.mark.parametrize(("url", "named"), [("http://[::1", "http://[::1"), ("http://[::1/v1", "http://[::1/v1"),
+                                            ("http://user:s3cr3t@[::1/v1", "http://[::1/v1"),
+                                            ("https://[vllm:8000/v1", "https://[vllm:8000/v1")])
+def test_a_base_url_urllib_cannot_split_is_refused_naming_it_without_credentials(url: str, named: str) -> None:
+    # urlsplit raises ValueError ("Invalid IPv6 URL") for an unclosed bracket: that was a traceback from
+    # `alas llm ping` and every LLM command, before the URL was checked at all.
+    with pytest.raises(LlmRequestError) as info:
+        HttpChatClient(url, "m")
+    assert info.value.message == ("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1 "
+                                  "(an IPv6 host in brackets: http://[::1]:8000/v1)")
+    assert info.value.where == named
+    assert "s3cr3t" not in str(info.value)
