@@ -14,6 +14,7 @@ from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json, run_with_progress
 from alas_argo.cli.flag_values import MAX_SEEDS, members, seconds, whole
 from alas_argo.cli.flag_values import seed as seed_flag
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.jssp.catalog import suite
 from alas_argo.pipeline import Variant
 
@@ -23,8 +24,9 @@ __all__ = ["register"]
 def _ablation(args: argparse.Namespace) -> int:
     names = suite(args.suite)
     variants = members(args.variants, Variant, "--variants") if args.variants else list(Variant)
-    out = Path(args.out) if args.out else Path("bench/results") / (
-        f"ablation-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}")
+    # Checked before the trials: a bad place must not cost the run.
+    out = check_output_dir(Path(args.out) if args.out else Path("bench/results") / (
+        f"ablation-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"))
     total = len(names) * len(variants) * args.trials
     kwargs = {"variants": variants, "trials": args.trials, "faults": args.faults, "planner": args.planner,
               "optimizer": args.optimizer, "feedback_rounds": args.feedback_rounds,

@@ -21,6 +21,7 @@ from alas_argo.benchmarks.llm_bench import LlmCaseRow, LlmVariant, Prices, run_l
 from alas_argo.benchmarks.llm_tables import llm_markdown, summarize_llm, write_llm_bench
 from alas_argo.cli.app import print_json, run_with_progress
 from alas_argo.cli.flag_values import members
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
@@ -114,6 +115,12 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
     # Every flag is checked before the endpoint: a bad suite is bad input even where the run would be skipped.
     instances = [get_instance(name) for name in suite(args.suite)]
     scopes = members(args.context_scopes, ContextScope, "--context-scopes")
+    # The tables' directory, checked before the cases run: a bad place must not cost the run.
+    out = args.out
+    if out is None and not args.json:
+        out = Path("bench/results") / f"llm-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    if out is not None:
+        check_output_dir(out)
     if args.replay is not None:
         transport_for = _replay(args.replay)
         source = f"replay of {args.replay}"
@@ -142,9 +149,6 @@ def run_llm_experiment(args: argparse.Namespace) -> int:
         quiet=args.json)
     caption = (f"alas bench llm on {args.suite}, {args.seeds} seed(s), K={args.rounds}"
                + (", message gate on" if args.message_gate else "") + f": {source}")
-    out = args.out
-    if out is None and not args.json:
-        out = Path("bench/results") / f"llm-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     paths = write_llm_bench(out, rows, caption) if out is not None else None
     return report_bench(args, source=source, rows=rows, summary=summarize_llm(rows),
                         markdown=llm_markdown(rows, caption), paths=paths)

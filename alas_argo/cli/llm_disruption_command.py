@@ -23,6 +23,7 @@ from alas_argo.benchmarks.llm_disruption_tables import disruption_markdown, summ
 from alas_argo.cli.app import run_with_progress
 from alas_argo.cli.flag_values import members
 from alas_argo.cli.llm_bench_command import file_recorder, load_prices, report_bench, report_skipped
+from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import DisruptionKind
@@ -113,6 +114,12 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     settings = llm_settings_from_args(args)
     variants = members(args.variants, LlmVariant, "--variants") if args.variants else list(LlmVariant)
     instances = [get_instance(name) for name in suite(args.suite)]  # bad input even where the run is skipped
+    # The tables' directory, checked before the cases run: a bad place must not cost the run.
+    out = args.out
+    if out is None and not args.json:
+        out = Path("bench/results") / f"llm-disruption-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    if out is not None:
+        check_output_dir(out)
     transports, source = _transports(args, settings)
     if transports is None:
         return report_skipped(args, "no LLM endpoint configured (pass --llm-base-url or set OPENAI_BASE_URL, use "
@@ -132,9 +139,6 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
                f"K={args.rounds}, plan in force: {args.plan_in_force}, LCRP budget {args.repair_budget:g} s, "
                f"reference: full re-solve in {args.reference_budget:g} s (deterministic time)"
                + (", message gate on" if args.message_gate else "") + f": {source}")
-    out = args.out
-    if out is None and not args.json:
-        out = Path("bench/results") / f"llm-disruption-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     paths = write_disruption_bench(out, rows, caption) if out is not None else None
     return report_bench(args, source=source, rows=rows, summary=summarize_disruption(rows),
                         markdown=disruption_markdown(rows, caption), paths=paths)

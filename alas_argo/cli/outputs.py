@@ -40,6 +40,17 @@ def _probe(directory: Path, flag: str, target: Path) -> None:
         os.unlink(name)
 
 
+def _look_up(path: Path, flag: str) -> None:
+    """The system must be able to look ``path`` up: ``os.path.lexists`` reads a name past the length limit (or
+    under a parent it may not search) as absent, and the write after the work would then fail."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:
+        raise InputError(f"{flag}: {e.strerror or e}", where=str(path)) from None
+
+
 def _check_parent_chain(path: Path, flag: str) -> None:
     """The nearest existing ancestor must be a directory that takes new files."""
     anchor = _nearest_existing(path)
@@ -68,6 +79,7 @@ def check_output_file(path: str | os.PathLike[str], flag: str = "--out", *,
         allowed = sorted(suffixes)
         if p.suffix.lower() not in allowed:
             raise InputError(f"{flag}: the file name must end in {', '.join(allowed)}", where=str(p))
+    _look_up(p, flag)
     if p.is_dir():
         raise InputError(f"{flag}: is a directory, expected a file name", where=str(p))
     if os.path.lexists(p):
@@ -88,6 +100,7 @@ def check_output_dir(path: str | os.PathLike[str], flag: str = "--out") -> Path:
     p = Path(path)
     if str(path) == "":
         raise InputError(f"{flag}: expected a directory, got ''", where="''")
+    _look_up(p, flag)
     if os.path.lexists(p) and not p.is_dir():
         raise InputError(f"{flag}: exists and is not a directory", where=str(p))
     _check_parent_chain(p, flag)

@@ -164,3 +164,16 @@ def test_a_probe_that_cannot_be_removed_does_not_fail_the_check(tmp_path: Path,
     monkeypatch.setattr(outputs.os, "unlink", unlink)
     assert check_output_dir(tmp_path / "run") == tmp_path / "run"
     assert check_output_file(tmp_path / "s.json") == tmp_path / "s.json"
+
+
+def test_a_name_the_system_cannot_look_up_is_refused_with_its_reason(tmp_path: Path) -> None:
+    # os.path.lexists reads a name past the length limit as absent, and the nearest existing ancestor takes new
+    # files: both checks passed, and the command failed with an OSError when it wrote, after the work.
+    long = tmp_path / ("x" * 300)
+    for check in (lambda: check_output_dir(long), lambda: check_output_file(long / "f.csv"),
+                  lambda: check_output_file(long)):
+        error = refused(check)
+        assert error.message == "--out: File name too long"
+    assert refused(lambda: check_output_dir(long)).where == str(long)
+    assert refused(lambda: check_output_file(long / "f.csv")).where == str(long / "f.csv")
+    assert list(tmp_path.iterdir()) == []
