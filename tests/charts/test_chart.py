@@ -122,6 +122,8 @@ def test_schema_accepts_sensible_overrides(changes: dict[str, Any]) -> None:
     {"dashboards.namespace": "'q"},
     {"imagePullSecrets": [{"name": ""}]},
     {"imagePullSecrets": [{"name": "A_b"}]},
+    {"s3.region": "eu west"},  # the pods would refuse it at start (ALAS_STORE__S3_REGION, botocore's rule)
+    {"s3.region": ""},
 ])
 def test_schema_rejects_bad_values(changes: dict[str, Any]) -> None:
     with pytest.raises(jsonschema.ValidationError):
