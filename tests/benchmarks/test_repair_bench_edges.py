@@ -208,3 +208,21 @@ def test_a_cached_baseline_names_the_nested_field_and_the_first_violation(tmp_pa
     with pytest.raises(InputError) as e:
         baseline(ft06, time_limit=0.2, workers=1, cache=tmp_path)
     assert f"first {first.code.value}: {first.message})" in e.value.message
+
+
+def test_the_library_defaults_are_10_s_budgets_on_two_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a library caller gets without the CLI (which hands every one on): the baseline is planned in 0.2 s
+    # here whatever it is asked, and AOR does not use its budget, so the defaults cost nothing to check.
+    planned: list[dict[str, Any]] = []
+    real_plan = repair_bench.plan
+
+    def quick(instance: Any, **kwargs: Any) -> Any:
+        planned.append(kwargs)
+        return real_plan(instance, **{**kwargs, "time_limit": 0.2})
+
+    monkeypatch.setattr(repair_bench, "plan", quick)
+    spy = RepairSpy(monkeypatch)
+    run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, methods=["aor"])
+    assert planned == [{"time_limit": 10.0, "workers": 2, "deterministic": False}]
+    (call,) = spy.calls
+    assert (call["budget"], call["workers"], call["seed"], call["deterministic"]) == (10.0, 2, 0, False)
