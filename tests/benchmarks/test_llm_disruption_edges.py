@@ -28,6 +28,7 @@ from alas_argo.benchmarks.llm_disruption import LlmDisruptionRow, run_disruption
 from alas_argo.benchmarks.repair_reference import Reference
 from alas_argo.errors import InfeasibleError
 from alas_argo.jssp.catalog import get_instance
+from alas_argo.settings import LlmSettings
 
 pytestmark = pytest.mark.usefixtures("no_ambient_endpoint")
 
@@ -88,12 +89,17 @@ def test_lcrp_s_fallback_is_noted(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _case(LlmVariant.ALAS).note == "fallback to the global re-solve"
 
 
-def test_when_lcrp_finds_no_plan_alas_patches_with_the_new_durations(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("instance", "scenario"), [("la01", "shock"), ("la01", "breakdown"), ("ft06", "mixed"),
+                                                   ("ft06", "multi-breakdown")])
+def test_when_lcrp_finds_no_plan_alas_patches_honouring_the_disruption(monkeypatch: pytest.MonkeyPatch,
+                                                                       instance: str, scenario: str) -> None:
+    # The patch must keep started work where it is, start nothing before the reveal, keep off a machine while it
+    # is down and use the new durations: the validator judges the row against the disruption and the plan.
     def infeasible(*args: Any, **kwargs: Any) -> Any:
         raise InfeasibleError("no room left", where="lcrp")
 
     Wrap(monkeypatch, "repair", infeasible)
-    row = _case(LlmVariant.ALAS, "shock", instance="la01")  # a shock changes durations: the patch must use them
+    row = _case(LlmVariant.ALAS, scenario, instance=instance)
     assert row.events > 0 and (row.valid, row.note, row.rounds) == (True, "patched: no room left", 0)
 
 
@@ -101,13 +107,20 @@ def test_when_lcrp_finds_no_plan_alas_patches_with_the_new_durations(monkeypatch
 def test_the_job_agents_replan_with_the_rounds_gate_cache_and_fallbacks_given(monkeypatch: pytest.MonkeyPatch,
                                                                              gate: bool) -> None:
     plan_static = Wrap(monkeypatch, "plan_static")
+    drawn = Wrap(monkeypatch, "case_disruption")
     first = Wrap(monkeypatch, "first_proposals")
     rounds = Wrap(monkeypatch, "feedback_rounds")
     row = _case(LlmVariant.NO_REPAIR, rounds=2, gate=gate, scope="minimal")
     ((_, static_kwargs),) = plan_static.calls
-    ((_, first_kwargs),) = first.calls
-    ((_, round_kwargs),) = rounds.calls
+    ((first_args, first_kwargs),) = first.calls
+    ((round_args, round_kwargs),) = rounds.calls
     assert static_kwargs["rounds"] == 2 and round_kwargs["rounds"] == 2
+    # The same instance, planner and contexts in both phases; the rounds judge against the disruption and the
+    # plan in force (started work, reveal time, downtime, new durations), not the static problem.
+    ft06, in_force = get_instance("ft06"), plan_static.results[0][0]
+    assert first_args[0] == ft06 and round_args[:3] == first_args[:3]
+    assert round_args[3] is first.results[0][0]
+    assert round_kwargs["disruption"] == drawn.results[0] and round_kwargs["baseline"] is in_force
     for kwargs in (static_kwargs, first_kwargs, round_kwargs):
         assert isinstance(kwargs["cache"], ContextCache) and kwargs["cache"].scope is ContextScope.MINIMAL
         assert isinstance(kwargs["gate"], MessageGate) if gate else kwargs["gate"] is None
@@ -148,6 +161,7 @@ def test_the_planner_critic_gets_every_turn_and_reports_the_revisions(monkeypatc
 def test_the_single_agent_reports_no_rounds() -> None:
     row = _case(LlmVariant.SINGLE_AGENT)
     assert (row.rounds, row.trace, row.requests) == (0, "", 1)
+    assert row.tokens_estimated is True  # one estimated exchange is enough
 
 
 # --- refusals are rows ----------------------------------------------------------------------------------------
@@ -156,6 +170,8 @@ def test_the_single_agent_reports_no_rounds() -> None:
 def test_an_invalid_static_plan_is_a_row_whose_valid_is_false() -> None:
     row = _case(LlmVariant.NO_VALIDATOR, "shock", model=None, plan_in_force="own")
     assert row.static_valid is False and row.valid is False and row.reveal_time is None
+    assert (row.events, row.rounds, row.seconds, row.trace, row.first_violations) == (0, 0, 0.0, "", None)
+    assert (row.reference_makespan, row.reference_note) == (None, "")
 
 
 def test_a_disruption_no_plan_can_honour_is_a_row_that_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,11 +179,13 @@ def test_a_disruption_no_plan_can_honour_is_a_row_that_says_so(monkeypatch: pyte
         raise InfeasibleError("machine 2 never comes back", where="disruption")
 
     monkeypatch.setattr(llm_disruption, "ExecutionState", SimpleNamespace(at=at))
-    row = _case(LlmVariant.ALAS)
+    row = _case(LlmVariant.ALAS, prices={"simulated": {"prompt_per_1m": 1.0}})
+    assert row.cost_usd == 0.0  # priced (the repair phase asked nothing), not "unpriced"
     assert (row.instance, row.variant, row.static_valid, row.valid, row.makespan, row.reference_makespan) == \
         ("ft06", "alas", True, False, None, None)
     assert row.reveal_time is not None and row.events == 1
     assert row.note == "no plan can honour it: machine 2 never comes back"
+    assert (row.rounds, row.seconds, row.trace, row.gap_percent, row.moved_operations) == (0, 0.0, "", None, None)
 
 
 # --- the figures ----------------------------------------------------------------------------------------------
@@ -193,6 +211,9 @@ def test_the_gap_is_to_three_places(monkeypatch: pytest.MonkeyPatch) -> None:
     assert row.makespan is not None and row.reference_makespan == refs[0].makespan
     exact = 100.0 * (row.makespan - refs[0].makespan) / refs[0].makespan
     assert row.gap_percent == round(exact, 3) and round(exact, 3) != round(exact, 4)
+    rate = min(100.0, 100.0 * refs[0].makespan / row.makespan)
+    assert row.rate == round(rate, 3) and round(rate, 3) != round(rate, 4)
+    assert row.reference_note == refs[0].note == "cp-sat optimal"
 
 
 def test_the_model_column_names_both_models_or_none() -> None:
@@ -207,3 +228,137 @@ def test_the_model_column_names_both_models_or_none() -> None:
                                    Renamed("", stream="breakdown"), plan_in_force="shared", reference_budget=1.0)
     assert (nameless.model, nameless.simulated, nameless.cost_usd) == ("-", False, None)
 
+
+
+def test_the_bench_hands_every_knob_to_every_case_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[tuple[Any, ...]] = []
+    case = Wrap(monkeypatch, "run_disruption_case", lambda *a, **k: SimpleNamespace(case=a[:4]))
+
+    def transports(instance: Any, variant: LlmVariant, seed: int, scenario: str) -> tuple[Any, Any]:
+        made.append(("transports", instance.name, variant, seed, scenario))
+        return f"static-{len(made)}", f"replan-{len(made)}"
+
+    def recorder(instance: Any, variant: LlmVariant, seed: int, scenario: str) -> Any:
+        made.append(("recorder", instance.name, variant, seed, scenario))
+        return f"recorder-{len(made)}"
+
+    seen: list[Any] = []
+    ft06, la01 = get_instance("ft06"), get_instance("la01")
+    settings, prices = LlmSettings(model="m"), {"m": {"prompt_per_1m": 1.0}}
+    rows: list[Any] = run_llm_disruption_bench(
+        [ft06, la01], [LlmVariant.SINGLE_AGENT, LlmVariant.ALAS], [7, 3], ["shock", "breakdown"], transports,
+        rounds=2, recorder_for=recorder, settings=settings, prices=prices, scope="minimal", gate=True,
+        plan_in_force="shared", repair_budget=0.25, reference_budget=0.75, on_row=seen.append)
+    # Instance, then scenario, then seed, then variant: the order the tables and the recordings follow.
+    order = [(i, v, s, sc) for i in (ft06, la01) for sc in ("shock", "breakdown") for s in (7, 3)
+             for v in (LlmVariant.SINGLE_AGENT, LlmVariant.ALAS)]
+    assert [r.case for r in rows] == order and seen == rows
+    references = case.calls[0][1]["references"]
+    for n, (args, kwargs) in enumerate(case.calls):
+        assert args == (*order[n], f"static-{2 * n + 1}", f"replan-{2 * n + 1}")
+        assert kwargs == {"rounds": 2, "recorder": f"recorder-{2 * n + 2}", "settings": settings, "prices": prices,
+                          "scope": "minimal", "gate": True, "plan_in_force": "shared", "repair_budget": 0.25,
+                          "reference_budget": 0.75, "references": references}
+        assert kwargs["references"] is references  # one reference per plan in force and disruption, bench-wide
+    assert references == {}  # fresh for the bench (the fake cases solved nothing)
+    assert [m[1:] for m in made[::2]] == [(i.name, v, s, sc) for i, v, s, sc in order]
+
+
+def test_the_bench_s_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    case = Wrap(monkeypatch, "run_disruption_case", lambda *a, **k: SimpleNamespace(case=a[:4]))
+    run_llm_disruption_bench([get_instance("ft06")], [LlmVariant.ALAS], [0], ["breakdown"],
+                             lambda *_: (SimulatedTransport(), SimulatedTransport()))
+    ((_, kwargs),) = case.calls
+    assert {k: v for k, v in kwargs.items() if k != "references"} == {
+        "rounds": 5, "recorder": None, "settings": None, "prices": None, "scope": ContextScope.NORMAL, "gate": False,
+        "plan_in_force": llm_disruption.PlanInForce.OWN, "repair_budget": 5.0, "reference_budget": 10.0}
+
+
+def test_a_case_s_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No gate, 5 rounds, the case's own plan, LCRP's 5 s and the reference's 10 s, the simulator's settings.
+    planners = Wrap(monkeypatch, "LlmPlanner")
+    plan_static = Wrap(monkeypatch, "plan_static")
+    repair = Wrap(monkeypatch, "repair")
+    reference = Wrap(monkeypatch, "reference_for")
+    ft06 = get_instance("ft06")
+    row = run_disruption_case(ft06, LlmVariant.ALAS, 0, "breakdown", SimulatedTransport(FLAWLESS),
+                              SimulatedTransport(FLAWLESS, stream="breakdown"))
+    assert row.plan_in_force == "own" and row.static_makespan == plan_static.results[0][0].makespan
+    ((_, static_kwargs),) = plan_static.calls
+    assert (static_kwargs["rounds"], static_kwargs["gate"]) == (5, None)
+    assert static_kwargs["cache"].scope is ContextScope.NORMAL
+    assert repair.calls[0][1]["budget"] == 5.0 and reference.calls[0][1]["budget"] == 10.0
+    assert [args[0] for args, _ in planners.calls] == 2 * [LlmSettings(model="simulated")]
+
+
+def test_the_settings_given_reach_both_phases_planners(monkeypatch: pytest.MonkeyPatch) -> None:
+    planners = Wrap(monkeypatch, "LlmPlanner")
+    settings = LlmSettings(model="m", temperature=0.3)
+    _case(LlmVariant.ALAS, settings=settings)
+    assert [args[0] for args, _ in planners.calls] == [settings, settings]
+
+
+def test_the_disruption_is_drawn_with_the_case_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn = Wrap(monkeypatch, "case_disruption")
+    plan_static = Wrap(monkeypatch, "plan_static")
+    _case(LlmVariant.ALAS, "mixture", seed=4)
+    ((args, _),) = drawn.calls
+    assert args == (get_instance("ft06"), plan_static.results[0][0], "mixture", 4)
+
+
+class Prose:
+    """An endpoint that never gives a plan: every answer is prose."""
+
+    def complete(self, messages: list[Message], *, key: ExchangeKey) -> ChatResult:
+        return ChatResult(text="I would rather not.", model="simulated", prompt_tokens=3, completion_tokens=4)
+
+
+def test_no_static_plan_has_no_makespan_and_is_still_priced() -> None:
+    row = run_disruption_case(get_instance("ft06"), LlmVariant.SINGLE_AGENT, 0, "shock", Prose(), Prose(),
+                              prices={"simulated": {"prompt_per_1m": 1.0}})
+    assert (row.static_valid, row.static_makespan, row.valid, row.plan_in_force) == (False, None, False, "own")
+    # The repair phase asked nothing: it costs 0 at the model's price, not "unpriced".
+    assert (row.requests, row.cost_usd, row.tokens_estimated) == (0, 0.0, False)
+
+
+def test_the_final_plan_is_judged_against_the_disruption_and_the_plan_in_force(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the plan in force the validator cannot see started work moved: a re-plan that moves it would pass.
+    judged = Wrap(monkeypatch, "validate")
+    plan_static = Wrap(monkeypatch, "plan_static")
+    drawn = Wrap(monkeypatch, "case_disruption")
+    _case(LlmVariant.NO_VALIDATOR)
+    static, final = judged.calls
+    in_force = plan_static.results[0][0]
+    assert static == ((get_instance("ft06"), in_force), {})
+    assert final[1] == {"disruption": drawn.results[0], "baseline": in_force}
+
+
+def test_an_invalid_final_plan_has_a_makespan_but_no_gap_rate_or_moves() -> None:
+    row = _case(LlmVariant.NO_VALIDATOR, model=None)  # the seeded simulator's unchecked re-plan
+    assert row.valid is False and row.makespan is not None and row.reference_makespan is not None
+    assert (row.gap_percent, row.rate, row.moved_operations) == (None, 0.0, None)
+    assert row.tokens_estimated is True  # the simulator's token counts are estimates
+
+
+@pytest.mark.parametrize("variant", [LlmVariant.SINGLE_AGENT, LlmVariant.PLANNER_CRITIC])
+def test_a_whole_instance_re_plan_s_note_is_its_first_two_notes(monkeypatch: pytest.MonkeyPatch,
+                                                                variant: LlmVariant) -> None:
+    name = "single_agent" if variant is LlmVariant.SINGLE_AGENT else "planner_critic"
+    real = getattr(llm_disruption, name)
+    notes = ["answer cut off at the token limit", "job 3 left out", "job 4 left out"]
+    Wrap(monkeypatch, name, lambda *a, **k: dataclasses.replace(real(*a, **k), notes=notes))
+    assert _case(variant).note == "answer cut off at the token limit; job 3 left out"
+
+
+def test_a_re_plan_with_no_operations_has_no_makespan() -> None:
+    row = run_disruption_case(get_instance("ft06"), LlmVariant.SINGLE_AGENT, 0, "shock", SimulatedTransport(FLAWLESS),
+                              Prose(), plan_in_force="shared", reference_budget=1.0)
+    assert row.static_valid and (row.valid, row.makespan, row.rate, row.gap_percent) == (False, None, 0.0, None)
+
+
+def test_the_case_s_reference_goes_into_the_cache_it_is_given() -> None:
+    references: dict[Any, Reference] = {}
+    row = _case(LlmVariant.ALAS, references=references)
+    (reference,) = references.values()
+    assert (reference.makespan, reference.note) == (row.reference_makespan, row.reference_note)
