@@ -1,14 +1,17 @@
 """`jssp.limits`: a time, duration or number read from a document is a strict integer within ±2^40, the range
 docs/contracts.md states. Both ends are pinned by value (the other tests refuse only values far past the upper
 end, so the lower bound and the exact end points were free), and a job, step or machine number takes the same
-range."""
+range. Machine numbers are below 10,000, as the same page says (the instance tests use the constant, not the
+number)."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from alas_argo.jssp.limits import MAX_TIME, Count, TimeValue
+from alas_argo.errors import InputError
+from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.limits import MAX_MACHINES, MAX_TIME, Count, TimeValue
 
 TIME: TypeAdapter[int] = TypeAdapter(TimeValue)
 COUNT: TypeAdapter[int] = TypeAdapter(Count)
@@ -31,3 +34,10 @@ def test_a_value_past_either_end_or_not_an_integer_is_refused(value: object, ref
     for adapter in (TIME, COUNT):
         with pytest.raises(ValidationError, match=refusal):
             adapter.validate_python(value)
+
+
+def test_machine_numbers_are_below_10_000() -> None:
+    assert MAX_MACHINES == 10_000
+    assert Instance(name="wide", jobs=[[(9_999, 1)]]).num_machines == 10_000
+    with pytest.raises(InputError, match=r"machine number 10000 is too large \(at most 9999\)"):
+        Instance(name="wider", jobs=[[(10_000, 1)]])
