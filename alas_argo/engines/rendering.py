@@ -17,6 +17,7 @@ import yaml
 from alas_argo.engines.argo import to_argo
 from alas_argo.engines.asl import to_asl
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.ir import Workflow
 
 __all__ = ["DEFAULT_IMAGE", "compare_tree", "default_out", "dump_yaml", "load_definitions", "render_all",
@@ -54,7 +55,7 @@ def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[
         return dict(WORKFLOWS)
     root = Path(chosen)
     init = root / "__init__.py"
-    if not init.is_file():
+    if not found(init, file=True):  # found(): a name past the length limit is not found, not a traceback
         raise InputError("workflow definitions not found (an IR builder package with WORKFLOWS in __init__.py)",
                          where=str(root))
     if "workflows" not in sys.modules or Path(str(sys.modules["workflows"].__file__)).resolve() != init.resolve():
@@ -65,8 +66,8 @@ def load_definitions(directory: str | Path | None = None) -> dict[str, Callable[
         module = importlib.util.module_from_spec(spec)
         sys.modules["workflows"] = module  # the builders import their siblings as workflows.<name>
         spec.loader.exec_module(module)
-    found: dict[str, Callable[[], Workflow]] = sys.modules["workflows"].WORKFLOWS
-    return found
+    builders: dict[str, Callable[[], Workflow]] = sys.modules["workflows"].WORKFLOWS
+    return builders
 
 
 def dump_yaml(doc: Any) -> str:

@@ -81,6 +81,17 @@ def test_a_directory_without_definitions_is_refused_naming_it(tmp_path: Path) ->
                               "(an IR builder package with WORKFLOWS in __init__.py)")
 
 
+def test_a_directory_the_system_cannot_look_up_is_refused_naming_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # ALAS_WORKFLOWS_DIR past the name length limit: Path.is_file() raised OSError, a traceback from `alas render`.
+    long = tmp_path / ("x" * 300)
+    monkeypatch.setenv("ALAS_WORKFLOWS_DIR", str(long))
+    with pytest.raises(InputError) as err:
+        rendering.load_definitions()
+    assert err.value.where == str(long)
+    assert err.value.message == "workflow definitions not found (an IR builder package with WORKFLOWS in __init__.py)"
+
+
 def test_yaml_keeps_order_and_non_ascii_text_and_long_lines() -> None:
     long = "x" * 200
     text = rendering.dump_yaml({"z": "déjà vu", "a": [long]})
