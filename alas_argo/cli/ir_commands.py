@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from alas_argo.bounds import MAX_WAIT_SECONDS
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import MAX_REPEATS, finite_float, whole
 from alas_argo.cli.outputs import check_output_file
@@ -126,6 +127,8 @@ def _bench_runtime(args: argparse.Namespace) -> int:
 
     if args.seconds <= 0:
         raise InputError(f"must be positive, got {args.seconds:g}", where="--seconds")
+    if args.seconds > MAX_WAIT_SECONDS:  # as every other seconds flag: 1e20 ran until killed
+        raise InputError(f"must be at most {MAX_WAIT_SECONDS:.0f} (a year), got {args.seconds:g}", where="--seconds")
     doc = report(args.nodes, args.tasks, args.seconds, args.repeats)
     if args.json:
         print_json(doc)

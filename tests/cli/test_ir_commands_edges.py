@@ -243,6 +243,10 @@ def test_bench_runtime_text_shows_every_figure(monkeypatch: pytest.MonkeyPatch,
     assert "  target <= 1.0 ms/node: met" in capsys.readouterr().out.splitlines()
     assert main(["bench", "runtime", "--seconds", "-1"]) == 2
     assert capsys.readouterr().err == "alas: error: --seconds: must be positive, got -1\n"
+    # As every other seconds flag, at most a year: 1e20 was accepted and ran until killed.
+    assert main(["bench", "runtime", "--seconds", "1e20"]) == 2
+    assert capsys.readouterr().err == "alas: error: --seconds: must be at most 31536000 (a year), got 1e+20\n"
+    assert seen[-1] == (500, 4, 0.25, 3)  # no run started
 
 
 @pytest.mark.parametrize("flag", ["--nodes", "--repeats", "--tasks"])
