@@ -23,6 +23,7 @@ from alas_argo.cli.app import print_json, run_with_progress
 from alas_argo.cli.flag_values import members
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.instance import Instance
@@ -53,7 +54,7 @@ def load_prices(path: Path | None) -> Prices:
 def _replay(directory: Path) -> Any:
     def transport(instance: Instance, variant: LlmVariant, seed: int) -> ChatTransport:
         path = _case_file(directory, instance, variant, seed)
-        if not path.exists():
+        if not found(path, file=True):  # a name too long to look up is not recorded either
             raise InputError("no recorded exchanges for this case", where=str(path))
         return ReplayTransport(exchanges_from_file(path))
 
@@ -72,6 +73,7 @@ def file_recorder(path: Path) -> ExchangeRecorder:
 
 
 def _recorder(directory: Path) -> Any:
+    check_output_dir(directory, "--record")  # a bad place is one line before the run, not a traceback
     directory.mkdir(parents=True, exist_ok=True)
 
     def recorder(instance: Instance, variant: LlmVariant, seed: int) -> ExchangeRecorder:

@@ -25,6 +25,7 @@ from alas_argo.cli.flag_values import members
 from alas_argo.cli.llm_bench_command import file_recorder, load_prices, report_bench, report_skipped
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.jssp.disruption_families import FAMILIES
@@ -55,7 +56,7 @@ def _case_file(directory: Path, instance: Instance, variant: LlmVariant, seed: i
 def _replay(directory: Path) -> TransportsFor:
     def transports(instance: Instance, variant: LlmVariant, seed: int, scenario: str) -> tuple[Any, Any]:
         path = _case_file(directory, instance, variant, seed, scenario)
-        if not path.exists():
+        if not found(path, file=True):  # a name too long to look up is not recorded either
             raise InputError("no recorded exchanges for this case", where=str(path))
         replay = ReplayTransport(exchanges_from_file(path))
         return replay, replay  # one queue per (role, job, attempt): the static answers come first, as recorded
@@ -64,6 +65,7 @@ def _replay(directory: Path) -> TransportsFor:
 
 
 def _recorder(directory: Path) -> Any:
+    check_output_dir(directory, "--record")  # a bad place is one line before the run, not a traceback
     directory.mkdir(parents=True, exist_ok=True)
 
     def recorder(instance: Instance, variant: LlmVariant, seed: int, scenario: str) -> ExchangeRecorder:

@@ -49,3 +49,27 @@ def test_an_out_the_system_cannot_look_up_is_refused_before_any_case_runs(
     assert main([*argv, "--out", name]) == 2
     assert capsys.readouterr().err.strip() == f"alas: error: {name}: --out: File name too long"
     assert spy.calls == []
+
+
+@pytest.mark.parametrize(("argv", "module", "runner"), COMMANDS[:2])
+def test_a_record_directory_under_a_file_is_refused_before_any_case_runs(
+        argv: list[str], module: ModuleType, runner: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # `--record DIR` was made with mkdir as the run started: a NotADirectoryError traceback.
+    (tmp_path / "afile").write_text("")
+    spy = Spy(monkeypatch, module, runner)
+    assert main([*argv, "--record", "afile/exchanges", "--json"]) == 2
+    assert capsys.readouterr().err.strip() == "alas: error: afile/exchanges: --record: afile is not a directory"
+    assert spy.calls == []
+
+
+@pytest.mark.parametrize("argv", [COMMANDS[0][0][:2] + COMMANDS[0][0][4:],
+                                  COMMANDS[1][0][:2] + COMMANDS[1][0][4:]])
+def test_a_replay_directory_the_system_cannot_look_up_has_no_recorded_exchanges(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Path.exists() raised OSError for a name past the length limit: a traceback from the first case.
+    name = "x" * 300
+    assert main([*argv, "--replay", name, "--json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the progress lines of the run it stopped
+    assert err.startswith(f"alas: error: {name}/ft06__alas__0")
+    assert err.endswith(".jsonl: no recorded exchanges for this case")
