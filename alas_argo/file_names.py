@@ -9,9 +9,10 @@ from pathlib import Path
 __all__ = ["found"]
 
 
-def found(path: Path, *, file: bool = False) -> bool:
-    """Whether ``path`` exists (``file``: is a regular file); a name that cannot be looked up is not found."""
+def found(path: Path, *, file: bool = False, directory: bool = False) -> bool:
+    """Whether ``path`` exists (``file``: is a regular file; ``directory``: is a directory); a name that cannot be
+    looked up is not found."""
     try:
-        return path.is_file() if file else path.exists()
+        return path.is_file() if file else path.is_dir() if directory else path.exists()
     except OSError:
         return False

@@ -13,4 +13,6 @@ def test_found_answers_for_files_directories_and_names_that_cannot_be_looked_up(
     assert found(tmp_path) and not found(tmp_path, file=True)  # a directory exists but is no file
     assert not found(tmp_path / "missing") and not found(tmp_path / "missing", file=True)
     long = tmp_path / ("x" * 300)  # ENAMETOOLONG: Path.exists() and is_file() raise OSError
-    assert not found(long) and not found(long, file=True)
+    assert not found(long) and not found(long, file=True) and not found(long, directory=True)
+    assert found(tmp_path, directory=True) and not found(tmp_path / "f.json", directory=True)
+    assert not found(tmp_path / "missing", directory=True)

@@ -11,6 +11,7 @@ from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError, IntegrityError
+from alas_argo.file_names import found
 
 __all__ = ["register"]
 
@@ -89,7 +90,7 @@ def _render(args: argparse.Namespace) -> int:
         chart = None
     if not args.check:
         check_output_dir(out)
-        if chart is not None and chart.parent.is_dir():
+        if chart is not None and found(chart.parent, directory=True):
             check_output_dir(chart, "--chart-dir")
     files = render_all(load_definitions(args.workflows), image=args.image)
     templates = {Path(rel).name: text for rel, text in files.items() if rel.startswith("argo/")}
@@ -102,7 +103,7 @@ def _render(args: argparse.Namespace) -> int:
         return 0
     try:
         written = write_tree(files, out)
-        if chart is not None and chart.parent.is_dir():
+        if chart is not None and found(chart.parent, directory=True):
             written += write_tree(templates, chart)
     except OSError as e:  # e.g. a file where a subdirectory (argo/, asl/) must go
         raise InputError(f"cannot write: {e.strerror or e}", where=str(e.filename or out)) from None

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from alas_argo import json_limits, metrics
 from alas_argo.errors import InputError
+from alas_argo.file_names import found
 from alas_argo.operator.actions import (
     Action,
     CreateWorkflow,
@@ -227,7 +228,7 @@ def connect() -> CustomObjects:
             config.load_kube_config(config_file=files)
         except (config.ConfigException, OSError) as e:
             # Name the file(s) read: the client's own message ("No configuration found") does not.
-            missing = [f for f in files.split(os.pathsep) if f and not Path(f).expanduser().is_file()]
+            missing = [f for f in files.split(os.pathsep) if f and not found(Path(f).expanduser(), file=True)]
             why = f"{', '.join(missing)}: no such file" if missing else str(e)
             source = f"KUBECONFIG={env}" if env else "no KUBECONFIG, so ~/.kube/config"
             raise InputError(f"no Kubernetes configuration found (not in a pod; {source}): {why}") from None

@@ -134,6 +134,15 @@ def test_render_skips_a_chart_directory_whose_parent_is_missing(tmp_path: Path,
     assert not chart.parent.exists()
 
 
+def test_render_skips_a_chart_directory_whose_parent_cannot_be_looked_up(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # A parent past the name length limit: Path.is_dir() raised OSError, a traceback; now skipped as a missing one.
+    out, chart = tmp_path / "out", tmp_path / ("x" * 300) / "workflows"
+    assert main(["render", "--out", str(out), "--chart-dir", str(chart)]) == 0
+    assert capsys.readouterr().out.splitlines() == [str(out / rel) for rel in RENDERED]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_render_defaults_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """As from a wheel: no checkout, so `workflows/` under the current directory, and the chart only where a

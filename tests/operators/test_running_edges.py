@@ -324,6 +324,18 @@ def test_connect_names_every_missing_file_of_kubeconfig(no_cluster: Path, monkey
                                  f"{a}, {b}: no such file")
 
 
+def test_connect_names_a_kubeconfig_file_the_system_cannot_look_up(no_cluster: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # A name past the length limit: Path.is_file() raised OSError while the message was being built, a traceback.
+    long = str(no_cluster / ("x" * 300))
+    monkeypatch.setenv("KUBECONFIG", long)
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", long)
+    with pytest.raises(InputError) as raised:
+        connect()
+    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={long}): "
+                                 f"{long}: no such file")
+
+
 
 def test_connect_reads_kubeconfig_as_it_is_now_not_as_it_was_at_import(no_cluster: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
