@@ -154,8 +154,13 @@ def _bench_repair(args: argparse.Namespace) -> int:
         for source in sources:
             if not found(source, file=True):  # a name too long to look up is no file either
                 raise InputError(f"--from-csv: no file {str(source)[:200]}")
-            # utf-8-sig: a byte order mark is not part of the header
-            tables.append((str(source), from_csv(source.read_text(encoding="utf-8-sig"), source=str(source))))
+            try:  # utf-8-sig: a byte order mark is not part of the header
+                text = source.read_text(encoding="utf-8-sig")
+            except UnicodeDecodeError as e:
+                raise InputError(f"--from-csv: not UTF-8 text (byte {e.start})", where=str(source)) from None
+            except OSError as e:
+                raise InputError(f"--from-csv: cannot read: {e.strerror or e}", where=str(source)) from None
+            tables.append((str(source), from_csv(text, source=str(source))))
         rows, notes = merge_tables(tables)
         for note in notes:
             print(f"note: {note}", file=sys.stderr)

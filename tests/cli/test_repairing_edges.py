@@ -376,6 +376,15 @@ def test_a_bad_csv_is_named_by_its_path(tmp_path: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().err.startswith(f"alas: error: {bad}: not a repair benchmark table")
 
 
+def test_a_csv_that_is_not_utf8_is_named_by_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A UnicodeDecodeError traceback before (found by a fuzz of the commands' flags).
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"instance,\xe6\xff\n")
+    assert main(["bench", "repair", "--from-csv", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"alas: error: {bad}: --from-csv: not UTF-8 text (byte 9)\n"
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     (["--time-limit", "0"], "--time-limit must be positive, got 0"),
     (["--baseline-time-limit", "-1"], "--baseline-time-limit must be positive, got -1"),
