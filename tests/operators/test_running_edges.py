@@ -311,30 +311,30 @@ def test_connect_without_kubeconfig_names_the_default_file(no_cluster: Path) -> 
                                  "~/.kube/config): ~/.kube/config: no such file")
 
 
+def _refusal_with_kubeconfig(env: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What ``connect`` says with KUBECONFIG (and the client's import-time default) set to ``env``."""
+    monkeypatch.setenv("KUBECONFIG", env)
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", env)
+    with pytest.raises(InputError) as raised:
+        connect()
+    return str(raised.value)
+
+
 def test_connect_names_every_missing_file_of_kubeconfig(no_cluster: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """KUBECONFIG is a list (``os.pathsep``); each missing file is named, the one that is there is not."""
     a, b, there = no_cluster / "a", no_cluster / "b", no_cluster / "there"
     there.write_text("{}")
     env = os.pathsep.join([str(a), str(there), str(b)])
-    monkeypatch.setenv("KUBECONFIG", env)
-    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", env)
-    with pytest.raises(InputError) as raised:
-        connect()
-    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={env}): "
-                                 f"{a}, {b}: no such file")
+    assert _refusal_with_kubeconfig(env, monkeypatch) == (
+        f"no Kubernetes configuration found (not in a pod; KUBECONFIG={env}): {a}, {b}: no such file")
 
 
 def test_connect_names_a_kubeconfig_file_the_system_cannot_look_up(no_cluster: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # A name past the length limit: Path.is_file() raised OSError while the message was being built, a traceback.
     long = str(no_cluster / ("x" * 300))
-    monkeypatch.setenv("KUBECONFIG", long)
-    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", long)
-    with pytest.raises(InputError) as raised:
-        connect()
-    assert str(raised.value) == (f"no Kubernetes configuration found (not in a pod; KUBECONFIG={long}): "
-                                 f"{long}: no such file")
-
+    assert _refusal_with_kubeconfig(long, monkeypatch) == (
+        f"no Kubernetes configuration found (not in a pod; KUBECONFIG={long}): {long}: no such file")
 
 
 def test_connect_reads_kubeconfig_as_it_is_now_not_as_it_was_at_import(no_cluster: Path,
