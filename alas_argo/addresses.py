@@ -13,11 +13,16 @@ __all__ = ["is_http_url"]
 
 def is_http_url(url: str) -> bool:
     """Whether ``url`` is ``http(s)://host[:port][/path]``: a host, a port (if any) from 1 to 65535, and no
-    query or fragment (which no server here reads, so one is a mistake)."""
+    query or fragment (which no server here reads, so one is a mistake); nothing an HTTP client cannot send
+    either: white space or a control character (``https://a b`` was tried and "not reachable", a transient
+    exit 75), or a host name IDNA cannot encode (a label past 63 characters failed as "refused")."""
+    if any(c <= " " or c == "\x7f" for c in url):
+        return False
     try:
         parts = urlsplit(url)
         port = parts.port  # ValueError for a port that is not a number or is past 65535
-    except ValueError:
+        (parts.hostname or "").encode("idna")
+    except (ValueError, UnicodeError):
         return False
     return (parts.scheme in ("http", "https") and bool(parts.hostname) and (port is None or port > 0)
             and not parts.query and not parts.fragment)

@@ -19,6 +19,9 @@ def test_a_server_address_is_taken(url: str) -> None:
     "ftp://h:21", "s3://bucket",  # not HTTP
     "http://h:0", "http://h:99999", "http://h:abc", "http://h:-1",  # no usable port
     "http://h:9000?x=1", "http://h:9000#top",  # a query or fragment no server here reads
+    "https://a b", "http://h:9000/a b", "http://h\t:9000", "http://h:9000/\x7f",  # nothing a client can send
+    "https://" + "x" * 64 + ".example", "http://a..b:9000",  # host labels IDNA cannot encode
+    "http://[::1",  # an unclosed bracket
 ])
 def test_anything_else_is_refused(url: str) -> None:
     assert not is_http_url(url)
