@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alas_argo.file_names import found
+import pytest
+
+from alas_argo.errors import InputError
+from alas_argo.file_names import found, read_limited
 
 
 def test_found_answers_for_files_directories_and_names_that_cannot_be_looked_up(tmp_path: Path) -> None:
@@ -16,3 +19,22 @@ def test_found_answers_for_files_directories_and_names_that_cannot_be_looked_up(
     assert not found(long) and not found(long, file=True) and not found(long, directory=True)
     assert found(tmp_path, directory=True) and not found(tmp_path / "f.json", directory=True)
     assert not found(tmp_path / "missing", directory=True)
+
+
+def test_read_limited_reads_up_to_the_limit_and_refuses_past_it(tmp_path: Path) -> None:
+    f = tmp_path / "f.json"
+    f.write_bytes(b"x" * 10)
+    assert read_limited(f, 10) == b"x" * 10
+    with pytest.raises(InputError) as raised:
+        read_limited(f, 9)
+    assert raised.value.where == str(f)
+    assert raised.value.message == "larger than 0 MiB (or never ends): not an input this reads"
+    with pytest.raises(FileNotFoundError):
+        read_limited(tmp_path / "missing")
+
+
+def test_an_input_that_never_ends_is_refused_after_the_limit() -> None:
+    # /dev/zero given as a schedule was read whole: the process grew to 24 GB and the kernel killed it.
+    with pytest.raises(InputError) as raised:
+        read_limited(Path("/dev/zero"))
+    assert raised.value.message == "larger than 128 MiB (or never ends): not an input this reads"

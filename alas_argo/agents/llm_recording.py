@@ -31,6 +31,7 @@ from alas_argo.agents.llm_client import (
     Message,
 )
 from alas_argo.errors import InputError
+from alas_argo.file_names import read_limited
 from alas_argo.log.events import EventType
 
 __all__ = ["EventAppender", "Exchange", "ExchangeRecorder", "ReplayMissing", "ReplayTransport",
@@ -174,7 +175,7 @@ def exchanges_from_file(path: Path) -> list[Exchange]:
         InputError: When the file cannot be read or a line is not an exchange record (the line is named).
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read the recorded exchanges: {getattr(e, 'strerror', None) or e}",
                          where=str(path)) from None

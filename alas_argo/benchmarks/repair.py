@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from alas_argo.errors import AlasError, InputError
+from alas_argo.file_names import read_limited
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
@@ -205,7 +206,7 @@ def _cached_baseline(path: Path, instance: Instance) -> Schedule:
     edited, truncated or copied from another run): every case of the bench is drawn from it."""
     again = "; delete it to plan the baseline again"
     try:
-        schedule = Schedule.model_validate(load_json(path.read_bytes(), where=str(path)))
+        schedule = Schedule.model_validate(load_json(read_limited(path), where=str(path)))
     except InputError as e:
         raise InputError(f"{e.message}{again}", where=e.where) from None
     except ValidationError as e:

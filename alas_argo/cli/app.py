@@ -18,6 +18,7 @@ from alas_argo import interrupts
 from alas_argo.cli.examples import epilog
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.errors import InputError
+from alas_argo.file_names import read_limited
 from alas_argo.json_limits import load_json
 
 __all__ = ["Commands", "Handler", "add_instance_argument", "print_json", "read_json_file", "resolve_instance",
@@ -96,7 +97,7 @@ def read_json_file(path: str | Path, what: str) -> Any:
     """Read a JSON document, turning every failure into an InputError naming the file and place."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_limited(p).decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{what} file not found", where=str(p)) from None
     except OSError as e:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from alas_argo.cli.app import write_json_file
 from alas_argo.errors import InputError, first_error
+from alas_argo.file_names import read_limited
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.log import ExecutionLog
@@ -65,7 +66,7 @@ def read_manual_plan(path: Path, log: ExecutionLog, *, resumed: bool) -> dict[st
     if not resumed:
         raise InputError("--manual-plan resumes a run that handed over to a person: give its --run-id")
     try:
-        doc = load_json(path.read_bytes(), where=str(path))
+        doc = load_json(read_limited(path), where=str(path))
         return Schedule.model_validate(doc).to_json()
     except OSError as e:
         raise InputError(f"cannot read the plan: {e.strerror or e}", where=str(path)) from None

@@ -14,6 +14,7 @@ from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import MAX_REPEATS, finite_float, whole
 from alas_argo.cli.outputs import check_output_file
 from alas_argo.errors import InputError
+from alas_argo.file_names import read_limited
 from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
 
 __all__ = ["load_document", "load_yaml", "register"]
@@ -25,7 +26,7 @@ def load_document(path: str) -> Any:
     """Read a JSON or YAML workflow document; any failure is an InputError naming the file (exit 2)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_limited(p).decode("utf-8")
     except FileNotFoundError:
         raise InputError("workflow file not found", where=str(p)) from None
     except (OSError, UnicodeDecodeError) as e:

@@ -23,7 +23,7 @@ from alas_argo.cli.app import print_json, run_with_progress
 from alas_argo.cli.flag_values import members
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.errors import InputError
-from alas_argo.file_names import found
+from alas_argo.file_names import found, read_limited
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.instance import Instance
@@ -43,7 +43,7 @@ def load_prices(path: Path | None) -> Prices:
     if path is None:
         return {}
     try:
-        doc = load_json(path.read_bytes(), where=str(path))
+        doc = load_json(read_limited(path), where=str(path))
     except OSError as e:
         raise InputError(f"cannot read the price table: {e.strerror or e}", where=str(path)) from None
     if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):

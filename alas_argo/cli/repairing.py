@@ -26,7 +26,7 @@ from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
 from alas_argo.errors import InputError
-from alas_argo.file_names import found
+from alas_argo.file_names import found, read_limited
 from alas_argo.jssp.catalog import get_instance, load_instance, suite
 from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disruption
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family
@@ -155,7 +155,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
             if not found(source, file=True):  # a name too long to look up is no file either
                 raise InputError(f"--from-csv: no file {str(source)[:200]}")
             try:  # utf-8-sig: a byte order mark is not part of the header
-                text = source.read_text(encoding="utf-8-sig")
+                text = read_limited(source).decode("utf-8-sig")
             except UnicodeDecodeError as e:
                 raise InputError(f"--from-csv: not UTF-8 text (byte {e.start})", where=str(source)) from None
             except OSError as e:

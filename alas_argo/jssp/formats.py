@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from alas_argo.errors import InputError, first_error
+from alas_argo.file_names import read_limited
 from alas_argo.json_limits import MAX_INT_DIGITS, load_json
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.limits import MAX_TIME
@@ -190,7 +191,7 @@ def _parse(text: str, name: str, where: str, fmt: InstanceFormat) -> Instance:
 def read_instance_file(path: Path, fmt: InstanceFormat | None = None) -> Instance:
     """Read and parse an instance file; the instance is named after the file's stem unless JSON names it."""
     try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: a byte order mark is not a comment line
+        text = read_limited(path).decode("utf-8-sig")  # -sig: a byte order mark is not a comment line
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", where=str(path)) from None
     except UnicodeDecodeError:

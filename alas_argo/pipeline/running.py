@@ -12,7 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from alas_argo import metrics
 from alas_argo.errors import ConflictError, InputError, first_error
-from alas_argo.file_names import found
+from alas_argo.file_names import found, read_limited
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
@@ -46,7 +46,7 @@ def disruption_file(disrupt: str) -> Path:
 def load_disruptions(path: Path) -> list[Disruption]:
     """Read one disruption object, or a list of them, from a JSON file (reveal times must not decrease)."""
     try:
-        doc = load_json(path.read_bytes(), where=str(path))
+        doc = load_json(read_limited(path), where=str(path))
     except FileNotFoundError:
         raise InputError("disruption file not found", where=str(path)) from None
     except OSError as e:
