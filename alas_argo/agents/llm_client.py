@@ -32,6 +32,7 @@ from alas_argo.addresses import is_http_url
 from alas_argo.errors import AlasError, PermanentError, TransientError
 
 __all__ = [
+    "MAX_RESPONSE_BYTES",
     "ChatResult",
     "ChatTransport",
     "ExchangeKey",
@@ -43,6 +44,9 @@ __all__ = [
     "Message",
     "estimate_tokens",
 ]
+
+#: The largest answer body read from an endpoint (a chat completion is kilobytes).
+MAX_RESPONSE_BYTES = 64 * 2**20
 
 #: A chat message as the API takes it: {"role": "system"|"user"|"assistant", "content": "..."}.
 Message = dict[str, str]
@@ -248,7 +252,15 @@ class HttpChatClient:
     def _post(self, data: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         request = urllib.request.Request(self.endpoint, data=data, headers=headers, method="POST")
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
-            return int(response.status), response.read()
+            # Bounded: the timeout is per socket read, so an endpoint streaming without end was read until the
+            # process ran out of memory.
+            body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise LlmRequestError(f"LLM endpoint answered with more than {MAX_RESPONSE_BYTES // 2**20} MiB: not "
+                                      "a chat completion", where=self.endpoint)
+            if response.length:  # a bounded read does not raise for a body cut short: the Content-Length says so
+                raise http.client.IncompleteRead(body, response.length)
+            return int(response.status), body
 
     def _result(self, payload: bytes, messages: list[Message], status: int, *, calls: int,
                 latency: float) -> ChatResult:

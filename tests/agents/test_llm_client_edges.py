@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from alas_argo.agents import llm_client
 from alas_argo.agents.llm_client import (
     ChatResult,
     ExchangeKey,
@@ -532,3 +533,15 @@ def test_a_base_url_urllib_cannot_split_is_refused_naming_it_without_credentials
                                   "(an IPv6 host in brackets: http://[::1]:8000/v1)")
     assert info.value.where == named
     assert "s3cr3t" not in str(info.value)
+
+
+def test_an_answer_past_the_bound_is_refused_not_read_until_memory_runs_out(
+        llm_server: ScriptedLlmServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The timeout is per socket read: an endpoint streaming without end was read whole. Lowered bound, same path.
+    monkeypatch.setattr(llm_client, "MAX_RESPONSE_BYTES", 2**20)
+    completion = {"choices": [{"message": {"content": "ok"}}], "pad": "x" * 2**20}
+    llm_server.script(Reply(raw_body=json.dumps(completion).encode()), Reply(content="ok"))
+    with pytest.raises(LlmRequestError) as info:
+        client(llm_server).complete(MESSAGES)
+    assert info.value.message == "LLM endpoint answered with more than 1 MiB: not a chat completion"
+    assert client(llm_server).complete(MESSAGES).text == "ok"  # an answer under the bound reads as before
