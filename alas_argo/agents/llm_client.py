@@ -128,25 +128,11 @@ def _retry_after(value: str | None, now: Callable[[], float] = time.time) -> flo
 
 
 def _without_userinfo(url: str) -> str:
-    """``url`` with anything between its scheme and the last ``@`` of its authority dropped, for a URL urllib
-    cannot split: a password in it must not reach an error message."""
+    """``url`` with anything between its scheme and the last ``@`` of its authority dropped (a URL urllib cannot
+    split included): a password in it must not reach an error message."""
     scheme, sep, rest = url.partition("://")
     authority, slash, path = rest.partition("/")
     return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}" if sep else url
-
-
-def _sendable(url: str) -> bool:
-    """Whether urllib can send a request to ``url`` at all: no space or control character (http.client's
-    InvalidURL, otherwise retried as a failed connection), an ASCII path (else a UnicodeEncodeError) and a host
-    name IDNA can encode (else a UnicodeError: an empty label, or one longer than 63 characters)."""
-    if any(c <= " " or c == "\x7f" for c in url):
-        return False
-    parts = urlsplit(url)
-    try:
-        (parts.hostname or "").encode("idna")
-    except UnicodeError:
-        return False
-    return parts.path.isascii()
 
 
 class HttpChatClient:
@@ -182,9 +168,11 @@ class HttpChatClient:
             # error would have printed the password: refused, named without them.
             raise LlmRequestError("LLM base URL must not hold credentials: give the key as ALAS_LLM__API_KEY "
                                   "(or OPENAI_API_KEY), sent as a Bearer token",
-                                  where=parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl())
-        # "http://" alone used to be tried, and fail as transient (exit 75); a space in the URL too.
-        if not (is_http_url(base_url) and _sendable(base_url)):
+                                  where=_without_userinfo(base_url))
+        # "http://" alone used to be tried, and fail as transient (exit 75); a space in the URL too (is_http_url
+        # refuses what no client can send). A non-ASCII path is a UnicodeEncodeError in urllib, which other clients
+        # would percent-encode: refused here only.
+        if not (is_http_url(base_url) and parts.path.isascii()):
             raise LlmRequestError("LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1",
                                   where=base_url)
         self.base_url = base_url.rstrip("/")

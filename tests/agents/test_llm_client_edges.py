@@ -79,6 +79,16 @@ def test_max_tokens_and_temperature_are_sent_when_given(llm_server: ScriptedLlmS
     assert body["max_tokens"] == 64 and body["temperature"] == 0.7
 
 
+@pytest.mark.parametrize("url", ["http://vllm:8000/v1 x", "http://vllm\t:8000/v1", "http://vllm:8000/v\x7f",
+                                 "http://vllm:8000/vé", "http://" + "x" * 64 + ":8000/v1", "http://a..b:8000/v1"])
+def test_a_base_url_no_client_can_send_is_refused_before_any_call(url: str) -> None:
+    # Each failed in urllib, at the first call, as a connection error (exit 75) or an encoding traceback.
+    with pytest.raises(LlmRequestError) as info:
+        HttpChatClient(url, "m")
+    assert info.value.message == "LLM base URL must be http(s)://host[:port][/path], e.g. http://vllm:8000/v1"
+    assert info.value.where == url
+
+
 def test_a_trailing_slash_of_the_base_url_is_dropped(llm_server: ScriptedLlmServer) -> None:
     llm_server.script(Reply(content="ok"))
     c = HttpChatClient(llm_server.url + "/", "m", sleep=Sleeps())
