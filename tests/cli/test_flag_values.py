@@ -137,6 +137,8 @@ def test_a_count_flag_is_refused_out_of_its_range_before_any_work(
     # 1e300 failed the run's propose step with an OverflowError from the socket.
     (["run", "ft06", "--planner", "llm"], "--llm-timeout"),
     (["smoke"], "--timeout"),
+    # 1e20 CPU seconds per node was accepted and ran until killed.
+    (["bench", "runtime"], "--seconds"),
 ])
 @pytest.mark.parametrize("value", ["0", "-5", "31536001", "1e12"])
 def test_a_wait_flag_takes_seconds_above_0_and_at_most_a_year(
