@@ -1,14 +1,27 @@
-"""Shared fixtures: a tiny instance with a known optimum, the bundled ft06, and a real S3 protocol server on
-loopback (moto in server mode, over HTTP) with a fresh bucket per test."""
+"""Shared fixtures: a tiny instance with a known optimum, the bundled ft06, a real S3 protocol server on
+loopback (moto in server mode, over HTTP) with a fresh bucket per test, and, around every test, no stop request
+left over from another."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from alas_argo import interrupts
 from alas_argo.jssp.instance import Instance
 from tests.s3server import s3_bucket, s3_server
 
-__all__ = ["ft06", "s3_bucket", "s3_server", "tiny"]
+__all__ = ["ft06", "no_stop_left_behind", "s3_bucket", "s3_server", "tiny"]
+
+
+@pytest.fixture(autouse=True)
+def no_stop_left_behind() -> Iterator[None]:
+    """Forget any stop request before and after each test: a request is process-wide (a Ctrl-C, SIGTERM, or
+    a test that asks for one), and one left pending would stop the next test's first search or step."""
+    interrupts.reset()
+    yield
+    interrupts.reset()
 
 
 @pytest.fixture

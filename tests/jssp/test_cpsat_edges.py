@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,12 +25,6 @@ from alas_argo.jssp.validate import validate
 #: Two jobs crossing two machines: its optimum (5) is its trivial bound (a job's length, a machine's load).
 TWO = Instance(name="two", jobs=[[(0, 3), (1, 2)], [(1, 3), (0, 2)]])
 
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def _shift(schedule: Schedule, reference: dict[tuple[int, int], int]) -> int:

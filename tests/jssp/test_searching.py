@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
 
 import pytest
 from ortools.sat.python import cp_model
@@ -28,13 +27,6 @@ from alas_argo.jssp.searching import (
     search_workers,
 )
 from alas_argo.seeds import MAX_SEED
-
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def test_a_deterministic_solver_has_one_worker_a_deterministic_limit_and_no_sigint_handler() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,13 +27,6 @@ from alas_argo.jssp.searching import (
     search_workers,
 )
 from alas_argo.seeds import MAX_SEED
-
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 class _Solver:

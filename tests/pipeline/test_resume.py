@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,6 @@ from alas_argo.runtime.context import NodeContext
 def _log(tmp_path: Path, run_id: str = "r1") -> ExecutionLog:
     return ExecutionLog(FsStore(tmp_path / "store"), run_id)
 
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 CONFIG = RunConfig(instance="la01", planner="cpsat", disrupt="mixed", disruptions=2, time_limit=0.5,

@@ -8,7 +8,6 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,6 @@ from alas_argo import interrupts
 from alas_argo.errors import WorkflowError
 from alas_argo.runtime import MemoryJournal, NodeContext, NodeState, Runtime
 from tests.runtime.runtime_helpers import workflow
-
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def write(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,6 @@ compensated, ``run.interrupted`` is recorded, and the run continues from its rec
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,13 +11,6 @@ import pytest
 from alas_argo import interrupts
 from alas_argo.runtime import MemoryJournal, NodeContext, Runtime
 from tests.runtime.runtime_helpers import workflow
-
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def _setup(stop_in: str, *, raise_after_stop: bool) -> tuple[Any, dict[str, Any], list[str], list[str]]:

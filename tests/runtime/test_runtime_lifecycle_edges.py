@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,12 +17,6 @@ from tests.runtime.runtime_helpers import workflow
 
 UNTIL = {"until": {"path": "output.valid", "op": "truthy"}}
 
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def _echo(ctx: NodeContext, doc: dict[str, Any]) -> Any:

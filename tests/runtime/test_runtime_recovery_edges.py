@@ -4,7 +4,6 @@ commits (idempotency record, saga commit), and the error a node fails with when 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,12 +18,6 @@ OUT = {"type": "object", "required": ["plan"]}
 BROKEN = ("ContractError: patch output breaks its contract at (root): 'plan' is a required property "
           "(node s)")
 
-
-@pytest.fixture(autouse=True)
-def _no_stop_left_behind() -> Iterator[None]:
-    interrupts.reset()
-    yield
-    interrupts.reset()
 
 
 def _crash(ctx: NodeContext, inputs: dict[str, Any]) -> dict[str, Any]:
