@@ -12,14 +12,39 @@ import builtins
 import contextlib
 import re
 from abc import ABC, abstractmethod
+from typing import BinaryIO
 
 from alas_argo.errors import InputError, StoreError
 
-__all__ = ["RecordNotFound", "Store", "check_key"]
+__all__ = ["MAX_RECORD_BYTES", "RecordNotFound", "Store", "check_key", "check_record_size", "read_record"]
 
 # Keys are written as file names and as S3 object keys: keep them to a portable alphabet so that a key
 # can never climb out of the store's root ("..") or mean different things on the two backends.
 _SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._=-]*$")
+
+#: The largest record a store writes or reads back: twice the largest input file a command reads
+#: (``file_names.MAX_FILE_BYTES``), so any record made from an accepted input fits, while an object that is
+#: not one of the log's (a multi-gigabyte upload into the bucket, a device file under the root) is refused by
+#: name instead of read into memory whole.
+MAX_RECORD_BYTES = 256 * 2**20
+
+
+def check_record_size(size: int, where: str, *, reading: bool = False) -> None:
+    """Raise StoreError naming ``where`` when a record of ``size`` bytes is past :data:`MAX_RECORD_BYTES`.
+
+    Writers check before anything is written, so no store holds a record it would refuse to read back.
+    """
+    if size > MAX_RECORD_BYTES:
+        raise StoreError(f"record larger than the store's limit of {MAX_RECORD_BYTES // 2**20} MiB "
+                         f"({'at least ' if reading else ''}{size} bytes): not a record of the log", where=where)
+
+
+def read_record(stream: BinaryIO, where: str) -> bytes:
+    """The bytes of one record from ``stream``, reading at most one past :data:`MAX_RECORD_BYTES` (a record is
+    never larger, and a device file never ends); StoreError naming ``where`` past the limit."""
+    data = stream.read(MAX_RECORD_BYTES + 1)
+    check_record_size(len(data), where, reading=True)
+    return data
 
 
 class RecordNotFound(StoreError, KeyError):

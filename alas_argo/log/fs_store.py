@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from alas_argo.errors import ConflictError, StoreError
-from alas_argo.log.backend import RecordNotFound, Store, check_key
+from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, read_record
 
 try:
     import fcntl
@@ -104,6 +104,7 @@ class FsStore(Store):
 
     def _write_temp(self, path: Path, data: bytes) -> Path:
         """Write ``data`` to a fresh temp file next to ``path`` and fsync it; return the temp path."""
+        check_record_size(len(data), str(path))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._sweep(path.parent)
@@ -162,7 +163,8 @@ class FsStore(Store):
         """The bytes of ``key``; RecordNotFound when it does not exist."""
         path = self._path(key)
         try:
-            return path.read_bytes()
+            with path.open("rb") as f:
+                return read_record(f, str(path))
         except (FileNotFoundError, NotADirectoryError):
             raise RecordNotFound("no such record", where=f"{self.location}/{key}") from None
         except OSError as e:

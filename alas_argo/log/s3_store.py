@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from alas_argo.errors import InputError, StoreError, StoreUnavailable
-from alas_argo.log.backend import RecordNotFound, Store, check_key
+from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, read_record
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
@@ -237,6 +237,7 @@ class S3Store(Store):
         identical bytes count as created, or a writer would append its own event twice.
         """
         full = self.prefix + check_key(key)
+        check_record_size(len(data), f"{self.location}/{key}")
         try:
             self._call("put", key, lambda: self._client.put_object(
                 Bucket=self.bucket, Key=full, Body=data, IfNoneMatch="*"))
@@ -255,15 +256,24 @@ class S3Store(Store):
     def put(self, *, key: str, data: bytes) -> None:
         """Unconditional put; S3 publishes an object atomically."""
         full = self.prefix + check_key(key)
+        check_record_size(len(data), f"{self.location}/{key}")
         self._call("put", key, lambda: self._client.put_object(Bucket=self.bucket, Key=full, Body=data))
 
     def get(self, *, key: str) -> bytes:
         """The object's bytes; RecordNotFound when missing."""
         full = self.prefix + check_key(key)
+        where = f"{self.location}/{key}"
 
         def fetch() -> bytes:
-            body: bytes = self._client.get_object(Bucket=self.bucket, Key=full)["Body"].read()
-            return body
+            answer = self._client.get_object(Bucket=self.bucket, Key=full)
+            stream = answer["Body"]
+            try:
+                # The announced length first, so an oversized object is refused before any of it is read;
+                # then the bounded read, should the answer carry more than it announced.
+                check_record_size(int(answer.get("ContentLength") or 0), where)
+                return read_record(stream, where)
+            finally:
+                stream.close()
 
         return self._call("get", key, fetch)
 

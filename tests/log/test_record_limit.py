@@ -1,0 +1,110 @@
+"""The store's record bound (``backend.MAX_RECORD_BYTES``): a record past it is never written, and an object
+past it (an upload into the bucket that is not the log's, a device file under the root) is refused by name
+instead of read into memory whole. The limit is lowered to a few bytes here so the tests stay small; the
+stores read it where they check, so the same code paths run as at 256 MiB."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from alas_argo.cli import main
+from alas_argo.errors import StoreError
+from alas_argo.log import backend
+from alas_argo.log.backend import check_record_size, read_record
+from alas_argo.log.execution_log import ExecutionLog
+from alas_argo.log.fs_store import FsStore
+from alas_argo.log.s3_store import S3Store
+from alas_argo.log.store import Store
+from tests.s3server import LoopbackS3
+
+KEY = "runs/r/plans/big.json"
+LIMIT = 16
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(backend, "MAX_RECORD_BYTES", LIMIT)
+    return LIMIT
+
+
+def test_the_default_limit_is_twice_the_largest_input_a_command_reads() -> None:
+    from alas_argo.file_names import MAX_FILE_BYTES
+
+    assert backend.MAX_RECORD_BYTES == 2 * MAX_FILE_BYTES == 256 * 2**20
+
+
+def test_the_check_and_the_bounded_read_name_the_record(small_limit: int) -> None:
+    check_record_size(small_limit, "here")  # at the limit: a record
+    with pytest.raises(StoreError) as info:
+        check_record_size(small_limit + 1, "here")
+    assert info.value.message == "record larger than the store's limit of 0 MiB (17 bytes): not a record of the log"
+    assert info.value.where == "here" and info.value.exit_code == 2
+    assert read_record(io.BytesIO(b"x" * small_limit), "here") == b"x" * small_limit
+    stream = io.BytesIO(b"x" * 100)
+    with pytest.raises(StoreError) as info:
+        read_record(stream, "there")
+    assert "(at least 17 bytes)" in info.value.message and info.value.where == "there"
+    assert stream.tell() == small_limit + 1  # read one byte past the limit, no more
+
+
+@pytest.mark.parametrize("conditional", [True, False])
+def test_a_record_past_the_limit_is_never_written(store: Store, small_limit: int, conditional: bool) -> None:
+    with pytest.raises(StoreError) as info:
+        if conditional:
+            store.put_if_absent(key=KEY, data=b"x" * (small_limit + 1))
+        else:
+            store.put(key=KEY, data=b"x" * (small_limit + 1))
+    assert "(17 bytes)" in info.value.message and str(info.value.where).endswith(KEY)
+    assert not store.exists(key=KEY) and store.list(prefix="runs/") == []
+    if isinstance(store, FsStore):  # nor a temp file left behind
+        assert not store.root.exists() or not any(p.is_file() for p in store.root.rglob("*"))
+    # the largest record that fits is written and read back whole
+    assert store.put_if_absent(key=KEY, data=b"y" * small_limit)
+    assert store.get(key=KEY) == b"y" * small_limit
+
+
+def test_an_s3_object_past_the_limit_is_refused_before_it_is_read(
+        s3_server: LoopbackS3, s3_bucket: str, s3_store: S3Store, small_limit: int) -> None:
+    # Put there by someone else (the bucket is shared), so the store's write check never saw it.
+    s3_server.client().put_object(Bucket=s3_bucket, Key=KEY, Body=b"z" * 1000)
+    with pytest.raises(StoreError) as info:
+        s3_store.get(key=KEY)
+    assert info.value.message == ("record larger than the store's limit of 0 MiB (1000 bytes): "
+                                  "not a record of the log")
+    assert info.value.where == f"{s3_store.location}/{KEY}"
+
+
+def test_a_file_under_the_root_that_never_ends_is_refused(tmp_path: Path, small_limit: int) -> None:
+    store = FsStore(tmp_path)
+    path = tmp_path / KEY
+    path.parent.mkdir(parents=True)
+    os.symlink("/dev/zero", path)
+    with pytest.raises(StoreError) as info:
+        store.get(key=KEY)
+    assert "(at least 17 bytes)" in info.value.message and info.value.where == str(path)
+
+
+def test_log_verify_names_an_oversized_record_and_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A real log, one of whose events is then replaced by an endless file; the limit is lowered to the
+    # largest record the log holds, so only the replaced one is past it.
+    log = ExecutionLog(FsStore(tmp_path), "r1")
+    log.append("run.started", payload={"instance": "ft06"})
+    log.append("node.started", node_id="plan", attempt=1)
+    assert main(["log", "verify", "r1", "--root", str(tmp_path)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(backend, "MAX_RECORD_BYTES", max(p.stat().st_size for p in tmp_path.rglob("*.json")))
+    assert main(["log", "verify", "r1", "--root", str(tmp_path)]) == 0  # every record at most the limit
+    capsys.readouterr()
+    events = sorted((tmp_path / "runs" / "r1").rglob("events/*.json"))
+    assert len(events) == 2
+    events[1].unlink()
+    os.symlink("/dev/zero", events[1])
+    code = main(["log", "verify", "r1", "--root", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "record larger than the store's limit" in err and str(events[1]) in err
