@@ -129,7 +129,7 @@ def _ready(base: str, timeout: float) -> str:
             return f"{base}/readyz answered {response.status}"
     except urllib.error.HTTPError as e:
         with e:  # closed here, not by the collector (an unclosed socket warns wherever it is collected)
-            body = e.read()[:200].decode(errors="replace")
+            body = e.read(200).decode(errors="replace")  # no further: a body that never ends is not read whole
         raise _Failed(f"{base}/readyz answered {e.code}: {body}") from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         raise _Failed(f"{base} not reachable: {getattr(e, 'reason', e)}") from None

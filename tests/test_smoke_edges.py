@@ -43,6 +43,7 @@ class Front:
     url: str = ""
     ready: tuple[int, bytes] = (200, b"ok")
     hang: str | None = None  # "GET" or "POST": that request is held, unanswered, until the test ends
+    stall: bool = False  # /readyz answers 503 announcing a terabyte, sends 300 bytes and holds the rest
     released: threading.Event = field(default_factory=threading.Event)
     answer: tuple[int, bytes] | None = None
     key: str | None = None
@@ -61,6 +62,14 @@ def _handler(front: Front) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             if front.hang == "GET":
                 front.released.wait(60)
+            if front.stall:
+                self.send_response(503)
+                self.send_header("Content-Length", str(10**12))
+                self.end_headers()
+                self.wfile.write(b"z" * 300)
+                self.wfile.flush()
+                front.released.wait(60)
+                return
             self._send(*front.ready) if self.path == "/readyz" else self._send(404, b"{}")
 
         def do_POST(self) -> None:
@@ -226,6 +235,16 @@ def test_a_not_ready_answer_is_cut_to_200_bytes_and_undecodable_bytes_do_not_bre
     front.ready = (500, b"\xff" + b"y" * 300)
     checks = smoke(store, "edge-garbled", controller=front.url, token=TOKEN)
     assert checks[1].detail == f"{front.url}/readyz answered 500: \ufffd" + "y" * 199
+
+
+def test_a_not_ready_answer_that_never_ends_is_read_no_further_than_what_is_shown(store: FsStore,
+                                                                                  front: Front) -> None:
+    # Read whole, the answer would hold the check until the socket timed out and then end it with a
+    # traceback (the timeout raised while handling the 503), or grow it without bound had the body kept coming.
+    front.stall = True
+    checks = smoke(store, "edge-stall", controller=front.url, token=TOKEN, timeout=5)
+    assert [c.ok for c in checks] == [True, False, None, None, True]
+    assert checks[1].detail == f"{front.url}/readyz answered 503: " + "z" * 200
 
 
 def test_a_controller_that_hangs_on_readyz_fails_within_the_timeout(store: FsStore, front: Front) -> None:
