@@ -8,6 +8,7 @@ the package imports without the ``cluster`` extra.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -38,6 +39,9 @@ __all__ = ["CustomObjects", "Operator", "Poster", "connect", "post_disruption"]
 
 log = logging.getLogger(__name__)
 ARGO = ("argoproj.io", "v1alpha1", "workflows")
+#: The largest controller answer read: a repair's answer is a few kilobytes; a body past this (a misrouted URL
+#: streaming something else) is not one, and is not read into memory whole.
+MAX_ANSWER_BYTES = 64 * 2**20
 
 
 class CustomObjects(Protocol):
@@ -63,20 +67,45 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
     if token:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    answer: Any
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:
-            status, raw = resp.status, resp.read()
-    except urllib.error.HTTPError as e:
-        with e:  # closed here, not by the collector
-            status, raw = e.code, e.read()
+        answer = urllib.request.urlopen(request, timeout=timeout)
+        status = answer.status
+    except urllib.error.HTTPError as e:  # an error status: its body is the answer all the same
+        answer, status = e, e.code
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         return PostOutcome(0, message=f"controller unreachable: {getattr(e, 'reason', e)}")
+    with answer:  # closed here, not by the collector
+        try:
+            raw = _answer(answer)
+        except (OSError, http.client.HTTPException) as e:  # the status arrived, the whole body did not
+            return _cut_off(e)
+    if len(raw) > MAX_ANSWER_BYTES:
+        return PostOutcome(status, message=f"answer larger than {MAX_ANSWER_BYTES // 2**20} MiB: not read")
     try:
         doc = json_limits.loads(raw or b"{}")
     except ValueError:
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
     return PostOutcome(status, doc, str(doc.get("error") or doc.get("message") or ""))
+
+
+def _answer(response: Any) -> bytes:
+    """At most one byte past :data:`MAX_ANSWER_BYTES` of an answer's body: an answer that never ends is not
+    read whole."""
+    raw: bytes = response.read(MAX_ANSWER_BYTES + 1)
+    # A bounded read returns what came before the connection closed, without http.client's check that the
+    # body was whole: a cut body is checked against its announced length here.
+    announced = response.headers.get("Content-Length", "")
+    if len(raw) <= MAX_ANSWER_BYTES and announced.isdigit() and int(announced) > len(raw):
+        raise http.client.IncompleteRead(raw, int(announced) - len(raw))
+    return raw
+
+
+def _cut_off(e: BaseException) -> PostOutcome:
+    """The outcome of an answer whose body broke off (a timeout or a closed connection mid-body): no answer, so
+    the POST is tried again under the same key, and the controller replays the repair if it committed one."""
+    return PostOutcome(0, message=f"controller answer cut off: {e or type(e).__name__}")
 
 
 class Operator:

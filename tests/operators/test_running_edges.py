@@ -29,6 +29,7 @@ from alas_argo.operator import (
     Resource,
     connect,
     post_disruption,
+    running,
 )
 from tests.operators.test_running import MemoryApi, cr, serving
 
@@ -194,15 +195,21 @@ class Raw(BaseHTTPRequestHandler):
 
     replies: list[tuple[int, bytes]] = []
     seen: list[dict[str, Any]] = []
+    announce = 0  # a Content-Length larger than the body sent: the answer breaks off
+    hold = 0.0  # seconds the connection is held after the short body (longer than the client's timeout: it stalls)
+    release = threading.Event()
 
     def do_POST(self) -> None:
         Raw.seen.append({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
                          "body": self.rfile.read(int(self.headers["Content-Length"]))})
         code, raw = Raw.replies.pop(0)
         self.send_response(code)
-        self.send_header("Content-Length", str(len(raw)))
+        self.send_header("Content-Length", str(Raw.announce or len(raw)))
         self.end_headers()
         self.wfile.write(raw)
+        if Raw.announce:  # the rest never comes: held until the test lets go, then the connection closes
+            self.wfile.flush()
+            Raw.release.wait(Raw.hold)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -210,9 +217,10 @@ class Raw(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def raw_server() -> Iterator[str]:
-    Raw.replies, Raw.seen = [], []
+    Raw.replies, Raw.seen, Raw.announce, Raw.hold, Raw.release = [], [], 0, 0.0, threading.Event()
     with serving(Raw) as url:
         yield f"{url}/runs/r1/disruptions"
+        Raw.release.set()
 
 
 def test_the_post_carries_json_its_key_and_the_token(raw_server: str) -> None:
@@ -243,6 +251,27 @@ def test_any_answer_becomes_an_outcome(raw_server: str, code: int, raw: bytes, o
     body and message, and ``message`` is read when there is no ``error``."""
     Raw.replies = [(code, raw)]
     assert post_disruption(raw_server, {}, "k", None) == outcome
+
+
+@pytest.mark.parametrize("code", [201, 503])
+@pytest.mark.parametrize(("hold", "said"), [
+    (10.0, "timed out"),  # the body stalls past the timeout
+    (0.0, "IncompleteRead(8 bytes read, 999999999992 more expected)"),  # the connection closes mid-body
+])
+def test_an_answer_that_breaks_off_is_no_answer_and_never_raises(raw_server: str, code: int, hold: float,
+                                                                 said: str) -> None:
+    """Guards "never raises" past the status line: read whole, a body that stalled or broke off raised out of
+    the operator's pass (an error status's body was read outside the guarded block). No answer is status 0,
+    so the POST is retried under the same key and the controller replays a repair it already committed."""
+    Raw.replies, Raw.announce, Raw.hold = [(code, b'{"versio')], 10**12, hold
+    outcome = post_disruption(raw_server, {}, "k", None, timeout=1)
+    assert outcome == PostOutcome(0, {}, f"controller answer cut off: {said}")
+
+
+def test_an_answer_past_the_bound_is_not_read(raw_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(running, "MAX_ANSWER_BYTES", 2**20)
+    Raw.replies = [(201, b'{"pad": "' + b"x" * 2**20 + b'"}')]
+    assert post_disruption(raw_server, {}, "k", None) == PostOutcome(201, {}, "answer larger than 1 MiB: not read")
 
 
 def test_a_refused_connection_names_the_reason() -> None:
