@@ -88,9 +88,13 @@ def _render(args: argparse.Namespace) -> int:
     chart: Path | None = Path(args.chart_dir) if args.chart_dir else beside
     if args.no_chart or (not args.chart_dir and not beside.parent.is_dir()):  # no chart beside a wheel install
         chart = None
+    # A chart directory given by name is written like --out (made if missing); the default one only where a
+    # chart is (the repository's charts/alas): never a charts/ tree made up beside an installed package.
+    if chart is not None and not args.chart_dir and not found(chart.parent, directory=True):
+        chart = None
     if not args.check:
         check_output_dir(out)
-        if chart is not None and found(chart.parent, directory=True):
+        if chart is not None:
             check_output_dir(chart, "--chart-dir")
     files = render_all(load_definitions(args.workflows), image=args.image)
     templates = {Path(rel).name: text for rel, text in files.items() if rel.startswith("argo/")}
@@ -103,7 +107,7 @@ def _render(args: argparse.Namespace) -> int:
         return 0
     try:
         written = write_tree(files, out)
-        if chart is not None and found(chart.parent, directory=True):
+        if chart is not None:
             written += write_tree(templates, chart)
     except OSError as e:  # e.g. a file where a subdirectory (argo/, asl/) must go
         raise InputError(f"cannot write: {e.strerror or e}", where=str(e.filename or out)) from None
@@ -178,12 +182,13 @@ def register(commands: Commands) -> None:
     p = commands.add("render", _render, help="Render every workflow to Argo YAML and ASL JSON (the goldens).",
                      description="Compile the shipped IR workflows (alas_argo.workflows) to Argo WorkflowTemplates "
                      "(argo/*.yaml) and ASL state machines (asl/*.asl.json) under --out, and copy the templates into "
-                     "the Helm chart when its directory exists.")
+                     "the Helm chart (the checkout's, when there is one, or --chart-dir).")
     p.add_argument("-o", "--out", help="output directory (default: workflows/ of the checkout, else ./workflows)")
     p.add_argument("--image", default="alas:0.1.0", help="image every template runs (default: alas:0.1.0)")
     p.add_argument("--workflows", help="directory of other IR definitions, a package with WORKFLOWS in its "
                    "__init__.py (default: the shipped ones)")
-    p.add_argument("--chart-dir", help="where the chart picks templates up (default: charts/alas/workflows)")
+    p.add_argument("--chart-dir", help="where the chart picks templates up, made if missing (default: "
+                   "charts/alas/workflows, where a chart is)")
     p.add_argument("--no-chart", action="store_true", help="do not copy templates into the chart")
     p.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 when stale")
     p = commands.add("submit", _submit, help="Submit a workflow to an Argo server (through Hera).",

@@ -126,21 +126,25 @@ def test_render_copies_the_templates_into_the_chart_and_checks_them(tmp_path: Pa
     assert (chart / "alas-bench.yaml").read_text() == "stale\n"
 
 
-def test_render_skips_a_chart_directory_whose_parent_is_missing(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    out, chart = tmp_path / "out", tmp_path / "no-chart-here" / "workflows"
+def test_render_makes_a_chart_directory_given_by_name_like_out(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # It was skipped without a word when its parent was missing: a user who named it got no templates there.
+    out, chart = tmp_path / "out", tmp_path / "new-chart" / "workflows"
     assert main(["render", "--out", str(out), "--chart-dir", str(chart)]) == 0
-    assert capsys.readouterr().out.splitlines() == [str(out / rel) for rel in RENDERED]
-    assert not chart.parent.exists()
+    assert capsys.readouterr().out.splitlines() == ([str(out / rel) for rel in RENDERED]
+                                                    + [str(chart / name) for name in TEMPLATES])
+    assert sorted(p.name for p in chart.iterdir()) == TEMPLATES
+    assert main(["render", "--out", str(out), "--chart-dir", str(chart), "--check"]) == 0
 
 
-def test_render_skips_a_chart_directory_whose_parent_cannot_be_looked_up(tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    # A parent past the name length limit: Path.is_dir() raised OSError, a traceback; now skipped as a missing one.
+def test_render_refuses_a_chart_directory_that_cannot_be_looked_up(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # A parent past the name length limit: Path.is_dir() raised OSError, a traceback; then it was skipped as a
+    # missing one; now it is refused like such an --out, before anything is written.
     out, chart = tmp_path / "out", tmp_path / ("x" * 300) / "workflows"
-    assert main(["render", "--out", str(out), "--chart-dir", str(chart)]) == 0
-    assert capsys.readouterr().out.splitlines() == [str(out / rel) for rel in RENDERED]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert main(["render", "--out", str(out), "--chart-dir", str(chart)]) == 2
+    assert capsys.readouterr().err == f"alas: error: {chart}: --chart-dir: File name too long\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_render_defaults_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
