@@ -19,12 +19,11 @@ from alas_argo.benchmarks.partial_table import PartialTable
 from alas_argo.benchmarks.static import COLUMNS, StaticRow, run_static, summarize, write_tables
 from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float, whole
+from alas_argo.cli.flag_values import seconds, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
 from alas_argo.cli.progress import ProgressLines
 from alas_argo.cli.running import add_store_arguments
-from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import suite
 from alas_argo.jssp.modeling import ProgressEvent
 from alas_argo.jssp.planning import SolveMethod
@@ -41,8 +40,6 @@ def default_directory(suite_name: str, now: datetime | None = None, *, kind: str
 
 
 def _static(args: argparse.Namespace) -> int:
-    if args.time_limit <= 0:
-        raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
     names = suite(args.suite)
     directory = check_output_dir(Path(args.out) if args.out else default_directory(args.suite))
     limits = "deterministic limits, 1 worker" if args.deterministic else f"{args.workers} workers"
@@ -115,7 +112,7 @@ def register(commands: Commands) -> None:
         "list), validate each schedule with the independent validator, and write static.csv and static.md. "
         "Exit 0 when every schedule is valid, 1 otherwise, 2 on bad input.")
     p.add_argument("--suite", default="alas45", help="suite, family or comma-separated names (default alas45)")
-    p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="seconds per instance (60)")
+    p.add_argument("--time-limit", type=seconds, default=60.0, metavar="S", help="seconds per instance (60)")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, metavar="N", help="CP-SAT workers (default 2)")
     p.add_argument("--seed", type=seed_flag, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--method", choices=[m.value for m in SolveMethod], default=SolveMethod.AUTO.value,

@@ -21,7 +21,7 @@ from alas_argo.agents.llm_client import ExchangeKey
 from alas_argo.benchmarks.llm_disruption import REPAIRS, PlanInForce
 from alas_argo.bounds import MAX_FEEDBACK_ROUNDS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, seconds, share, whole
+from alas_argo.cli.flag_values import MAX_SEEDS, seconds, share, whole
 from alas_argo.cli.llm_flags import add_llm_arguments, llm_settings_from_args
 from alas_argo.jssp.catalog import get_instance, suite
 from alas_argo.jssp.disruption_families import FAMILIES
@@ -152,9 +152,9 @@ def register(commands: Commands) -> None:
                    help="--disruptions: whose static plan the disruption hits: own (each variant's; an invalid "
                    "one cannot be in force and the case fails) or shared (the alas variant's, for every variant) "
                    "(default own)")
-    p.add_argument("--repair-budget", type=finite_float, default=5.0, help="--disruptions: LCRP's nominal seconds "
+    p.add_argument("--repair-budget", type=seconds, default=5.0, help="--disruptions: LCRP's nominal seconds "
                    "(deterministic time) for the alas variant's repair (default 5, as alas run)")
-    p.add_argument("--reference-budget", type=finite_float, default=10.0, help="--disruptions: deterministic "
+    p.add_argument("--reference-budget", type=seconds, default=10.0, help="--disruptions: deterministic "
                    "seconds of the full re-solve every gap is measured against (default 10)")
     p.add_argument("--compare", action="store_true", help="the older llm vs heuristic vs cpsat comparison")
     p.add_argument("--time-limit", type=seconds, default=2.0, help="--compare: CP-SAT seconds per instance")

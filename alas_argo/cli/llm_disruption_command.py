@@ -103,8 +103,6 @@ def run_llm_disruption_experiment(args: argparse.Namespace) -> int:
     """`alas bench llm --disruptions` (see its help)."""
     from alas_argo.cli.llm_flags import llm_settings_from_args
 
-    if args.reference_budget <= 0 or args.repair_budget <= 0:
-        raise InputError("--reference-budget and --repair-budget must be positive")
     scenarios = parse_scenarios(args.disruptions)
     scopes = [s.strip() for s in args.context_scopes.split(",")]
     try:

@@ -21,7 +21,7 @@ from alas_argo.benchmarks.repair_report import (
 )
 from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, add_instance_argument, print_json, run_with_progress, write_json_file
-from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, whole
+from alas_argo.cli.flag_values import MAX_SEEDS, finite_float, seconds, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir, check_output_file
 from alas_argo.cli.validating import load_disruption_file, load_plan_of, load_schedule_file
@@ -41,11 +41,6 @@ __all__ = ["register"]
 
 #: File types `alas gantt --out` writes.
 GANTT_SUFFIXES = (".png", ".html")
-
-
-def _positive(value: float, flag: str) -> None:
-    if value <= 0:
-        raise InputError(f"{flag} must be positive, got {value:g}")
 
 
 def _disrupt(args: argparse.Namespace) -> int:
@@ -96,7 +91,6 @@ def _inputs(args: argparse.Namespace) -> tuple[Instance, Schedule, Disruption]:
 
 
 def _repair(args: argparse.Namespace) -> int:
-    _positive(args.time_limit, "--time-limit")
     check_output_file(args.out)
     instance, schedule, disruption = _inputs(args)
     result = repair(instance, schedule, disruption, args.method, budget=args.time_limit, seed=args.seed,
@@ -166,8 +160,6 @@ def _bench_repair(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         return _report(rows, directory, "Repair benchmark (re-rendered from "
                        f"{', '.join(s.name for s in sources)})", args.json)
-    _positive(args.time_limit, "--time-limit")
-    _positive(args.baseline_time_limit, "--baseline-time-limit")
     if args.first_seed + args.seeds - 1 > MAX_SEED:
         raise InputError(f"--first-seed {args.first_seed} with --seeds {args.seeds} runs past the last seed, "
                          f"{MAX_SEED}")
@@ -272,7 +264,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--method", default="lcrp", choices=[m.value for m in RepairMethod],
                    help="lcrp (local cascading repair), aor / right-shift (keep the sequences), full / full-stable "
                    "(re-solve everything not started; stable also minimises moves); default lcrp")
-    p.add_argument("--time-limit", type=finite_float, default=10.0,
+    p.add_argument("--time-limit", type=seconds, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
     p.add_argument("--effort", type=finite_float, default=1.0,
                    help="LCRP time-box multiplier (default 1: a median of 0.18-0.56 nominal s of search on the 20x15 "
@@ -324,8 +316,8 @@ def register(commands: Commands) -> None:
                    "reruns one case. Every case's disruption is also kept in OUT/cases (see repair.md).")
     p.add_argument("--methods", default=",".join(m.value for m in RepairMethod),
                    help="Comma-separated repair methods (default: all of them).")
-    p.add_argument("--time-limit", type=finite_float, default=10.0, help="Repair budget per method and case (s).")
-    p.add_argument("--baseline-time-limit", type=finite_float, default=10.0, help="Planning budget per baseline (s).")
+    p.add_argument("--time-limit", type=seconds, default=10.0, help="Repair budget per method and case (s).")
+    p.add_argument("--baseline-time-limit", type=seconds, default=10.0, help="Planning budget per baseline (s).")
     p.add_argument("--lcrp-effort", default="1",
                    help="LCRP's time-box multiplier (see alas repair); a comma list such as 1,4 runs LCRP once per "
                    "effort, rows named lcrp and lcrp@4, against the same baselines.")

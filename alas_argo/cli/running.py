@@ -18,7 +18,7 @@ from rich.table import Table
 
 from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json
-from alas_argo.cli.flag_values import finite_float, flag_error, whole
+from alas_argo.cli.flag_values import finite_float, flag_error, seconds, whole
 from alas_argo.cli.flag_values import run_id as run_id_flag
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_dir
@@ -270,11 +270,11 @@ def register(commands: Commands) -> None:
                    "node that gave up checks it first")
     p.add_argument("--feedback-rounds", type=whole(0, MAX_FEEDBACK_ROUNDS), default=5, metavar="K",
                    help="rounds of validator feedback to the job agents before the patch (default 5)")
-    p.add_argument("--time-limit", type=finite_float, default=10.0,
+    p.add_argument("--time-limit", type=seconds, default=10.0,
                    help="optimizer budget in nominal seconds of deterministic search (default 10)")
     p.add_argument("--repair-method", default="lcrp",
                    choices=get_args(RepairMethodName), help="repair method (default lcrp)")
-    p.add_argument("--repair-budget", type=finite_float, default=5.0, help="nominal seconds per repair (default 5)")
+    p.add_argument("--repair-budget", type=seconds, default=5.0, help="nominal seconds per repair (default 5)")
     p.add_argument("--repair-effort", type=finite_float, default=1.0, metavar="E",
                    help="LCRP's time-box multiplier (default 1, a median of 0.18-0.56 nominal s on 20x15; larger "
                    "efforts buy a slightly shorter plan; see alas repair --effort)")

@@ -13,10 +13,9 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from alas_argo.bounds import MAX_WORKERS
 from alas_argo.cli.app import Commands, print_json, write_json_file
-from alas_argo.cli.flag_values import finite_float, whole
+from alas_argo.cli.flag_values import seconds, whole
 from alas_argo.cli.flag_values import seed as seed_flag
 from alas_argo.cli.outputs import check_output_file
-from alas_argo.errors import InputError
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.cpsat import SolveResult
 from alas_argo.jssp.dispatching import DispatchingRule
@@ -64,8 +63,6 @@ def progress_display(enabled: bool, title: str) -> Iterator[Callable[[ProgressEv
 
 
 def _solve(args: argparse.Namespace) -> int:
-    if args.time_limit <= 0:
-        raise InputError(f"--time-limit must be positive, got {args.time_limit:g}")
     if args.out:
         check_output_file(args.out)
     instance = load_instance(args.instance)
@@ -100,7 +97,7 @@ def register(commands: Commands) -> None:
         "CP-SAT deterministic time on one worker unless --wall-clock. Ctrl-C stops it (exit 130, nothing "
         "written).")
     p.add_argument("instance", metavar="INSTANCE", help="bundled instance name or instance file")
-    p.add_argument("--time-limit", type=finite_float, default=10.0, metavar="S",
+    p.add_argument("--time-limit", type=seconds, default=10.0, metavar="S",
                    help="nominal seconds of deterministic search (default 10; wall seconds with --wall-clock)")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, metavar="N",
                    help="CP-SAT workers with --wall-clock (default 2)")

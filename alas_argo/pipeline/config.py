@@ -47,10 +47,12 @@ class RunConfig(BaseModel):
     disruptions: int = Field(1, ge=1, le=MAX_LOCAL_DISRUPTIONS,
                              description="How many disruptions a generated sequence holds.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of every randomized choice.")
-    time_limit: float = Field(10.0, gt=0, description="Nominal seconds for the optimizer (CP-SAT / LNS); see "
+    time_limit: float = Field(10.0, gt=0, le=MAX_WAIT_SECONDS, description="Nominal seconds for the optimizer "
+                              "(CP-SAT / LNS), at most a year; see "
                               "`deterministic`.")
     repair_method: RepairMethodName = Field("lcrp", description="Repair method after a disruption.")
-    repair_budget: float = Field(5.0, gt=0, description="Nominal seconds for each repair; see `deterministic`.")
+    repair_budget: float = Field(5.0, gt=0, le=MAX_WAIT_SECONDS, description="Nominal seconds for each repair, at "
+                                 "most a year; see `deterministic`.")
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     repair_tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan LCRP may give up, as a share, for "
                                     "fewer moved operations (see alas repair --tolerance); 0: none.")

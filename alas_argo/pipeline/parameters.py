@@ -97,6 +97,18 @@ def _number(values: Mapping[str, str], name: str, default: float) -> float:
     return number
 
 
+def _flag(values: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """The parameter ``name`` as ``true`` or ``false`` (any case; ``default`` when missing or empty). Anything
+    else is refused: ``deterministic=no`` or ``0`` used to run deterministically, as every value but ``false`` did."""
+    raw = values.get(name)
+    if raw in (None, ""):
+        return default
+    word = str(raw).strip().lower()
+    if word not in ("true", "false"):
+        raise InputError(f"workflow parameter {name!r} must be true or false, got {raw!r}", where=f"parameter {name}")
+    return word == "true"
+
+
 def _whole(raw: Any, name: str) -> int:
     """``raw`` (a parameter's value, or an entry of a JSON list parameter) as a whole number."""
     try:
@@ -137,7 +149,7 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
         "time_limit": limit, "repair_method": values.get("method") or "lcrp",
         "repair_budget": _number(values, "repair-budget", limit), "faults": _whole(values.get("faults") or 0, "faults"),
         "variant": values.get("variant") or "full", "workers": 1,
-        "deterministic": (values.get("deterministic") or "true").lower() != "false",
+        "deterministic": _flag(values, "deterministic", default=True),
         "repair_effort": _number(values, "repair-effort", 1.0),
         "repair_tolerance": _number(values, "repair-tolerance", 0.0)}
     try:

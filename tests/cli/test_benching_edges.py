@@ -80,17 +80,6 @@ def _tty(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- alas bench static --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("limit", ["0", "-1"])
-def test_a_time_limit_not_above_zero_is_refused_before_any_work(limit: str, tmp_path: Path,
-                                                                 fake_static: Callable[[list[StaticRow]], FakeStatic],
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    fake = fake_static([VALID])
-    out = tmp_path / "o"
-    assert main(["bench", "static", "--suite", "ft06", "--time-limit", limit, "--out", str(out)]) == 2
-    assert f"--time-limit must be positive, got {float(limit):g}" in capsys.readouterr().err
-    assert fake.calls == [] and not out.exists()
-
-
 def test_every_flag_reaches_the_benchmark(tmp_path: Path, fake_static: Callable[[list[StaticRow]], FakeStatic],
                                           capsys: pytest.CaptureFixture[str]) -> None:
     fake = fake_static([VALID])

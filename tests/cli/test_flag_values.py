@@ -139,6 +139,17 @@ def test_a_count_flag_is_refused_out_of_its_range_before_any_work(
     (["smoke"], "--timeout"),
     # 1e20 CPU seconds per node was accepted and ran until killed.
     (["bench", "runtime"], "--seconds"),
+    # Search budgets: 1e12 was taken (CP-SAT then searched until it proved an optimum, however long that took),
+    # and 0 was refused by each command's own check in its own words, or (bench llm) by one check for two flags.
+    (["solve", "ft06"], "--time-limit"),
+    (["run", "ft06"], "--time-limit"),
+    (["run", "ft06"], "--repair-budget"),
+    (["repair", "--instance", "ft06", "--schedule", "s.json", "--disruption", "d.json"], "--time-limit"),
+    (["bench", "static", "--suite", "ft06"], "--time-limit"),
+    (["bench", "repair", "--suite", "ft06"], "--time-limit"),
+    (["bench", "repair", "--suite", "ft06"], "--baseline-time-limit"),
+    (["bench", "llm", "--disruptions", "breakdown"], "--repair-budget"),
+    (["bench", "llm", "--disruptions", "breakdown"], "--reference-budget"),
 ])
 @pytest.mark.parametrize("value", ["0", "-5", "31536001", "1e12"])
 def test_a_wait_flag_takes_seconds_above_0_and_at_most_a_year(

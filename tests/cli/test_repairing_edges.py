@@ -132,16 +132,6 @@ def _repair(files: Path, *flags: str) -> int:
                  *flags, "--out", str(files / "r.json")])
 
 
-@pytest.mark.parametrize("value", ["0", "-1"])
-def test_a_time_limit_that_is_not_positive_is_refused_by_name(files: Path, capsys: pytest.CaptureFixture[str],
-                                                              value: str) -> None:
-    _disrupt(files, "--seed", "1")
-    capsys.readouterr()
-    assert _repair(files, "--time-limit", value) == 2
-    assert capsys.readouterr().err == f"alas: error: --time-limit must be positive, got {value}\n"
-    assert not (files / "r.json").exists()
-
-
 def test_every_repair_flag_reaches_the_library(files: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     _disrupt(files, "--kind", "shock", "--seed", "1")
@@ -386,8 +376,6 @@ def test_a_csv_that_is_not_utf8_is_named_by_its_path(tmp_path: Path, capsys: pyt
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--time-limit", "0"], "--time-limit must be positive, got 0"),
-    (["--baseline-time-limit", "-1"], "--baseline-time-limit must be positive, got -1"),
     (["--first-seed", str(MAX_SEED), "--seeds", "2"],
      f"--first-seed {MAX_SEED} with --seeds 2 runs past the last seed, {MAX_SEED}"),
 ])

@@ -42,7 +42,6 @@ def test_solve_a_user_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.parametrize(("argv", "fragment"), [
     (["solve", "nosuchinstance"], "unknown instance"),
-    (["solve", "ft06", "--time-limit", "0"], "--time-limit"),
 ])
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
     assert main(argv) == 2

@@ -150,13 +150,6 @@ def test_json_without_out_carries_the_schedule_and_no_out(capsys: pytest.Capture
     assert "out" not in doc and Schedule.model_validate(doc["schedule"]).makespan == doc["makespan"]
 
 
-@pytest.mark.parametrize("limit", ["0", "-2.5"])
-def test_a_time_limit_not_above_zero_is_named_with_its_value(limit: str, calls: list[dict[str, Any]],
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve", "ft06", "--time-limit", limit]) == 2
-    assert f"--time-limit must be positive, got {float(limit):g}" in capsys.readouterr().err and calls == []
-
-
 def test_a_tiny_positive_time_limit_is_taken(calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "ft06", "--time-limit", "0.001", "--json"]) == 0
     assert calls[0]["time_limit"] == 0.001

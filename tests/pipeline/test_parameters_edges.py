@@ -135,3 +135,30 @@ def test_a_name_with_a_slash_is_a_path_in_the_pods_image() -> None:
     check_submission("alas-plan", {**INPUTS, "instance": "/data/mine"})
     with pytest.raises(InputError, match="unknown instance"):
         check_submission("alas-plan", {**INPUTS, "instance": "mine"})
+
+
+@pytest.mark.parametrize(("given", "deterministic"), [("true", True), ("false", False), ("TRUE", True),
+                                                      (" False ", False), ("", True)])
+def test_deterministic_is_true_or_false_in_any_case(given: str, deterministic: bool) -> None:
+    assert config_from_parameters({"deterministic": given})[0].deterministic is deterministic
+
+
+@pytest.mark.parametrize("given", ["no", "0", "1", "yes", "abc", "[]"])
+def test_any_other_deterministic_value_is_refused_naming_it(given: str) -> None:
+    # Every value but "false" used to run deterministically: `-p deterministic=no` ran the very thing it refused.
+    with pytest.raises(InputError) as e:
+        config_from_parameters({"deterministic": given})
+    assert e.value.message == f"workflow parameter 'deterministic' must be true or false, got {given!r}"
+    assert e.value.where == "parameter deterministic"
+    with pytest.raises(InputError, match="'deterministic' must be true or false"):
+        check_submission("alas-plan", {**INPUTS, "deterministic": given})  # refused at alas submit too
+
+
+@pytest.mark.parametrize("name", ["time-limit", "repair-budget"])
+def test_a_search_budget_past_a_year_is_refused_naming_the_parameter(name: str) -> None:
+    # 1e20 was taken: the search then ran until it proved an optimum (or the pod's deadline killed it).
+    assert getattr(config_from_parameters({name: "31536000"})[0], name.replace("-", "_")) == 31_536_000
+    with pytest.raises(InputError) as e:
+        config_from_parameters({name: "99999999999999999999"})
+    assert e.value.message == f"workflow parameter {name!r}: Input should be less than or equal to 31536000"
+    assert e.value.where == f"parameter {name}"
