@@ -5,6 +5,11 @@ reads forward to the first missing sequence number; so the state of the complete
 number of requests whatever the length of the log. A run without a head (written before heads existed, or a
 new one) is folded from its first event. Events never change once written, so every event read is cached.
 
+Every event read must be the one its record's name says (its own sequence number and run), hold the content
+its hash was taken over, and follow the event before it (its ``prev_hash``): a reader never folds, resumes
+from or shows a record that was edited in place, copied over another or moved. ``alas log verify`` reports
+every problem of a log; a reader stops at the first, naming it.
+
 The cursor is not thread-safe on its own: :class:`~alas_argo.log.execution_log.ExecutionLog` calls it under
 its lock.
 """
@@ -12,12 +17,32 @@ its lock.
 from __future__ import annotations
 
 from alas_argo.errors import IntegrityError
-from alas_argo.log.event import Event
+from alas_argo.log.event import GENESIS_HASH, Event, event_hash
 from alas_argo.log.head import LogHead
 from alas_argo.log.layout import event_key, head_key
 from alas_argo.log.store import RecordNotFound, Store
 
 __all__ = ["ChainCursor"]
+
+_VERIFY = "run `alas log verify`"
+
+
+def _check_record(event: Event, seq: int, run_id: str, where: str) -> None:
+    """Raise IntegrityError unless ``event`` is event ``seq`` of ``run_id`` with the content its hash covers."""
+    if event.seq != seq:
+        raise IntegrityError(f"the record of event {seq} holds event {event.seq} (copied or moved); {_VERIFY}",
+                             where=where)
+    if event.run_id != run_id:
+        raise IntegrityError(f"event {seq} belongs to run {event.run_id!r}; {_VERIFY}", where=where)
+    if event_hash(event.body()) != event.hash:
+        raise IntegrityError(f"event {seq}'s content does not match its hash (edited); {_VERIFY}", where=where)
+
+
+def _check_link(event: Event, prev_hash: str, where: str) -> None:
+    """Raise IntegrityError unless ``event`` names ``prev_hash`` (the hash of the event before it) as its own."""
+    if event.prev_hash != prev_hash:
+        raise IntegrityError(f"event {event.seq} does not follow event {event.seq - 1} (its prev_hash names "
+                             f"another event): the chain is broken; {_VERIFY}", where=where)
 
 
 class ChainCursor:
@@ -42,7 +67,10 @@ class ChainCursor:
             data = self.store.get(key=key)
         except RecordNotFound:
             return None
-        return Event.from_bytes(data, where=f"{self.store.location}/{key}")
+        where = f"{self.store.location}/{key}"
+        event = Event.from_bytes(data, where=where)
+        _check_record(event, seq, self.run_id, where)
+        return event
 
     def event_at(self, seq: int) -> Event:
         """Event ``seq``, which the state says exists; IntegrityError when it is gone."""
@@ -82,6 +110,7 @@ class ChainCursor:
             self._head = self._open()
         head = self._head
         while (event := self.read(head.events)) is not None:
+            _check_link(event, head.hash, f"{self.store.location}/{event_key(self.run_id, event.seq)}")
             head.advance(event)
             self._keep(event)
         return head
@@ -105,6 +134,11 @@ class ChainCursor:
             where = f"{self.store.location}/{event_key(self.run_id, seq)}"
             raise IntegrityError(f"event {seq} is missing, but the head counts {head.events} events: the chain "
                                  "has a hole; run `alas log verify`", where=where)
+        # Linked, each to the one before it (state() checked only the events after the head it opened).
+        prev = GENESIS_HASH
+        for event in self._events:
+            _check_link(event, prev, f"{self.store.location}/{event_key(self.run_id, event.seq)}")
+            prev = event.hash
         for event in self._events[head.events:]:
             head.advance(event)
         return list(self._events)

@@ -11,6 +11,7 @@ import pytest
 
 from alas_argo.errors import IntegrityError
 from alas_argo.log.cursor import ChainCursor
+from alas_argo.log.event import Event, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
 from alas_argo.log.fs_store import FsStore
@@ -96,8 +97,10 @@ def test_a_head_naming_a_lost_or_replaced_last_event_is_refused(fs_store: FsStor
     _build(fs_store)
     if damage == "is missing":
         _lose(fs_store, event_key("c", 2))
-    else:  # another event in its place (here: the one before it)
-        fs_store.put(key=event_key("c", 2), data=fs_store.get(key=event_key("c", 1)))
+    else:  # another well-formed event 2 in its place, linked to event 1 as the real one is
+        real = Event.from_bytes(fs_store.get(key=event_key("c", 2)), where="test")
+        other = seal_event(**{**real.body(), "type": EventType.RUN_FAILED.value})
+        fs_store.put(key=event_key("c", 2), data=other.to_bytes())
     with pytest.raises(IntegrityError) as caught:
         ChainCursor(fs_store, "c", None).state()
     assert caught.value.message == (f"the head names event 2, which {damage}: the chain was truncated or rewritten; "
@@ -117,3 +120,47 @@ def test_a_hole_below_the_head_is_refused_not_read_as_a_shorter_run(fs_store: Fs
     assert caught.value.message == ("event 1 is missing, but the head counts 3 events: the chain has a hole; "
                                     "run `alas log verify`")
     assert caught.value.where == f"{fs_store.location}/{event_key('c', 1)}"
+
+
+def _damaged(store: FsStore, damage: str) -> str:
+    """Damage event 1 of a built run as ``damage`` says; the message a reader must refuse it with."""
+    key = event_key("c", 1)
+    real = Event.from_bytes(store.get(key=key), where="test")
+    if damage == "copied":  # another record of the run over it
+        store.put(key=key, data=store.get(key=event_key("c", 0)))
+        return "the record of event 1 holds event 0 (copied or moved)"
+    if damage == "edited":  # its payload changed, its hash left as it was
+        store.put(key=key, data=real.model_copy(update={"payload": {**real.payload, "version": 7}}).to_bytes())
+        return "event 1's content does not match its hash (edited)"
+    if damage == "another run's":
+        store.put(key=key, data=seal_event(**{**real.body(), "run_id": "other"}).to_bytes())
+        return "event 1 belongs to run 'other'"
+    # re-hashed after the edit, so the record is whole but no longer the one event 2 follows
+    store.put(key=key, data=seal_event(**{**real.body(), "payload": {**real.payload, "version": 7}}).to_bytes())
+    return "event 2 does not follow event 1 (its prev_hash names another event): the chain is broken"
+
+
+@pytest.mark.parametrize("damage", ["copied", "edited", "another run's", "re-hashed"])
+def test_a_reader_refuses_an_event_that_is_not_the_one_the_chain_holds(fs_store: FsStore, damage: str) -> None:
+    """Guards resumes and `log show`: a swapped, copied or edited event was read as if it belonged (a finished
+    run's result came back from such a log, exit 0, while `log verify` said it was broken)."""
+    _build(fs_store)
+    said = _damaged(fs_store, damage)
+    with pytest.raises(IntegrityError) as caught:
+        ExecutionLog(fs_store, "c").events()
+    assert caught.value.message == f"{said}; run `alas log verify`"
+    seq = 2 if damage == "re-hashed" else 1
+    assert caught.value.where == f"{fs_store.location}/{event_key('c', seq)}"
+
+
+def test_a_reader_reading_on_from_the_head_refuses_a_broken_link(fs_store: FsStore) -> None:
+    # An event appended after the head with a prev_hash that is not the head's: folded, it would become the
+    # next head, and the chain would read as whole from then on.
+    _build(fs_store)
+    last = Event.from_bytes(fs_store.get(key=event_key("c", 2)), where="test")
+    stray = seal_event(**{**last.body(), "seq": 3, "prev_hash": last.prev_hash})
+    fs_store.put(key=event_key("c", 3), data=stray.to_bytes())
+    with pytest.raises(IntegrityError) as caught:
+        ChainCursor(fs_store, "c", None).state()
+    assert caught.value.message.startswith("event 3 does not follow event 2")
+    assert caught.value.where == f"{fs_store.location}/{event_key('c', 3)}"
