@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from alas_argo import json_limits
 from alas_argo.errors import IntegrityError
 from alas_argo.log.event import canonical_json
 from alas_argo.log.layout import idempotency_key
@@ -62,7 +63,7 @@ class IdempotencyRecords:
         """
         where = idempotency_key(self.run_id, key)
         try:
-            record = json.loads(self.store.get(key=where))
+            record = json_limits.loads(self.store.get(key=where))
             if not isinstance(record, dict) or not isinstance(record["result"], dict):
                 raise TypeError("not a record")
         except RecordNotFound:
@@ -70,6 +71,14 @@ class IdempotencyRecords:
         except (ValueError, KeyError, TypeError) as e:
             raise IntegrityError(f"unreadable idempotency record for {key!r}: {e}",
                                  where=f"{self.store.location}/{where}") from None
+        # A record edited in place, or copied from another key or run, would hand a resumed step a result that
+        # step never had (`alas log verify` reports every such record; a reader refuses the first it meets). A
+        # record without a hash was written before records were hashed: read as it is, as verify reads it.
+        if record.get("key") != key or record.get("run_id") != self.run_id or (
+                "hash" in record and record_hash(record) != record["hash"]):
+            raise IntegrityError(f"the idempotency record for {key!r} is not the one written for it (edited, or "
+                                 "copied from another key or run); run `alas log verify`",
+                                 where=f"{self.store.location}/{where}")
         return record
 
     def get(self, key: str) -> dict[str, Any] | None:

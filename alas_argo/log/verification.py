@@ -21,9 +21,9 @@ The report's models are in :mod:`alas_argo.log.verify_report`, re-exported here.
 
 from __future__ import annotations
 
-import json
 import re
 
+from alas_argo import json_limits
 from alas_argo.errors import InputError, IntegrityError
 from alas_argo.log.event import GENESIS_HASH, Event, event_hash
 from alas_argo.log.events import EventType
@@ -196,7 +196,7 @@ def _check_records(c: _Check, events: dict[int, Event]) -> int:
     keys = c.store.list(prefix=prefix)
     for key in keys:
         try:
-            record = json.loads(c.store.get(key=key))
+            record = json_limits.loads(c.store.get(key=key))  # a record nested past Python's limit is refused
             if not isinstance(record, dict) or not isinstance(record.get("key"), str) or "result" not in record:
                 raise ValueError("not an idempotency record")
         except (ValueError, RecordNotFound) as e:

@@ -42,3 +42,52 @@ def test_an_unreadable_record_is_named_with_its_key_and_location(store: Store, d
         log.idempotency_get("node:plan:abc")
     text = str(err.value)
     assert "unreadable idempotency record for 'node:plan:abc'" in text and f"{store.location}/{where}" in text
+
+
+def _edited(store: Store, how: str) -> str:
+    """Damage the record of ``node:plan`` in run ``r`` as ``how`` says; return its store key."""
+    log, other = ExecutionLog(store, "r"), ExecutionLog(store, "other")
+    log.idempotency_put("node:plan", {"makespan": 55})
+    log.idempotency_put("node:opt", {"makespan": 50})
+    other.idempotency_put("node:plan", {"makespan": 40})
+    where = idempotency_key("r", "node:plan")
+    record = json.loads(store.get(key=where))
+    if how == "edited":  # the result changed, the hash left as it was
+        store.put(key=where, data=json.dumps({**record, "result": {"makespan": 1}}).encode())
+    elif how == "another key's":
+        store.put(key=where, data=store.get(key=idempotency_key("r", "node:opt")))
+    else:  # another run's record of the same key
+        store.put(key=where, data=store.get(key=idempotency_key("other", "node:plan")))
+    return where
+
+
+@pytest.mark.parametrize("how", ["edited", "another key's", "another run's"])
+def test_a_record_that_is_not_the_one_written_for_its_key_is_refused(store: Store, how: str) -> None:
+    """Guards resumes: an edited or copied record was handed to the step it names as that step's result (a
+    resumed run went on from it while `log verify` said the log was broken)."""
+    where = _edited(store, how)
+    with pytest.raises(IntegrityError) as caught:
+        ExecutionLog(store, "r").idempotency_get("node:plan")
+    assert caught.value.message == ("the idempotency record for 'node:plan' is not the one written for it (edited, "
+                                    "or copied from another key or run); run `alas log verify`")
+    assert caught.value.where == f"{store.location}/{where}"
+    assert ExecutionLog(store, "r").idempotency_get("node:opt") == {"makespan": 50}  # the others read on
+
+
+def test_a_record_written_before_records_were_hashed_is_read_as_it_is(store: Store) -> None:
+    where = idempotency_key("r", "node:plan")
+    store.put(key=where, data=json.dumps({"key": "node:plan", "run_id": "r", "result": {"makespan": 55}}).encode())
+    assert ExecutionLog(store, "r").idempotency_get("node:plan") == {"makespan": 55}
+
+
+def test_a_record_nested_past_pythons_limit_is_unreadable_to_the_reader_and_to_verify(store: Store) -> None:
+    # json.loads raised RecursionError: a traceback from `alas log verify` and from a resume.
+    log = ExecutionLog(store, "r")
+    log.idempotency_put("node:plan", {"makespan": 55})
+    where = idempotency_key("r", "node:plan")
+    store.put(key=where, data=b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(IntegrityError, match="unreadable idempotency record for 'node:plan': nested too deep"):
+        log.idempotency_get("node:plan")
+    report = log.verify()
+    assert not report.ok
+    assert [(p.code, p.key) for p in report.problems] == [("record_unreadable", where)]
