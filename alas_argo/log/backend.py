@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from alas_argo.errors import InputError, StoreError
 
-__all__ = ["MAX_RECORD_BYTES", "RecordNotFound", "Store", "check_key", "check_record_size", "read_record"]
+__all__ = ["MAX_RECORD_BYTES", "RecordNotFound", "Store", "check_key", "check_record_size", "is_key", "read_record"]
 
 # Keys are written as file names and as S3 object keys: keep them to a portable alphabet so that a key
 # can never climb out of the store's root ("..") or mean different things on the two backends.
@@ -45,6 +45,12 @@ def read_record(stream: BinaryIO, where: str) -> bytes:
     data = stream.read(MAX_RECORD_BYTES + 1)
     check_record_size(len(data), where, reading=True)
     return data
+
+
+def is_key(key: str) -> bool:
+    """Whether ``key`` is a valid store key. A listing holds only such keys: an object or file under another
+    name (a dot file, a name with a space) was not written by the log, and no reader could open it."""
+    return all(_SEGMENT.fullmatch(p) for p in key.split("/"))
 
 
 class RecordNotFound(StoreError, KeyError):

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from alas_argo.errors import ConflictError, StoreError
-from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, read_record
+from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, is_key, read_record
 
 try:
     import fcntl
@@ -188,10 +188,11 @@ class FsStore(Store):
         top = self.root.joinpath(*base_dir.split("/")) if base_dir else self.root
         keys: list[str] = []
         for dirpath, dirs, files in os.walk(top, onerror=_listing_error):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]  # the leases: no key segment starts with "."
+            # The leases, temp files and anything else not named as a key (no key segment starts with ".")
+            dirs[:] = [d for d in dirs if is_key(d)]
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in files:
-                if name.startswith(_TMP_MARK):
+                if not is_key(name):
                     continue
                 key = name if rel == "." else f"{rel}/{name}"
                 if key.startswith(prefix) and (start_after is None or key > start_after):
@@ -229,7 +230,7 @@ class FsStore(Store):
         """Immediate subdirectories under ``prefix``, without walking their contents."""
         top = self.root.joinpath(*check_key(prefix, prefix=True).strip("/").split("/")) if prefix else self.root
         try:
-            return sorted(e.name for e in os.scandir(top) if e.is_dir() and not e.name.startswith("."))
+            return sorted(e.name for e in os.scandir(top) if e.is_dir() and is_key(e.name))
         except OSError as e:
             _listing_error(e)
             return []

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from alas_argo.errors import InputError, StoreError, StoreUnavailable
-from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, read_record
+from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, is_key, read_record
 from alas_argo.scrubbing import register_secret
 from alas_argo.settings import StoreSettings
 
@@ -301,11 +301,11 @@ class S3Store(Store):
             params["StartAfter"] = self.prefix + start_after
         keys = [obj["Key"][len(self.prefix):] for page in self._pages(prefix, **params)
                 for obj in page.get("Contents", [])]
-        return sorted(keys)
+        return sorted(k for k in keys if is_key(k))  # an object under another name is not the log's
 
     def children(self, *, prefix: str) -> builtins.list[str]:
         """Immediate "directories" under ``prefix`` via a delimiter listing (no full walk)."""
         full = self.prefix + check_key(prefix, prefix=True)
         pages = self._pages(prefix, Prefix=full, Delimiter="/")
-        return sorted(p["Prefix"][len(full):].rstrip("/") for page in pages
-                      for p in page.get("CommonPrefixes", []))
+        names = (p["Prefix"][len(full):].rstrip("/") for page in pages for p in page.get("CommonPrefixes", []))
+        return sorted(n for n in names if is_key(n))

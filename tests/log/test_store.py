@@ -112,3 +112,26 @@ def test_children_are_whole_names_one_level_down(store: Store) -> None:
         store.put(key=key, data=b"x")
     assert store.children(prefix="runs/") == ["RUN-X", "a.b", "x_"]
     assert store.children(prefix="runs/a.b/") == ["events"]
+
+
+def _plant(store: Store, name: str) -> None:
+    """Put an object under ``name``, which no writer of the log could have chosen, behind the store's back."""
+    if isinstance(store, FsStore):
+        path = store.root.joinpath(*name.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"{}")
+    else:
+        assert isinstance(store, S3Store)
+        store._client.put_object(Bucket=store.bucket, Key=store.prefix + name, Body=b"{}")
+
+
+@pytest.mark.parametrize("name", ["runs/r/idempotency/.hidden", "runs/r/events/a b.json", "runs/r/é.json",
+                                  "runs/a run/events/00000000.json", "runs/.r/head.json"])
+def test_a_listing_holds_only_names_a_reader_can_open(store: Store, name: str) -> None:
+    """Guards `log verify` and `log ls`: a dot file among a run's records was listed, and reading it back
+    refused its name, so verify ended in "invalid store key" (exit 2) instead of judging the run."""
+    store.put(key="runs/r/events/00000000.json", data=b"{}")
+    _plant(store, name)
+    assert store.list(prefix="runs/") == ["runs/r/events/00000000.json"]
+    assert store.children(prefix="runs/") == ["r"]
+    assert all(store.get(key=k) == b"{}" for k in store.list(prefix=""))
