@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from alas_argo import json_limits
-from alas_argo.errors import InputError, IntegrityError
+from alas_argo.errors import InputError, IntegrityError, StoreError
 from alas_argo.log.event import GENESIS_HASH, Event, event_hash
 from alas_argo.log.events import EventType
 from alas_argo.log.head import LogHead
@@ -52,10 +52,23 @@ class _Check:
         self.problems.append(Problem(code=code, seq=seq, key=key, message=message))
 
 
+def _get(c: _Check, key: str) -> bytes:
+    """The bytes of record ``key``; a record the store holds but cannot hand out (a directory in its place, one
+    past the store's size limit) is an IntegrityError, which the caller reports as an unreadable record: verify
+    judges the run instead of stopping at it. A missing record (RecordNotFound) and an unreachable store
+    (StoreUnavailable, a transient error) pass as they are."""
+    try:
+        return c.store.get(key=key)
+    except RecordNotFound:
+        raise
+    except StoreError as e:
+        raise IntegrityError(e.message, where=key) from e
+
+
 def _read_head(c: _Check) -> LogHead | None:
     key = head_key(c.run_id)
     try:
-        head = LogHead.from_bytes(c.store.get(key=key), where=key)
+        head = LogHead.from_bytes(_get(c, key), where=key)
     except RecordNotFound:
         if c.key is not None:
             c.bad("head_missing", None, key, "the run has no head, so nothing anchors the chain under the key")
@@ -87,7 +100,7 @@ def _plan_ref(event: Event) -> tuple[int, str] | None:
 def _check_plan(c: _Check, event: Event, key: str) -> None:
     version, where = event.payload.get("version"), f"{c.store.location}/{key}"
     try:
-        doc = decode_plan(c.store.get(key=key), where=where)
+        doc = decode_plan(_get(c, key), where=where)
     except RecordNotFound:
         c.bad("plan_missing", event.seq, key, f"plan v{version} referenced by event {event.seq} is missing")
         return
@@ -148,7 +161,7 @@ def _check_chain(c: _Check, head: LogHead | None) -> tuple[dict[int, Event], Log
             prev, fold = None, None  # the chain cannot be checked across the hole
         expected = seq + 1
         try:
-            event = Event.from_bytes(c.store.get(key=key), where=key)
+            event = Event.from_bytes(_get(c, key), where=key)
         except IntegrityError as e:
             c.bad("unreadable", seq, key, e.message)
             prev, fold = None, None
@@ -196,11 +209,14 @@ def _check_records(c: _Check, events: dict[int, Event]) -> int:
     keys = c.store.list(prefix=prefix)
     for key in keys:
         try:
-            record = json_limits.loads(c.store.get(key=key))  # a record nested past Python's limit is refused
+            record = json_limits.loads(_get(c, key))  # a record nested past Python's limit is refused
             if not isinstance(record, dict) or not isinstance(record.get("key"), str) or "result" not in record:
                 raise ValueError("not an idempotency record")
         except (ValueError, RecordNotFound) as e:
             c.bad("record_unreadable", None, key, f"unreadable idempotency record: {e}")
+            continue
+        except IntegrityError as e:
+            c.bad("record_unreadable", None, key, f"unreadable idempotency record: {e.message}")
             continue
         if idempotency_key(c.run_id, record["key"]) != key or record.get("run_id") != c.run_id:
             c.bad("record_misplaced", None, key, f"the record for {record['key']!r} of run {record.get('run_id')!r} "

@@ -88,23 +88,38 @@ def test_a_file_under_the_root_that_never_ends_is_refused(tmp_path: Path, small_
     assert "(at least 17 bytes)" in info.value.message and info.value.where == str(path)
 
 
-def test_log_verify_names_an_oversized_record_and_exits_2(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # A real log, one of whose events is then replaced by an endless file; the limit is lowered to the
-    # largest record the log holds, so only the replaced one is past it.
+@pytest.mark.parametrize("damage", ["endless", "directory"])
+def test_log_verify_reports_a_record_it_cannot_read_and_judges_the_rest(
+        tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # It stopped at the record with the store's error (exit 2) instead of reporting it among the run's problems.
     log = ExecutionLog(FsStore(tmp_path), "r1")
-    log.append("run.started", payload={"instance": "ft06"})
-    log.append("node.started", node_id="plan", attempt=1)
-    assert main(["log", "verify", "r1", "--root", str(tmp_path)]) == 0
-    capsys.readouterr()
+    for _ in range(3):
+        log.append("run.started", payload={"instance": "ft06"})
     monkeypatch.setattr(backend, "MAX_RECORD_BYTES", max(p.stat().st_size for p in tmp_path.rglob("*.json")))
-    assert main(["log", "verify", "r1", "--root", str(tmp_path)]) == 0  # every record at most the limit
-    capsys.readouterr()
-    events = sorted((tmp_path / "runs" / "r1").rglob("events/*.json"))
-    assert len(events) == 2
-    events[1].unlink()
-    os.symlink("/dev/zero", events[1])
-    code = main(["log", "verify", "r1", "--root", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "record larger than the store's limit" in err and str(events[1]) in err
+    event = tmp_path / "runs" / "r1" / "events" / "00000001.json"
+    event.unlink()
+    if damage == "endless":
+        os.symlink("/dev/zero", event)
+    else:
+        event.mkdir()
+    report = log.verify()
+    # A directory is no record (the listing walks into it): the event is missing. The endless file is one, unread.
+    assert [(p.code, p.seq) for p in report.problems] == (
+        [("unreadable", 1)] if damage == "endless" else [("gap", 1)])
+    assert main(["log", "verify", "r1", "--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("run r1: BROKEN at event 1: ")
+    said = "record larger than the store's limit" if damage == "endless" else "events 1..1 are missing"
+    assert said in out
+
+
+def test_log_verify_reports_a_plan_object_it_cannot_read(tmp_path: Path) -> None:
+    log = ExecutionLog(FsStore(tmp_path), "r1")
+    log.commit_plan({"instance": "t", "makespan": 3,
+                     "operations": [{"job": 0, "step": 0, "machine": 0, "start": 0, "end": 3}]})
+    (plan,) = (tmp_path / "runs" / "r1" / "plans").iterdir()
+    plan.unlink()
+    plan.mkdir()  # the key names a directory: the store cannot hand it out
+    report = log.verify()
+    assert [(p.code, p.seq) for p in report.problems] == [("plan_unreadable", 0)]
+    assert report.problems[0].message == "cannot read record: Is a directory"
