@@ -86,11 +86,9 @@ def _render(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_out()
     beside = repo_root() / "charts/alas/workflows"
     chart: Path | None = Path(args.chart_dir) if args.chart_dir else beside
-    if args.no_chart or (not args.chart_dir and not beside.parent.is_dir()):  # no chart beside a wheel install
-        chart = None
     # A chart directory given by name is written like --out (made if missing); the default one only where a
-    # chart is (the repository's charts/alas): never a charts/ tree made up beside an installed package.
-    if chart is not None and not args.chart_dir and not found(chart.parent, directory=True):
+    # chart is (the checkout's charts/alas): never a charts/ tree made up beside an installed package.
+    if args.no_chart or (not args.chart_dir and not found(beside.parent, directory=True)):
         chart = None
     if not args.check:
         check_output_dir(out)
