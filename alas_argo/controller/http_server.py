@@ -34,6 +34,7 @@ from alas_argo.errors import (
     ConflictError,
     InfeasibleError,
     InputError,
+    IntegrityError,
     StoreError,
     TransientError,
 )
@@ -286,6 +287,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(e, StoreError):
             log.error("store error: %s", e)
             self._error(500, f"store error: {public_reason(e)}")
+        elif isinstance(e, IntegrityError):
+            # The record it names is in the log; the client learns what is wrong and what to run, not where.
+            log.error("damaged log: %s", e)
+            self._error(500, "the run's execution log is damaged (a record is not the chain's): run "
+                        "`alas log verify` on it")
         else:
             log.error("repair failed: %s", e)
             self._error(500, "internal error")

@@ -14,8 +14,17 @@ import pytest
 from alas_argo.controller import ControllerServer, RepairService
 from alas_argo.controller.contracts import DisruptionRequest, RepairResponse
 from alas_argo.controller.repair_service import RunNotFound
-from alas_argo.errors import AlasError, ConflictError, InfeasibleError, InputError, StoreError, StoreUnavailable
+from alas_argo.errors import (
+    AlasError,
+    ConflictError,
+    InfeasibleError,
+    InputError,
+    IntegrityError,
+    StoreError,
+    StoreUnavailable,
+)
 from alas_argo.log import ExecutionLog
+from alas_argo.log.layout import event_key
 from alas_argo.log.s3_store import S3Store
 from tests.controller.conftest import TOKEN
 from tests.controller.test_http import BREAKDOWN, call, post
@@ -72,8 +81,10 @@ class _Failing(RepairService):
     # fixed sentence, and for a refusal the kind of problem without its names (public_reason).
     (StoreUnavailable("s3://b/k unreachable"), 503, "the store is unavailable; try again later", None, "5"),
     (StoreError("bucket 'alas-prod' gone: s3://alas-prod/runs/x"), 500, "store error: bucket gone", None, None),
+    (IntegrityError("event 3 does not follow event 2", where="s3://alas-prod/runs/x/events/00000003.json"), 500,
+     "the run's execution log is damaged (a record is not the chain's): run `alas log verify` on it", None, None),
     (AlasError("something else"), 500, "internal error", None, None)],
-    ids=["not-found", "conflict", "input", "infeasible", "unavailable", "store", "other"])
+    ids=["not-found", "conflict", "input", "infeasible", "unavailable", "store", "damaged", "other"])
 def test_service_errors_map_to_their_statuses(make_controller: Callable[..., ControllerServer], s3_store: S3Store,
                                               error: AlasError, status: int, message: str, where: str | None,
                                               retry_after: str | None) -> None:
@@ -117,3 +128,16 @@ def test_without_a_token_configured_no_authorization_is_asked(make_controller: C
     """``alas controller serve --no-auth``, for a local test: the server runs with no token."""
     base = _base(make_controller(token=None))
     assert post(base, BREAKDOWN, token=None)[0] == 201
+
+
+def test_a_repair_on_a_damaged_log_is_refused_with_what_to_run(controller: str, run_id: str,
+                                                               s3_store: S3Store) -> None:
+    # The run's first event edited in the bucket behind the log's back: the reader refuses to build on it, and
+    # the client is told what is wrong and what to run, without the store's names.
+    key = event_key(run_id, 0)
+    doc = json.loads(s3_store.get(key=key))
+    s3_store.put(key=key, data=json.dumps({**doc, "payload": {"instance": "edited"}}).encode())
+    status, answer, _ = post(controller, BREAKDOWN)
+    assert (status, answer) == (500, {"error": "the run's execution log is damaged (a record is not the chain's): "
+                                               "run `alas log verify` on it"})
+    assert ExecutionLog(s3_store, run_id).verify().problems[0].code == "bad_hash"

@@ -28,6 +28,7 @@ from alas_argo.errors import (
     ConflictError,
     InfeasibleError,
     InputError,
+    IntegrityError,
     StoreError,
     StoreUnavailable,
 )
@@ -410,10 +411,13 @@ def test_a_new_repair_is_201_and_its_replay_200(server: ControllerServer, run: s
      {"error": "the store is unavailable; try again later"}, "5"),
     (StoreError("bucket 'alas-prod' gone: s3://alas-prod/runs/x", where="s3://alas-prod"), 500,
      {"error": "store error: bucket gone"}, None),
+    (IntegrityError("event 3 does not follow event 2", where="s3://alas-prod/runs/x/events/00000003.json"), 500,
+     {"error": "the run's execution log is damaged (a record is not the chain's): run `alas log verify` on it"},
+     None),
     (AlasError("something else", where="inside"), 500, {"error": "internal error"}, None),
     (RuntimeError("secret internals"), 500, {"error": "internal error"}, None)],
     ids=["not-found", "conflict", "conflict-nowhere", "input-dict", "input-int-where", "infeasible", "unavailable",
-         "store", "other", "bug"])
+         "store", "damaged", "other", "bug"])
 def test_each_error_maps_to_its_status(server: ControllerServer, service: _Scripted, run: str,
                                        error: BaseException, status: int, body: dict[str, Any],
                                        retry_after: str | None) -> None:
