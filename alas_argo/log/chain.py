@@ -122,9 +122,10 @@ class EventChain:
     def _write_head(self, head: LogHead) -> None:
         try:
             self.store.put(key=head_key(self.run_id), data=head.to_bytes(self.seal_key))
-        except StoreError as e:
+        except (StoreError, StoreUnavailable) as e:
             # The event is in; a missing head update only costs the next reader a few more reads. Raising
-            # would make the caller retry an append that succeeded.
+            # would make the caller retry an append that succeeded (a store refusing the write, or one that
+            # is away or full for now).
             _log.warning("head of run %s not updated: %s", self.run_id, e)
 
     def _append(self, fields: dict[str, Any],

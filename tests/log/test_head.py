@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from alas_argo.benchmarks.open_cost import KINDS, build_run, measure_open
-from alas_argo.errors import InputError, IntegrityError
+from alas_argo.errors import InputError, IntegrityError, StoreError, StoreUnavailable
 from alas_argo.log.event import Event
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
@@ -173,3 +173,30 @@ def test_only_a_retraction_event_retracts() -> None:
                        correlation_id="r", redact=[])
     head = LogHead.fold("r", [_commit(0, {"version": 1}), _commit(1, {"version": 2}), other])
     assert head.current == 2 and head.retracted == {}
+
+
+class _HeadRefused(FsStore):
+    """A filesystem store whose head writes fail with ``error`` (every other write goes through)."""
+
+    def __init__(self, root: Path, error: Exception) -> None:
+        super().__init__(root)
+        self.error = error
+
+    def put(self, *, key: str, data: bytes) -> None:
+        if key.endswith("/head.json"):
+            raise self.error
+        super().put(key=key, data=data)
+
+
+@pytest.mark.parametrize("error", [StoreError("refused"), StoreUnavailable("the disk is full")],
+                         ids=["refused", "unavailable"])
+def test_an_append_whose_head_cannot_be_written_has_still_appended(tmp_path: Path, error: Exception,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Guards against appending twice: the event is in, and raising would have the caller try the append again.
+    A store that is away or full for now (StoreUnavailable: an S3 outage, a full disk) raised out of the append."""
+    log = ExecutionLog(_HeadRefused(tmp_path, error), "r")
+    first = log.append(EventType.RUN_STARTED)
+    second = log.append(EventType.RUN_SUCCEEDED)
+    assert [e.seq for e in ExecutionLog(FsStore(tmp_path), "r").events()] == [first.seq, second.seq] == [0, 1]
+    assert sum("head of run r not updated" in r.getMessage() for r in caplog.records) == 2
+    assert not (tmp_path / head_key("r")).exists()  # readers fold from the first event instead
