@@ -11,6 +11,7 @@ one boundary that talks to them, chained with ``from e``.
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,6 +31,7 @@ __all__ = [
     "TransientError",
     "WorkflowError",
     "first_error",
+    "write_refused",
 ]
 
 
@@ -121,3 +123,23 @@ def first_error(e: ValidationError, default: str = "") -> tuple[str, str]:
     problem."""
     err = e.errors()[0]
     return ".".join(str(p) for p in err["loc"]) or default, str(err["msg"]).removeprefix("Value error, ")
+
+
+#: A write the disk refused for want of room: space may be freed, so trying again later can succeed.
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def write_refused(e: OSError, message: str, where: str, *, store: bool = False) -> AlasError:
+    """The error for a write the system refused with ``e``: ``message`` and the system's reason, at ``where``.
+
+    A full disk or an exhausted quota is transient (exit 75): once space is freed the same command goes on
+    where it stopped (a run resumes; a step pod is retried by Argo's retryStrategy, which a permanent error
+    would have sent up the escalation ladder instead), as an S3 store answering 507 (full) already was. Any other
+    refusal (permission, a read-only filesystem, a name too long) is permanent: an InputError, or with
+    ``store`` a StoreError.
+    """
+    reason = f"{message}: {e.strerror or e}"
+    if e.errno in _NO_SPACE:
+        return (StoreUnavailable if store else TransientError)(f"{reason} (free space there, then run it again)",
+                                                               where=where)
+    return (StoreError if store else InputError)(reason, where=where)

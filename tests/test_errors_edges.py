@@ -5,6 +5,8 @@ class retried locally on its name would otherwise be retried on Argo on another 
 
 from __future__ import annotations
 
+import errno
+import os
 import pickle
 
 import pytest
@@ -27,6 +29,7 @@ from alas_argo.errors import (
     TransientError,
     WorkflowError,
     first_error,
+    write_refused,
 )
 
 #: (class, its direct base, exit code, transient), as docs/architecture.md "Errors and exit codes" gives them.
@@ -48,7 +51,7 @@ _TABLE: list[tuple[type[AlasError], type[Exception], int, bool]] = [
 
 
 def test_the_table_covers_every_exported_error() -> None:
-    assert {cls.__name__ for cls, *_ in _TABLE} == set(errors.__all__) - {"first_error"}
+    assert {cls.__name__ for cls, *_ in _TABLE} == set(errors.__all__) - {"first_error", "write_refused"}
 
 
 @pytest.mark.parametrize(("cls", "base", "code", "transient"), _TABLE, ids=[c.__name__ for c, *_ in _TABLE])
@@ -141,3 +144,24 @@ def test_first_error_falls_back_to_the_default_place_for_a_whole_model_problem()
     assert first_error(whole) == ("", "the whole model is wrong")
     # A problem with a place keeps it, whatever the default.
     assert first_error(_error({"name": "bad", "inner": {"size": 1}}), "body")[0] == "name"
+
+
+@pytest.mark.parametrize(("code", "store", "cls"), [
+    (errno.ENOSPC, False, TransientError), (errno.EDQUOT, False, TransientError),
+    (errno.ENOSPC, True, StoreUnavailable), (errno.EDQUOT, True, StoreUnavailable),
+    (errno.EACCES, False, InputError), (errno.EROFS, False, InputError), (errno.ENAMETOOLONG, False, InputError),
+    (errno.EACCES, True, StoreError), (errno.EROFS, True, StoreError)])
+def test_a_refused_write_is_transient_only_for_want_of_room(code: int, store: bool, cls: type[AlasError]) -> None:
+    """A full disk used to be exit 2 like a read-only one: a step pod whose disk filled up climbed the
+    escalation ladder instead of being retried, and a local run said "bad input"."""
+    error = write_refused(OSError(code, os.strerror(code)), "cannot write record", "/data/x.json", store=store)
+    assert type(error) is cls and error.where == "/data/x.json"
+    room = code in (errno.ENOSPC, errno.EDQUOT)
+    assert error.message == f"cannot write record: {os.strerror(code)}" + (
+        " (free space there, then run it again)" if room else "")
+    assert error.exit_code == (75 if room else 2)
+
+
+def test_a_refused_write_without_a_reason_names_the_error_itself() -> None:
+    error = write_refused(OSError("the disk went away"), "cannot write", "out")
+    assert (type(error), error.message) == (InputError, "cannot write: the disk went away")

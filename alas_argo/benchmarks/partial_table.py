@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from alas_argo.errors import InputError
+from alas_argo.errors import write_refused
 
 __all__ = ["PartialTable"]
 
@@ -44,7 +44,7 @@ class PartialTable:
             if path.is_dir():
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         except OSError as e:
-            raise InputError(f"cannot write: {e.strerror or e}", where=str(path)) from None
+            raise write_refused(e, "cannot write", str(path)) from None
 
     def _write(self, text: str) -> None:
         try:
@@ -55,7 +55,7 @@ class PartialTable:
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as e:
-            raise InputError(f"cannot write: {e.strerror or e}", where=str(self.path)) from None
+            raise write_refused(e, "cannot write", str(self.path)) from None
 
     def add(self, row: Any) -> None:
         """Append one dataclass row (its fields named by ``columns``) and make it durable."""

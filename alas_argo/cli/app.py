@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from alas_argo import interrupts
 from alas_argo.cli.examples import epilog
 from alas_argo.cli.progress import ProgressLines
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, write_refused
 from alas_argo.file_names import read_limited
 from alas_argo.json_limits import load_json
 
@@ -126,7 +126,7 @@ def write_json_file(path: str | Path, doc: Any) -> None:
     except OSError as e:  # the place was checked up front; this catches a disk that filled up since
         with contextlib.suppress(OSError):  # no half-written temp file left beside the user's files
             tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write: {e.strerror or e}", where=str(p)) from None
+        raise write_refused(e, "cannot write", str(p)) from None
 
 
 def run_with_progress(run: Callable[[Callable[[T], None] | None], list[T]], *, total: int, first: str,

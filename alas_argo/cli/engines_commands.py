@@ -10,7 +10,7 @@ from typing import Any
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import seconds
 from alas_argo.cli.outputs import check_output_dir
-from alas_argo.errors import InputError, IntegrityError
+from alas_argo.errors import InputError, IntegrityError, write_refused
 from alas_argo.file_names import found
 
 __all__ = ["register"]
@@ -108,7 +108,7 @@ def _render(args: argparse.Namespace) -> int:
         if chart is not None:
             written += write_tree(templates, chart)
     except OSError as e:  # e.g. a file where a subdirectory (argo/, asl/) must go
-        raise InputError(f"cannot write: {e.strerror or e}", where=str(e.filename or out)) from None
+        raise write_refused(e, "cannot write", str(e.filename or out)) from None
     for p in written:
         print(p)
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 from alas_argo.cli.app import Commands, print_json
 from alas_argo.cli.flag_values import MAX_REPEATS, seconds, whole
 from alas_argo.cli.outputs import check_output_file
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, write_refused
 from alas_argo.file_names import read_limited
 from alas_argo.json_limits import MAX_DEPTH, check_document, load_json
 
@@ -117,7 +117,7 @@ def _export(args: argparse.Namespace) -> int:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out)
     except OSError as e:
-        raise InputError(f"cannot write: {e.strerror or e}", where=str(out)) from None
+        raise write_refused(e, "cannot write", str(out)) from None
     print(f"{args.name} -> {out}", file=sys.stderr)
     return 0
 

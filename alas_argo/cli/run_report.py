@@ -16,7 +16,7 @@ from typing import Any
 from rich.table import Table
 
 from alas_argo.cli.app import write_json_file
-from alas_argo.errors import InputError
+from alas_argo.errors import write_refused
 from alas_argo.log import ExecutionLog
 from alas_argo.pipeline import PipelineResult
 
@@ -163,4 +163,4 @@ def write_outputs(out: Path, result: PipelineResult, log: ExecutionLog, *, summa
             if OWNED_FILES.match(stale.name) and stale.name not in written and stale.is_file():
                 stale.unlink()
     except OSError as e:  # the place was checked before the run; a disk that filled up since lands here
-        raise InputError(f"cannot write the run's outputs: {e.strerror or e}", where=str(out)) from None
+        raise write_refused(e, "cannot write the run's outputs", str(out)) from None

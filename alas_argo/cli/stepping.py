@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from alas_argo import json_limits
 from alas_argo.cli.app import Commands
-from alas_argo.errors import AlasError, InputError, TransientError, first_error
+from alas_argo.errors import AlasError, InputError, TransientError, first_error, write_refused
 from alas_argo.settings import load_settings
 
 if TYPE_CHECKING:
@@ -81,7 +81,10 @@ def _step(args: argparse.Namespace) -> int:
         out = run_step(inp, store)
     finally:
         _hand_on_metrics(store, args.kind)
-    write_outputs(args.outputs, out)
+    try:
+        write_outputs(args.outputs, out)
+    except OSError as e:  # the step's work is in the log: a retry records nothing twice and writes these again
+        raise write_refused(e, "cannot write the step's output parameters", args.outputs) from None
     return 0
 
 

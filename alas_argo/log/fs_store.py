@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from alas_argo.errors import ConflictError, StoreError
+from alas_argo.errors import ConflictError, StoreError, write_refused
 from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, is_key, read_record
 
 try:
@@ -115,10 +115,16 @@ class FsStore(Store):
                 while view:
                     view = view[os.write(fd, view):]
                 os.fsync(fd)
+            except OSError:
+                # What was written goes at once: on a full disk it is the room the next try needs (the sweep
+                # would only take it once this process has ended).
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
             finally:
                 os.close(fd)
         except OSError as e:
-            raise StoreError(f"cannot write record: {e.strerror}", where=str(path)) from e
+            raise write_refused(e, "cannot write record", str(path), store=True) from e
         return tmp
 
     @staticmethod
@@ -140,7 +146,7 @@ class FsStore(Store):
         except FileExistsError:
             return False
         except OSError as e:
-            raise StoreError(f"cannot publish record: {e.strerror}", where=str(path)) from e
+            raise write_refused(e, "cannot publish record", str(path), store=True) from e
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -156,7 +162,7 @@ class FsStore(Store):
         except OSError as e:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise StoreError(f"cannot publish record: {e.strerror}", where=str(path)) from e
+            raise write_refused(e, "cannot publish record", str(path), store=True) from e
         self._sync_dir(path.parent)
 
     def get(self, *, key: str) -> bytes:

@@ -13,7 +13,7 @@ import pytest
 
 from alas_argo.benchmarks import partial_table
 from alas_argo.benchmarks.partial_table import PartialTable
-from alas_argo.errors import InputError
+from alas_argo.errors import InputError, TransientError
 
 
 @dataclass
@@ -84,9 +84,11 @@ def test_a_write_that_fails_mid_run_is_named(tmp_path: Path, monkeypatch: pytest
     path = tmp_path / "t.csv"
     with PartialTable(path, ["name"]) as table:
         monkeypatch.setattr(partial_table.os, "fsync", full)
-        with pytest.raises(InputError) as e:
+        with pytest.raises(TransientError) as e:  # a full disk: space can be freed and the bench run again
             table.add(Row("a", 1.0))
-    assert (e.value.message, e.value.where) == ("cannot write: No space left on device", str(path))
+    assert (e.value.message, e.value.where) == (
+        "cannot write: No space left on device (free space there, then run it again)", str(path))
+    assert e.value.exit_code == 75
     assert table.rows == 0  # the row did not count
 
 

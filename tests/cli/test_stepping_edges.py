@@ -8,7 +8,9 @@ roles and look at their outputs, so a flag read wrongly on its way to the StepIn
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +175,20 @@ def test_the_store_flag_chooses_the_backend(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(alas_argo.metrics_outbox, "write_report", write_report)
     assert main(["step", "supervisor", "--run-id", "r1", "--store", "s3", "--outputs", str(tmp_path / "o")]) == 0
     assert stores == ["S3Store"]
+
+
+@pytest.mark.parametrize(("code", "exit_code", "said"), [
+    (errno.ENOSPC, 75, "No space left on device (free space there, then run it again)"),
+    (errno.EROFS, 2, "Read-only file system")])
+def test_output_parameters_that_cannot_be_written_are_one_line_and_a_full_disk_is_retried(
+        tmp_path: Path, seen: list[StepInput], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        code: int, exit_code: int, said: str) -> None:
+    # It was an OSError traceback (exit 1): on a pod whose disk filled up, a failure Argo did not retry.
+    def refused(directory: object, out: StepOutput) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(alas_argo.steps, "write_outputs", refused)
+    assert _step(tmp_path, "blueprint", "--run-id", "r1") == exit_code
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"alas: error: {tmp_path / 'out'}: cannot write the step's output parameters: {said}")
+    assert len(seen) == 1  # the step ran: its work is in the log, and a retry records nothing twice

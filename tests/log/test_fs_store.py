@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from alas_argo.errors import StoreError
+from alas_argo.errors import StoreError, StoreUnavailable
 from alas_argo.log import fs_store
 from alas_argo.log.fs_store import FsStore
 from alas_argo.log.store import RecordNotFound
@@ -239,3 +239,25 @@ def test_a_record_the_system_cannot_look_up_is_a_store_error_and_an_absent_one_i
     assert not store.exists(key="runs/b/head.json")  # no such directory
     assert not store.exists(key="runs/a/head.json/x")  # a record where a directory would be
     assert not store.exists(key="runs/a")  # a directory is not a record
+
+
+@pytest.mark.parametrize("create_only", [True, False])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_a_full_disk_is_a_store_that_is_unavailable_for_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             create_only: bool, code: int) -> None:
+    """Guards the exit code: a full disk was a permanent StoreError (exit 2, "bad input"); freeing space lets
+    the same run go on, as a full S3 store's 507 already did (exit 75). Nothing is left half-written."""
+    def full(fd: int, data: object) -> int:
+        raise OSError(code, os.strerror(code))
+
+    store = FsStore(tmp_path)
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(StoreUnavailable) as info:
+        if create_only:
+            store.put_if_absent(key=KEY, data=b"{}")
+        else:
+            store.put(key=KEY, data=b"{}")
+    assert info.value.message == f"cannot write record: {os.strerror(code)} (free space there, then run it again)"
+    assert info.value.where == str(tmp_path / KEY) and info.value.exit_code == 75
+    monkeypatch.undo()
+    assert not store.exists(key=KEY) and _temps(tmp_path) == []
