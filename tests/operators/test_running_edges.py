@@ -308,6 +308,11 @@ def test_an_answer_past_the_bound_that_never_ends_is_not_waited_for(raw_server: 
         201, {}, "answer larger than 1 MiB: not read")
 
 
+def test_a_cut_off_without_words_is_named_by_its_kind() -> None:
+    assert running._cut_off(TimeoutError()) == PostOutcome(0, {}, "controller answer cut off: TimeoutError")
+    assert running._cut_off(ConnectionResetError("reset")).message == "controller answer cut off: reset"
+
+
 def test_a_refused_connection_names_the_reason() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
