@@ -105,7 +105,7 @@ def _answer(response: Any) -> bytes:
 def _cut_off(e: BaseException) -> PostOutcome:
     """The outcome of an answer whose body broke off (a timeout or a closed connection mid-body): no answer, so
     the POST is tried again under the same key, and the controller replays the repair if it committed one."""
-    return PostOutcome(0, message=f"controller answer cut off: {e or type(e).__name__}")
+    return PostOutcome(0, message=f"controller answer cut off: {str(e) or type(e).__name__}")
 
 
 class Operator:

@@ -9,8 +9,9 @@ import contextlib
 
 import pytest
 
-from alas_argo.errors import InputError
-from alas_argo.log.backend import RecordNotFound, Store, check_key
+from alas_argo.errors import InputError, StoreError
+from alas_argo.log import backend
+from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size
 
 
 class _Memory(Store):
@@ -151,3 +152,15 @@ def test_a_lone_slash_is_no_prefix_on_either_backend(store: Store) -> None:
         store.children(prefix="/")
     with pytest.raises(InputError):
         store.list(prefix="/")
+
+
+def test_a_record_past_the_limit_is_refused_naming_the_limit_in_mib(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The message states the limit an operator must stay under: whole MiB of the configured bound (3 MiB here,
+    # so the divisor shows; the default's 256 MiB would need a 256 MiB record to reach the message).
+    monkeypatch.setattr(backend, "MAX_RECORD_BYTES", 3 * 2**20)
+    check_record_size(3 * 2**20, "here")  # at the limit: a record
+    with pytest.raises(StoreError) as info:
+        check_record_size(3 * 2**20 + 1, "runs/r/plans/big.json")
+    assert info.value.message == ("record larger than the store's limit of 3 MiB (3145729 bytes): not a record of "
+                                  "the log")
+    assert info.value.where == "runs/r/plans/big.json"

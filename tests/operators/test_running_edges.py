@@ -196,6 +196,7 @@ class Raw(BaseHTTPRequestHandler):
     replies: list[tuple[int, bytes]] = []
     seen: list[dict[str, Any]] = []
     announce = 0  # a Content-Length larger than the body sent: the answer breaks off
+    unannounced = False  # no Content-Length at all: the body runs to the connection's close (HTTP/1.0)
     hold = 0.0  # seconds the connection is held after the short body (longer than the client's timeout: it stalls)
     release = threading.Event()
 
@@ -204,7 +205,8 @@ class Raw(BaseHTTPRequestHandler):
                          "body": self.rfile.read(int(self.headers["Content-Length"]))})
         code, raw = Raw.replies.pop(0)
         self.send_response(code)
-        self.send_header("Content-Length", str(Raw.announce or len(raw)))
+        if not Raw.unannounced:
+            self.send_header("Content-Length", str(Raw.announce or len(raw)))
         self.end_headers()
         self.wfile.write(raw)
         if Raw.announce:  # the rest never comes: held until the test lets go, then the connection closes
@@ -218,6 +220,7 @@ class Raw(BaseHTTPRequestHandler):
 @pytest.fixture
 def raw_server() -> Iterator[str]:
     Raw.replies, Raw.seen, Raw.announce, Raw.hold, Raw.release = [], [], 0, 0.0, threading.Event()
+    Raw.unannounced = False
     with serving(Raw) as url:
         yield f"{url}/runs/r1/disruptions"
         Raw.release.set()
@@ -272,6 +275,42 @@ def test_an_answer_past_the_bound_is_not_read(raw_server: str, monkeypatch: pyte
     monkeypatch.setattr(running, "MAX_ANSWER_BYTES", 2**20)
     Raw.replies = [(201, b'{"pad": "' + b"x" * 2**20 + b'"}')]
     assert post_disruption(raw_server, {}, "k", None) == PostOutcome(201, {}, "answer larger than 1 MiB: not read")
+
+
+def test_an_answer_without_a_content_length_is_read_to_the_close(raw_server: str) -> None:
+    """Guards "never raises" for an answer that announces no length (HTTP/1.0, a proxy): the announced length
+    is missing, not a number, and the body read to the close is the answer."""
+    Raw.replies, Raw.unannounced = [(201, b'{"version": 2}')], True
+    assert post_disruption(raw_server, {}, "k", None) == PostOutcome(201, {"version": 2}, "")
+
+
+def test_an_answer_of_exactly_the_bound_is_read_and_one_cut_there_is_no_answer(
+        raw_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = b'{"version": 222}'
+    monkeypatch.setattr(running, "MAX_ANSWER_BYTES", len(body))
+    Raw.replies = [(201, body)]
+    assert post_disruption(raw_server, {}, "k", None) == PostOutcome(201, {"version": 222}, "")
+    # The same bytes, but announced as 100 and then the connection closes: a cut answer, even at the bound
+    # (read as whole, a prefix of the answer that parses would pass for the controller's answer).
+    Raw.replies, Raw.announce = [(201, body)], 100
+    assert post_disruption(raw_server, {}, "k", None) == PostOutcome(
+        0, {}, "controller answer cut off: IncompleteRead(16 bytes read, 84 more expected)")
+
+
+def test_an_answer_past_the_bound_that_never_ends_is_not_waited_for(raw_server: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the bounded read: one byte past the bound is enough to know, so an answer that goes on (the
+    connection held open here past the client's timeout) is "larger", with its status; a read of the whole
+    body, or of more than one byte past the bound, would wait for the rest and end cut off (status 0)."""
+    monkeypatch.setattr(running, "MAX_ANSWER_BYTES", 2**20)
+    Raw.replies, Raw.announce, Raw.hold = [(201, b"x" * (2**20 + 1))], 10**12, 10.0
+    assert post_disruption(raw_server, {}, "k", None, timeout=1) == PostOutcome(
+        201, {}, "answer larger than 1 MiB: not read")
+
+
+def test_a_cut_off_without_words_is_named_by_its_kind() -> None:
+    assert running._cut_off(TimeoutError()) == PostOutcome(0, {}, "controller answer cut off: TimeoutError")
+    assert running._cut_off(ConnectionResetError("reset")).message == "controller answer cut off: reset"
 
 
 def test_a_refused_connection_names_the_reason() -> None:
