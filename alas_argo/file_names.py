@@ -6,15 +6,23 @@ process grew until the kernel killed it (24 GB on the machine of 2026-12-07)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from alas_argo.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "found", "read_limited"]
+__all__ = ["MAX_FILE_BYTES", "found", "read_at_most", "read_limited", "size_of"]
 
 #: The largest input file read (instances, schedules, disruptions, workflow documents, tables, recordings): a
 #: document at the JSON parser's :data:`~alas_argo.json_limits.MAX_NODES` is well under it.
 MAX_FILE_BYTES = 128 * 2**20
+
+#: The pieces a stream of unknown length is read in after its first: ``read(n)`` reserves n bytes before it
+#: reads (CPython's buffered files do), so one read of the whole bound cost a 128-256 MiB reservation for
+#: every small file (10 µs each, and a MemoryError under a small `ulimit -v`).
+_PIECE = 64 * 2**10
 
 
 def found(path: Path, *, file: bool = False, directory: bool = False) -> bool:
@@ -26,6 +34,34 @@ def found(path: Path, *, file: bool = False, directory: bool = False) -> bool:
         return False
 
 
+def size_of(stream: BinaryIO) -> int | None:
+    """The size of the regular file open as ``stream``; None for anything else (a pipe, a device, a socket)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):  # no descriptor: an in-memory or network stream
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def read_at_most(stream: BinaryIO, limit: int, *, expected: int | None = None) -> bytes:
+    """The bytes of ``stream`` up to its end, but never more than ``limit`` + 1 of them (one past the bound tells
+    the caller it was passed, and a stream that never ends is not read on).
+
+    ``expected`` (a regular file's size, an answer's announced length) sizes the first read; the rest, if any,
+    comes in small pieces, so a small file costs a small read, not a reservation of the whole bound.
+    """
+    parts: list[bytes] = []
+    total, want = 0, (_PIECE if expected is None else expected) + 1
+    while total <= limit:
+        part = stream.read(min(want, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+        want = _PIECE
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def read_limited(path: Path, limit: int | None = None) -> bytes:
     """The bytes of ``path``, reading at most ``limit`` (default :data:`MAX_FILE_BYTES`) + 1 of them (OSError as
     from ``read_bytes``).
@@ -35,7 +71,7 @@ def read_limited(path: Path, limit: int | None = None) -> bytes:
     """
     limit = MAX_FILE_BYTES if limit is None else limit
     with path.open("rb") as f:
-        data = f.read(limit + 1)
+        data = read_at_most(f, limit, expected=size_of(f))
     if len(data) > limit:
         raise InputError(f"larger than {limit // 2**20} MiB (or never ends): not an input this reads", where=str(path))
     return data

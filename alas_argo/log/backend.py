@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from typing import BinaryIO
 
 from alas_argo.errors import InputError, StoreError
+from alas_argo.file_names import read_at_most
 
 __all__ = ["MAX_RECORD_BYTES", "RecordNotFound", "Store", "check_key", "check_record_size", "is_key", "read_record"]
 
@@ -39,10 +40,11 @@ def check_record_size(size: int, where: str, *, reading: bool = False) -> None:
                          f"({'at least ' if reading else ''}{size} bytes): not a record of the log", where=where)
 
 
-def read_record(stream: BinaryIO, where: str) -> bytes:
+def read_record(stream: BinaryIO, where: str, *, expected: int | None = None) -> bytes:
     """The bytes of one record from ``stream``, reading at most one past :data:`MAX_RECORD_BYTES` (a record is
-    never larger, and a device file never ends); StoreError naming ``where`` past the limit."""
-    data = stream.read(MAX_RECORD_BYTES + 1)
+    never larger, and a device file never ends); StoreError naming ``where`` past the limit. ``expected`` (the
+    file's size, the object's announced length) sizes the first read (``file_names.read_at_most``)."""
+    data = read_at_most(stream, MAX_RECORD_BYTES, expected=expected)
     check_record_size(len(data), where, reading=True)
     return data
 

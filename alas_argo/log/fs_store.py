@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from alas_argo.errors import ConflictError, StoreError, write_refused
+from alas_argo.file_names import size_of
 from alas_argo.log.backend import RecordNotFound, Store, check_key, check_record_size, is_key, read_record
 
 try:
@@ -170,7 +171,7 @@ class FsStore(Store):
         path = self._path(key)
         try:
             with path.open("rb") as f:
-                return read_record(f, str(path))
+                return read_record(f, str(path), expected=size_of(f))
         except (FileNotFoundError, NotADirectoryError):
             raise RecordNotFound("no such record", where=f"{self.location}/{key}") from None
         except OSError as e:

@@ -270,8 +270,9 @@ class S3Store(Store):
             try:
                 # The announced length first, so an oversized object is refused before any of it is read;
                 # then the bounded read, should the answer carry more than it announced.
-                check_record_size(int(answer.get("ContentLength") or 0), where)
-                return read_record(stream, where)
+                announced = answer.get("ContentLength")
+                check_record_size(int(announced or 0), where)
+                return read_record(stream, where, expected=None if announced is None else int(announced))
             finally:
                 stream.close()
 

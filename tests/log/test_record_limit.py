@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,19 @@ def test_log_verify_reports_a_plan_object_it_cannot_read(tmp_path: Path) -> None
     report = log.verify()
     assert [(p.code, p.seq) for p in report.problems] == [("plan_unreadable", 0)]
     assert report.problems[0].message == "cannot read record: Is a directory"
+
+
+def test_each_backend_sizes_its_read_by_the_record(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards memory: a read sized by the 256 MiB bound reserved that much for every record (a MemoryError from
+    `alas run` under `ulimit -v 800000`); the fs store passes the file's size, S3 the announced length."""
+    seen: list[int | None] = []
+    real = backend.read_at_most
+
+    def spy(stream: Any, limit: int, *, expected: int | None = None) -> bytes:
+        seen.append(expected)
+        return real(stream, limit, expected=expected)
+
+    monkeypatch.setattr(backend, "read_at_most", spy)
+    store.put(key=KEY, data=b"z" * 1234)
+    assert store.get(key=KEY) == b"z" * 1234
+    assert seen == [1234]
