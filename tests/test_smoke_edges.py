@@ -190,17 +190,18 @@ def test_a_run_id_whose_history_does_not_fit_fails_the_first_check_with_the_reas
     assert checks[2].detail == "skipped: an earlier check failed"
 
 
-def test_a_log_that_does_not_verify_fails_the_last_check_naming_the_event(store: FsStore, tmp_path: Path) -> None:
-    """A finished run is not planned again, so an edited event of it is what the last check finds."""
+def test_a_log_that_does_not_verify_fails_the_first_check_naming_the_event(store: FsStore, tmp_path: Path) -> None:
+    """A finished run is not planned again: its result is read back, and the reader refuses the edited event
+    (until the log readers checked each event, the run passed the first check and the last found the edit)."""
     smoke(store, "edge-edited")
     path = tmp_path / "store" / "runs" / "edge-edited" / "events" / "00000005.json"
     doc = json.loads(path.read_bytes())
     doc["payload"]["edited"] = True
     path.write_text(json.dumps(doc))
     checks = smoke(store, "edge-edited")
-    assert [c.ok for c in checks] == [True, None, False]
-    assert checks[2].detail.startswith("run edge-edited: BROKEN at event 5")
-    assert "runs/edge-edited/events/00000005.json" in checks[2].detail
+    assert [c.ok for c in checks] == [False, None, None]
+    assert checks[0].detail == (f"{store.location}/runs/edge-edited/events/00000005.json: event 5's content does "
+                                "not match its hash (edited); run `alas log verify`")
 
 
 def test_a_store_that_loses_the_run_fails_the_first_check(store: FsStore, tmp_path: Path) -> None:

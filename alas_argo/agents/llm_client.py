@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from alas_argo import json_limits
 from alas_argo.addresses import is_http_url
 from alas_argo.errors import AlasError, PermanentError, TransientError
+from alas_argo.file_names import read_at_most
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -242,7 +243,7 @@ class HttpChatClient:
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             # Bounded: the timeout is per socket read, so an endpoint streaming without end was read until the
             # process ran out of memory.
-            body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+            body = read_at_most(response, MAX_RESPONSE_BYTES, expected=response.length)
             if len(body) > MAX_RESPONSE_BYTES:
                 raise LlmRequestError(f"LLM endpoint answered with more than {MAX_RESPONSE_BYTES // 2**20} MiB: not "
                                       "a chat completion", where=self.endpoint)

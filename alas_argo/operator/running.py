@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from alas_argo import json_limits, metrics
 from alas_argo.errors import InputError
-from alas_argo.file_names import found
+from alas_argo.file_names import found, read_at_most
 from alas_argo.operator.actions import (
     Action,
     CreateWorkflow,
@@ -93,10 +93,10 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
 def _answer(response: Any) -> bytes:
     """At most one byte past :data:`MAX_ANSWER_BYTES` of an answer's body: an answer that never ends is not
     read whole."""
-    raw: bytes = response.read(MAX_ANSWER_BYTES + 1)
+    announced = response.headers.get("Content-Length", "")
+    raw = read_at_most(response, MAX_ANSWER_BYTES, expected=int(announced) if announced.isdigit() else None)
     # A bounded read returns what came before the connection closed, without http.client's check that the
     # body was whole: a cut body is checked against its announced length here.
-    announced = response.headers.get("Content-Length", "")
     if len(raw) <= MAX_ANSWER_BYTES and announced.isdigit() and int(announced) > len(raw):
         raise http.client.IncompleteRead(raw, int(announced) - len(raw))
     return raw
