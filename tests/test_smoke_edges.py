@@ -185,9 +185,9 @@ def test_a_run_id_whose_history_does_not_fit_fails_the_first_check_with_the_reas
     """The pipeline's own refusal (an AlasError) is the check's detail; nothing after it passes."""
     assert [c.ok for c in smoke(store, "edge-again")] == [True, None, True]
     checks = smoke(store, "edge-again", instance="la01")
-    assert [c.ok for c in checks] == [False, None, None]
+    assert [c.ok for c in checks] == [False, None, True]  # the run's log is there, and it verifies
     assert "edge-again" in checks[0].detail and "la01" in checks[0].detail
-    assert checks[2].detail == "skipped: an earlier check failed"
+    assert checks[2].detail.startswith("run edge-again: intact")
 
 
 def test_a_log_that_does_not_verify_fails_the_first_check_naming_the_event(store: FsStore, tmp_path: Path) -> None:
@@ -199,9 +199,11 @@ def test_a_log_that_does_not_verify_fails_the_first_check_naming_the_event(store
     doc["payload"]["edited"] = True
     path.write_text(json.dumps(doc))
     checks = smoke(store, "edge-edited")
-    assert [c.ok for c in checks] == [False, None, None]
+    assert [c.ok for c in checks] == [False, None, False]
     assert checks[0].detail == (f"{store.location}/runs/edge-edited/events/00000005.json: event 5's content does "
                                 "not match its hash (edited); run `alas log verify`")
+    # and the last check, which runs whenever the run has a log, gives verify's whole report
+    assert checks[2].detail.startswith("run edge-edited: BROKEN at event 5")
 
 
 def test_a_store_that_loses_the_run_fails_the_first_check(store: FsStore, tmp_path: Path) -> None:
@@ -209,8 +211,9 @@ def test_a_store_that_loses_the_run_fails_the_first_check(store: FsStore, tmp_pa
     smoke(store, "edge-hole")
     (tmp_path / "store" / "runs" / "edge-hole" / "events" / "00000010.json").unlink()
     checks = smoke(store, "edge-hole")
-    assert [c.ok for c in checks] == [False, None, None]
+    assert [c.ok for c in checks] == [False, None, False]
     assert "edge-hole/events/00000010.json: event 10 is missing" in checks[0].detail
+    assert checks[2].detail.startswith("run edge-hole: BROKEN at event 10")  # verify's report of the same hole
 
 
 def test_the_store_alone_is_planned_by_the_heuristics_and_says_the_controller_was_not_checked(
@@ -275,7 +278,7 @@ def test_a_run_that_ends_without_a_valid_plan_fails_the_first_check_with_its_err
                              final=SimpleNamespace(makespan=60))
     monkeypatch.setattr(alas_argo.smoke, "run_pipeline", lambda config, log: failed)
     checks = smoke(store, "edge-failed")
-    assert [c.ok for c in checks] == [False, None, None]
+    assert [c.ok for c in checks] == [False, None, True]  # the log of the earlier, good run still verifies
     assert checks[0].detail == f"the run ended failed without a valid committed plan: {said}"
 
 

@@ -64,8 +64,9 @@ def register(commands: Commands) -> None:
         description="Plan a small bundled instance with the heuristic planner into the store (ALAS_STORE__*, "
         "or --store/--root) as a new run; with --controller, check its /readyz, POST a disruption of that run "
         "(with the bearer token ALAS_CONTROLLER__TOKEN) and check that its repair is the current version in the "
-        "store under this check's idempotency key; then verify the run's log. Exit 0 when every check passed, "
-        "1 when one failed (each check says why; the ones that needed it are skipped). The chart's `helm test` "
+        "store under this check's idempotency key; then verify the run's log (whenever the run has one, so a "
+        "damaged log is reported whole). Exit 0 when every check passed, 1 when one failed (each check says "
+        "why; the ones that needed it are skipped). The chart's `helm test` "
         "runs this in a pod against the release.")
     p.add_argument("--controller", metavar="URL", default=None,
                    help="base URL of the repair controller (e.g. http://alas-controller:8080); without it only "
