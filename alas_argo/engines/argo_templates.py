@@ -153,6 +153,23 @@ def _check_names(wf: Workflow, bridged: set[str]) -> None:
             taken[name] = what
 
 
+def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
+    """Every run input a gate or a map's items read in Argo's own fields is a declared workflow parameter.
+
+    Raises:
+        UnsupportedFeature: A gate or items path reads ``inputs.<name>`` that ``meta.inputs`` does not declare:
+            Argo resolves only declared workflow parameters, so ``{{workflow.parameters.<name>}}`` would fail the
+            submission (names the node and ``gate`` or ``map``).
+    """
+    for n in wf.nodes:
+        for feature, path in (("gate", n.when.path if n.when is not None else None),
+                              ("map", n.items if n.kind is NodeKind.MAP else None)):
+            root, _, rest = (path or "").partition(".")
+            if root == "inputs" and rest.split(".")[0] not in declared:
+                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a run input meta.inputs does not "
+                                         "declare (Argo resolves only declared workflow parameters)")
+
+
 class Compiler:
     """Builds the Argo document of one workflow."""
 
@@ -164,6 +181,7 @@ class Compiler:
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
+        _check_inputs(wf, self.inputs)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.
         self.fields: dict[str, list[str]] = {}
         for n in wf.nodes:
