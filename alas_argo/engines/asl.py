@@ -168,6 +168,8 @@ class _Compiler:
                   "ResultPath": an.ref("results", n.id)}
             if n.max_concurrency is not None:
                 st["MaxConcurrency"] = n.max_concurrency
+            if "Catch" in inner:  # an item's failure fails the Map state; its routes lead out of the processor
+                st["Catch"] = inner.pop("Catch")
             return st
         st = self.task(n, n.role)
         st["ResultPath"] = an.ref("results", n.id)

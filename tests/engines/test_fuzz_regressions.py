@@ -3,12 +3,18 @@ on which a compiler rendered a document its own checks reject. Each is refused o
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from statelint.config import Config
+from statelint.linter import Linter
 
 from alas_argo.engines.argo import to_argo
+from alas_argo.engines.asl import to_asl
+from alas_argo.engines.asl_parse import from_asl, read_native
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.lint import lint_argo
-from alas_argo.ir import Condition, Edge, Node, Workflow
+from alas_argo.ir import Catch, Condition, Edge, Node, Policy, Workflow
 
 
 @pytest.mark.parametrize("declared", [True, False])
@@ -26,3 +32,22 @@ def test_argo_refuses_a_gate_or_items_on_an_undeclared_input(feature: str, decla
     with pytest.raises(UnsupportedFeature, match="does not declare") as e:
         to_argo(wf, image="alas:test")
     assert (e.value.node, e.value.feature) == ("b", feature)
+
+
+def _statelint(doc: dict[str, object]) -> list[str]:
+    return [str(p) for p in Linter.validate(json.dumps(doc), Config([], False, False))]
+
+
+def test_asl_puts_a_map_nodes_catch_on_the_map_state() -> None:
+    """A Catch inside the Map's item processor cannot name a state outside it: the routes sit on the Map state
+    (an item's failure fails it), and the native reading finds them there."""
+    wf = Workflow(name="w", nodes=[Node(id="m", kind="map", role="x", items="inputs.jobs", policy_ref="p"),
+                                   Node(id="h", role="y")],
+                  policies={"p": Policy(catch=[Catch(errors=["ContractError"], next="h")])},
+                  meta={"inputs": {"jobs": "[1]"}})
+    doc = to_asl(wf)
+    assert _statelint(doc) == []
+    assert [c["Next"] for c in doc["States"]["m"]["Catch"]] == ["h"]
+    assert read_native(doc)["policies"]["p"]["catch"] == [{"errors": ["ContractError"], "next": "h"}]
+    assert from_asl(doc) == wf
+
