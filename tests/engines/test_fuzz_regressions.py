@@ -51,3 +51,13 @@ def test_asl_puts_a_map_nodes_catch_on_the_map_state() -> None:
     assert read_native(doc)["policies"]["p"]["catch"] == [{"errors": ["ContractError"], "next": "h"}]
     assert from_asl(doc) == wf
 
+
+def test_asl_refuses_a_parallel_branch_catching_into_its_own_parallel_node() -> None:
+    """A branch's Catch would name a state outside its branch; a catch route is another dependency of the branch
+    (refused like any other), even when it goes to the parallel node itself."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p"),
+                                   Node(id="g", kind="parallel", branches=["a"])],
+                  policies={"p": Policy(catch=[Catch(errors=["*"], next="g")])})
+    with pytest.raises(UnsupportedFeature, match="Parallel branch") as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("a", "parallel")
