@@ -20,7 +20,7 @@ from alas_argo.engines import asl_names as an
 from alas_argo.engines.conformance import UnsupportedFeature, check_supported
 from alas_argo.engines.extras import json_diff
 from alas_argo.errors import ContractError
-from alas_argo.ir import BackoffKind, Join, Node, NodeKind, Policy, Via, Workflow, ensure_valid
+from alas_argo.ir import ANY_ERROR, BackoffKind, Join, Node, NodeKind, Policy, Via, Workflow, ensure_valid
 
 __all__ = ["to_asl"]
 
@@ -131,8 +131,12 @@ class _Compiler:
         if policy.timeout is not None:
             state["TimeoutSeconds"] = max(1, math.ceil(policy.timeout))
         if policy.catch:
-            state["Catch"] = [{"ErrorEquals": ["States.ALL"] if "*" in c.errors else [an.to_error(e) for e in c.errors],
-                               "Next": c.next, "ResultPath": an.ref("errors", n.id)} for c in policy.catch]
+            # Routes are tried in order, so none after a '*' route is ever taken; ASL allows States.ALL only in
+            # the last route (the extras keep the rest of the list).
+            wild = next((i for i, c in enumerate(policy.catch) if ANY_ERROR in c.errors), len(policy.catch))
+            state["Catch"] = [{"ErrorEquals": ["States.ALL"] if ANY_ERROR in c.errors else
+                               [an.to_error(e) for e in c.errors], "Next": c.next, "ResultPath": an.ref("errors", n.id)}
+                              for c in policy.catch[:wild + 1]]
         if n.policy_ref is not None:
             state["Comment"] = an.to_comment({"policyRef": n.policy_ref})
 

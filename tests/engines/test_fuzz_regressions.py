@@ -61,3 +61,16 @@ def test_asl_refuses_a_parallel_branch_catching_into_its_own_parallel_node() -> 
     with pytest.raises(UnsupportedFeature, match="Parallel branch") as e:
         to_asl(wf)
     assert (e.value.node, e.value.feature) == ("a", "parallel")
+
+
+@pytest.mark.parametrize("routes", [[["*"], ["ContractError"]], [["*", "Timeout"]], [["Timeout"], ["*"], ["X"]]])
+def test_asl_writes_no_catch_route_after_a_wildcard_route(routes: list[list[str]]) -> None:
+    """Routes are tried in order, so none after a '*' route is ever taken; ASL allows States.ALL only alone in the
+    last route. The dead routes stay out of the state (the Comment keeps them for the round trip)."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p"), Node(id="h", role="y")],
+                  edges=[Edge(source="a", target="h")],
+                  policies={"p": Policy(catch=[Catch(errors=e, next="h") for e in routes])})
+    doc = to_asl(wf)
+    assert _statelint(doc) == []
+    assert doc["States"]["a"]["Catch"][-1]["ErrorEquals"] == ["States.ALL"]
+    assert from_asl(doc) == wf
