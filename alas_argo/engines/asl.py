@@ -228,7 +228,36 @@ class _Compiler:
         if committed:
             states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",
                                      "Cause": "a step failed; committed steps were compensated in reverse order"}
+        self.prune(start, states)
         return {"StartAt": start, "States": states}
+
+    def prune(self, start: str, states: dict[str, dict[str, Any]]) -> None:
+        """Drop the states nothing enters: an alternative only a dead catch route names (one after a '*' route,
+        which the local runtime never takes either) and what only it led to.
+
+        Raises:
+            UnsupportedFeature: A scheduled node that is no alternative cannot be reached: the chain it is in
+                ends at a Choice state, whose rules and Default go only to its targets (names the node, ``choice``).
+        """
+        while True:
+            seen: set[str] = set()
+            todo = [start]
+            while todo:
+                name = todo.pop()
+                if name in seen or name not in states:
+                    continue
+                seen.add(name)
+                st = states[name]
+                todo += [st[k] for k in ("Next", "Default") if k in st]
+                todo += [r["Next"] for r in st.get("Choices", []) + st.get("Catch", [])]
+            lost = [x for x in states if x not in seen]
+            if not lost:
+                return
+            for name in lost:
+                if name in self.preds and not self.alternative(name):
+                    raise UnsupportedFeature("asl", name, "choice", "the node cannot be reached: a Choice state "
+                                             "before it in the chain goes only to its targets")
+                del states[name]
 
     def gates(self, order: list[str], states: dict[str, dict[str, Any]]) -> str:
         """Put a Choice state in front of every run of chained nodes sharing a gate and send every transition

@@ -14,7 +14,7 @@ from alas_argo.engines.asl import to_asl
 from alas_argo.engines.asl_parse import from_asl, read_native
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.lint import lint_argo
-from alas_argo.ir import Catch, Condition, Edge, Node, Policy, Workflow
+from alas_argo.ir import Branch, Catch, Condition, Edge, Node, Policy, Workflow
 
 
 @pytest.mark.parametrize("declared", [True, False])
@@ -74,3 +74,27 @@ def test_asl_writes_no_catch_route_after_a_wildcard_route(routes: list[list[str]
     assert _statelint(doc) == []
     assert doc["States"]["a"]["Catch"][-1]["ErrorEquals"] == ["States.ALL"]
     assert from_asl(doc) == wf
+
+
+def test_asl_drops_a_handler_only_a_dead_catch_route_names() -> None:
+    """A handler named only by a route after a '*' route never runs (locally neither): its state, which nothing
+    enters, is left out (statelint: no transition found to it) and the Comment keeps the node."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p"), Node(id="h", role="y"),
+                                   Node(id="k", role="y")],
+                  policies={"p": Policy(catch=[Catch(errors=["*"], next="h"), Catch(errors=["X"], next="k")])})
+    doc = to_asl(wf)
+    assert _statelint(doc) == []
+    assert "k" not in doc["States"]
+    assert from_asl(doc) == wf
+
+
+def test_asl_refuses_a_node_chained_after_a_choice_that_cannot_reach_it() -> None:
+    """A Choice state goes only to its targets: a node chained after it that no target leads to would never run
+    (it runs locally), so the compiler refuses instead of leaving it unreachable."""
+    wf = Workflow(name="w", nodes=[
+        Node(id="c", kind="choice", choices=[Branch(when=Condition(path="inputs.mode", value="a"), next="t")],
+             default="t"),
+        Node(id="x", role="y"), Node(id="t", role="z")], meta={"inputs": {"mode": "a"}})
+    with pytest.raises(UnsupportedFeature, match="cannot be reached") as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("x", "choice")
