@@ -154,18 +154,23 @@ def _check_names(wf: Workflow, bridged: set[str]) -> None:
 
 
 def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
-    """Every run input a gate or a map's items read in Argo's own fields is a declared workflow parameter.
+    """Every run input a gate, a map's items or an idempotency key read in Argo's own fields is a declared workflow
+    parameter.
 
     Raises:
-        UnsupportedFeature: A gate or items path reads ``inputs.<name>`` that ``meta.inputs`` does not declare:
-            Argo resolves only declared workflow parameters, so ``{{workflow.parameters.<name>}}`` would fail the
-            submission (names the node and ``gate`` or ``map``).
+        UnsupportedFeature: A gate or items path, or a key placeholder, reads ``inputs.<name>`` that
+            ``meta.inputs`` does not declare: Argo resolves only declared workflow parameters, so
+            ``{{workflow.parameters.<name>}}`` would fail the submission (names the node and ``gate``, ``map`` or
+            ``idempotency``).
     """
     for n in wf.nodes:
-        for feature, path in (("gate", n.when.path if n.when is not None else None),
-                              ("map", n.items if n.kind is NodeKind.MAP else None)):
+        key = wf.policy_for(n).idempotency
+        paths = [("gate", n.when.path if n.when is not None else None),
+                 ("map", n.items if n.kind is NodeKind.MAP else None)]
+        paths += [("idempotency", p) for p in nm.placeholders(key.key)] if key is not None else []
+        for feature, path in paths:
             root, _, rest = (path or "").partition(".")
-            if root == "inputs" and rest.split(".")[0] not in declared:
+            if root == "inputs" and rest and rest.split(".")[0] not in declared:
                 raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a run input meta.inputs does not "
                                          "declare (Argo resolves only declared workflow parameters)")
 

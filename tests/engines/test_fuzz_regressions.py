@@ -14,7 +14,7 @@ from alas_argo.engines.asl import to_asl
 from alas_argo.engines.asl_parse import from_asl, read_native
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.lint import lint_argo
-from alas_argo.ir import Branch, Catch, Condition, Edge, Node, Policy, Workflow
+from alas_argo.ir import Branch, Catch, Condition, Edge, Idempotency, Node, Policy, Workflow
 
 
 @pytest.mark.parametrize("declared", [True, False])
@@ -98,3 +98,17 @@ def test_asl_refuses_a_node_chained_after_a_choice_that_cannot_reach_it() -> Non
     with pytest.raises(UnsupportedFeature, match="cannot be reached") as e:
         to_asl(wf)
     assert (e.value.node, e.value.feature) == ("x", "choice")
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_argo_refuses_an_idempotency_key_on_an_undeclared_input(declared: bool) -> None:
+    """`{inputs.instance}` in a key is `{{workflow.parameters.instance}}` on Argo: only a declared input has one."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p")],
+                  policies={"p": Policy(idempotency=Idempotency(key="{run}-{inputs.instance}"))},
+                  meta={"inputs": {"instance": "ft06"}} if declared else {})
+    if declared:
+        assert lint_argo(to_argo(wf, image="alas:test")) == []
+        return
+    with pytest.raises(UnsupportedFeature, match="does not declare") as e:
+        to_argo(wf, image="alas:test")
+    assert (e.value.node, e.value.feature) == ("a", "idempotency")
