@@ -55,8 +55,9 @@ class _Compiler:
                 self.branch_of[b] = n.id
         for b, p in self.branch_of.items():
             arcs = [d for d in wf.dependencies() if d.source == b]
-            # A catch route too, even into the parallel node: a Catch inside a branch cannot leave the branch.
-            if {d.target for d in arcs} != {p} or any(d.via is Via.CATCH for d in arcs) or self.preds[b]:
+            # A catch route or a choice rule too, even into the parallel node: neither can leave the branch.
+            if {d.target for d in arcs} != {p} or any(d.via in (Via.CATCH, Via.CHOICE) for d in arcs) \
+                    or self.preds[b]:
                 raise UnsupportedFeature("asl", b, "parallel", "a Parallel branch must have no other "
                                          "dependencies than its parallel node")
 

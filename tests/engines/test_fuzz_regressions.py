@@ -112,3 +112,14 @@ def test_argo_refuses_an_idempotency_key_on_an_undeclared_input(declared: bool) 
     with pytest.raises(UnsupportedFeature, match="does not declare") as e:
         to_argo(wf, image="alas:test")
     assert (e.value.node, e.value.feature) == ("a", "idempotency")
+
+
+def test_asl_refuses_a_choice_node_as_a_parallel_branch() -> None:
+    """A Choice state inside a branch would go to a state outside it (its targets are arcs of the branch, refused
+    like any other, even when the target is the parallel node itself)."""
+    wf = Workflow(name="w", nodes=[
+        Node(id="c", kind="choice", choices=[Branch(when=Condition(path="inputs.mode", value="a"), next="g")]),
+        Node(id="g", kind="parallel", branches=["c"])], meta={"inputs": {"mode": "a"}})
+    with pytest.raises(UnsupportedFeature, match="Parallel branch") as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("c", "parallel")
