@@ -51,6 +51,11 @@ class _Compiler:
             if n.id.startswith(an.UNDO_PREFIX) or n.id in (an.FAIL_STATE, an.SKIPPED_END):
                 raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r}, "
                                          f"{an.FAIL_STATE!r} and {an.SKIPPED_END!r} are reserved")
+            if not n.id[0].isalpha():
+                # The node's result and error live at $.results.<id> and $.errors.<id>, and a Reference Path step
+                # starts with a letter.
+                raise UnsupportedFeature("asl", n.id, "node_id", "a node id must start with a letter to name a "
+                                         f"Reference Path step ({an.ref('results', n.id)} is none)")
             for b in n.branches:
                 self.branch_of[b] = n.id
         for b, p in self.branch_of.items():

@@ -123,3 +123,13 @@ def test_asl_refuses_a_choice_node_as_a_parallel_branch() -> None:
     with pytest.raises(UnsupportedFeature, match="Parallel branch") as e:
         to_asl(wf)
     assert (e.value.node, e.value.feature) == ("c", "parallel")
+
+
+def test_asl_refuses_a_node_id_that_starts_with_an_underscore() -> None:
+    """`$.results._a` is no Reference Path (a step starts with a letter; statelint refuses it): the node's
+    ResultPath cannot name it, so the compiler refuses the id instead of rendering it."""
+    wf = Workflow(name="w", nodes=[Node(id="_a", role="x")])
+    with pytest.raises(UnsupportedFeature, match="start with a letter") as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("_a", "node_id")
+    assert _statelint(to_asl(Workflow(name="w", nodes=[Node(id="a_", role="x")]))) == []
