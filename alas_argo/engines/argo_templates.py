@@ -71,11 +71,14 @@ def gate_expression(cond: Condition) -> str:
     output parameter, compared as Argo's govaluate does (numbers as numbers, strings quoted).
 
     Raises:
-        UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way.
+        UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way (a string holding a quote,
+            a backslash or braces Argo would substitute).
     """
     root, _, rest = cond.path.partition(".")
+    # A string is quoted as is: a quote or backslash would end or escape it early, and Argo substitutes `{{...}}`.
     if cond.op not in _ARGO_OPS or "." in rest or not rest or isinstance(cond.value, bool) \
-            or not isinstance(cond.value, int | float | str):
+            or not isinstance(cond.value, int | float | str) \
+            or (isinstance(cond.value, str) and any(c in cond.value for c in ("'", "\\", "{{", "}}"))):
         raise UnsupportedFeature("argo", root, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
     ref = (f"{{{{workflow.parameters.{rest}}}}}" if root == "inputs"
            else f"{{{{tasks.{nm.dns(root)}.outputs.parameters.{rest}}}}}")

@@ -133,3 +133,17 @@ def test_asl_refuses_a_node_id_that_starts_with_an_underscore() -> None:
         to_asl(wf)
     assert (e.value.node, e.value.feature) == ("_a", "node_id")
     assert _statelint(to_asl(Workflow(name="w", nodes=[Node(id="a_", role="x")]))) == []
+
+
+@pytest.mark.parametrize("value", ["it's", "a\\", "{{workflow.name}}"])
+def test_argo_refuses_a_gate_string_it_cannot_quote(value: str) -> None:
+    """The gate's string is written between single quotes in the task's `when`: a quote ended it early (Argo could
+    not parse `'x' == 'it's'`), a backslash escaped the closing quote, and `{{...}}` Argo would substitute."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", when=Condition(path="inputs.mode", value=value))],
+                  meta={"inputs": {"mode": "x"}})
+    with pytest.raises(UnsupportedFeature, match="gate") as e:
+        to_argo(wf, image="alas:test")
+    assert e.value.feature == "gate"
+    ok = wf.model_copy(update={"nodes": [Node(id="a", role="x", when=Condition(path="inputs.mode", value="it s"))]})
+    assert to_argo(ok, image="alas:test")["spec"]["templates"][0]["dag"]["tasks"][0]["when"] \
+        == "'{{workflow.parameters.mode}}' == 'it s'"
