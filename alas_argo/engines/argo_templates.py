@@ -178,6 +178,24 @@ def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
                                          "declare (Argo resolves only declared workflow parameters)")
 
 
+def _check_map_reads(wf: Workflow) -> None:
+    """No gate or map items read a field of a map node's output in Argo's own fields.
+
+    Raises:
+        UnsupportedFeature: A gate or items path starts with a map node's id: a map's DAG template has no output
+            parameters (its outputs reach consumers as log keys, ``--mapped``), so
+            ``{{tasks.<map>.outputs.parameters.<field>}}`` would not resolve (names the node and ``gate`` or
+            ``map``).
+    """
+    maps = {n.id for n in wf.nodes if n.kind is NodeKind.MAP}
+    for n in wf.nodes:
+        for feature, path in (("gate", n.when.path if n.when is not None else None),
+                              ("map", n.items if n.kind is NodeKind.MAP else None)):
+            if path is not None and path.split(".")[0] in maps:
+                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a field of a map node's output, "
+                                         "which is no output parameter on Argo")
+
+
 class Compiler:
     """Builds the Argo document of one workflow."""
 
@@ -190,6 +208,7 @@ class Compiler:
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
         _check_inputs(wf, self.inputs)
+        _check_map_reads(wf)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.
         self.fields: dict[str, list[str]] = {}
         for n in wf.nodes:

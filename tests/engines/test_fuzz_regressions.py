@@ -147,3 +147,16 @@ def test_argo_refuses_a_gate_string_it_cannot_quote(value: str) -> None:
     ok = wf.model_copy(update={"nodes": [Node(id="a", role="x", when=Condition(path="inputs.mode", value="it s"))]})
     assert to_argo(ok, image="alas:test")["spec"]["templates"][0]["dag"]["tasks"][0]["when"] \
         == "'{{workflow.parameters.mode}}' == 'it s'"
+
+
+@pytest.mark.parametrize("feature", ["gate", "map"])
+def test_argo_refuses_a_gate_or_items_reading_a_map_nodes_output(feature: str) -> None:
+    """A map's DAG template has no output parameters: `{{tasks.m.outputs.parameters.count}}` names none (the
+    project's lint says so), so the compiler refuses instead of rendering it."""
+    second = (Node(id="b", role="y", when=Condition(path="m.count", op="eq", value=1)) if feature == "gate"
+              else Node(id="b", kind="map", role="y", items="m.jobs"))
+    wf = Workflow(name="w", nodes=[Node(id="m", kind="map", role="x", items="inputs.jobs"), second],
+                  edges=[Edge(source="m", target="b")], meta={"inputs": {"jobs": "[1]"}})
+    with pytest.raises(UnsupportedFeature, match="map node's output") as e:
+        to_argo(wf, image="alas:test")
+    assert (e.value.node, e.value.feature) == ("b", feature)
