@@ -10,6 +10,7 @@ from statelint.config import Config
 from statelint.linter import Linter
 
 from alas_argo.engines.argo import to_argo
+from alas_argo.engines.argo_parse import from_argo
 from alas_argo.engines.asl import to_asl
 from alas_argo.engines.asl_parse import from_asl, read_native
 from alas_argo.engines.conformance import UnsupportedFeature
@@ -160,3 +161,17 @@ def test_argo_refuses_a_gate_or_items_reading_a_map_nodes_output(feature: str) -
     with pytest.raises(UnsupportedFeature, match="map node's output") as e:
         to_argo(wf, image="alas:test")
     assert (e.value.node, e.value.feature) == ("b", feature)
+
+
+def test_argo_writes_no_braces_of_the_ir_that_argo_would_substitute() -> None:
+    """Argo substitutes every `{{...}}` in a template: a param, description or contract holding one was rendered
+    as is (`{{x}}` fails the submission, `{{workflow.name}}` silently became the workflow's name). The JSON the
+    compiler writes spells such a string's `{{` as `{\\u007b`, the same JSON."""
+    wf = Workflow(name="w", description="{{x}}", nodes=[
+        Node(id="a", role="x", description="{{x}}", params={"k": "{{workflow.name}}-z", "{{x}}": 1},
+             output={"type": "object", "description": "{{x}}"})])
+    doc = to_argo(wf, image="alas:test")
+    assert lint_argo(doc) == []
+    text = json.dumps(doc)
+    assert "{{x}}" not in text and "{{workflow.name}}-z" not in text
+    assert from_argo(doc) == wf
