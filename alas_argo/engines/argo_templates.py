@@ -16,7 +16,20 @@ from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, containe
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import ANY_ERROR, Condition, Join, Node, NodeKind, OnFailure, Op, Policy, Via, Workflow
+from alas_argo.ir import (
+    ANY_ERROR,
+    Condition,
+    Join,
+    Node,
+    NodeKind,
+    OnFailure,
+    Op,
+    Policy,
+    Via,
+    Workflow,
+    canonical_json,
+)
+from alas_argo.runtime.policies import MISSING, resolve
 
 __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_security"]
 
@@ -310,8 +323,19 @@ class Compiler:
         if mapped := sorted(named & set(self.maps) & set(_data_deps(self.wf, n, self.deps[n.id]))):
             raise UnsupportedFeature("argo", n.id, "idempotency", f"the key names map node {mapped[0]}, whose "
                                      "items' keys no Argo template is handed (its consumers derive them)")
+        deps = self.param_deps(n)
+        for ph in nm.placeholders(policy.idempotency.key):
+            root = ph.split(".")[0]
+            if ph in ("run", "node", "item", "index") or (root == "inputs" and "." in ph) or root in deps \
+                    or root not in n.params:
+                continue
+            # A param's value is written into the key as is, where Argo would substitute a `{{...}}` in it.
+            value = resolve(ph, n.params)
+            if value is not MISSING and "{{" in (value if isinstance(value, str) else canonical_json(value)):
+                raise UnsupportedFeature("argo", n.id, "idempotency", f"the key's {{{ph}}} is a param holding "
+                                         "'{{', which Argo would substitute")
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP, params=n.params)
+                              deps=deps, has_item=n.kind is NodeKind.MAP, params=n.params)
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]

@@ -175,3 +175,18 @@ def test_argo_writes_no_braces_of_the_ir_that_argo_would_substitute() -> None:
     text = json.dumps(doc)
     assert "{{x}}" not in text and "{{workflow.name}}-z" not in text
     assert from_argo(doc) == wf
+
+
+def test_argo_refuses_an_idempotency_key_naming_a_param_that_holds_braces() -> None:
+    """A `{<param>}` placeholder is written into the key as the param's value, where Argo would substitute the
+    `{{workflow.name}}` it holds: the key Argo checks would differ from the local one."""
+    policy = Policy(idempotency=Idempotency(key="{run}-{y}"))
+    for value, refused in (("{{workflow.name}}-z", True), (["{{x}}"], True), ("plain", False)):
+        wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p", params={"y": value})],
+                      policies={"p": policy})
+        if not refused:
+            assert lint_argo(to_argo(wf, image="alas:test")) == []
+            continue
+        with pytest.raises(UnsupportedFeature, match="Argo would substitute") as e:
+            to_argo(wf, image="alas:test")
+        assert (e.value.node, e.value.feature) == ("a", "idempotency")
