@@ -416,6 +416,33 @@ def _check_state_names(wf: Workflow, doc: dict[str, Any]) -> None:
                                      f"ASL allows at most {an.MAX_STATE_NAME}: shorten the node id")
 
 
+def _path_keys(value: Any) -> list[str]:
+    """Keys ending in ``.$`` anywhere in ``value``."""
+    if isinstance(value, dict):
+        return [k for k in value if k.endswith(".$")] + [k for v in value.values() for k in _path_keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _path_keys(v)]
+    return []
+
+
+def _check_parameters(wf: Workflow, doc: dict[str, Any]) -> None:
+    """No value of the IR (a node's params, a loop's condition) puts a key ending in ``.$`` in a state's Parameters.
+
+    Raises:
+        UnsupportedFeature: Such a key is a path or intrinsic function to ASL, evaluated instead of passed on
+            (names the node and ``params``).
+    """
+    from alas_argo.engines.asl_parse import iter_states
+
+    for name, st in iter_states(doc["States"]):
+        params = st.get("Parameters") or {}
+        found = [k for key, value in params.items() if not key.endswith(".$") for k in _path_keys(value)]
+        if found:
+            node = params["node"] if isinstance(params.get("node"), str) else name
+            raise UnsupportedFeature("asl", node, "params", f"the key {found[0]!r} ends in '.$', which ASL reads "
+                                     "as a path to evaluate, not a value to pass on")
+
+
 def to_asl(workflow: Workflow) -> dict[str, Any]:
     """Compile ``workflow`` to an ASL state machine definition.
 
@@ -429,6 +456,7 @@ def to_asl(workflow: Workflow) -> dict[str, Any]:
     check_supported("asl", workflow)
     doc = _Compiler(workflow).document()
     _check_state_names(workflow, doc)
+    _check_parameters(workflow, doc)
     _attach_extras(workflow, doc)
     if from_asl(doc) != workflow:
         raise ContractError("asl round trip is not lossless", where=workflow.name)  # a compiler bug

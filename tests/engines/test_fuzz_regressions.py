@@ -190,3 +190,14 @@ def test_argo_refuses_an_idempotency_key_naming_a_param_that_holds_braces() -> N
         with pytest.raises(UnsupportedFeature, match="Argo would substitute") as e:
             to_argo(wf, image="alas:test")
         assert (e.value.node, e.value.feature) == ("a", "idempotency")
+
+
+@pytest.mark.parametrize("params", [{"k.$": "nope"}, {"j": {"m.$": "$.inputs"}}, {"l": [{"n.$": "$"}]}])
+def test_asl_refuses_a_param_key_ending_in_dollar(params: dict[str, object]) -> None:
+    """A Parameters key ending in `.$` is a path to ASL: `"k.$": "nope"` is an invalid machine (statelint) and
+    `"m.$": "$.inputs"` silently handed the task the run's inputs under the key `m` instead of the param."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x", params=params)])
+    with pytest.raises(UnsupportedFeature, match="ends in") as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("a", "params")
+    assert _statelint(to_asl(Workflow(name="w", nodes=[Node(id="a", role="x", params={"k$": "$.x"})]))) == []
