@@ -191,6 +191,21 @@ def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
                                          "declare (Argo resolves only declared workflow parameters)")
 
 
+def _check_items(wf: Workflow) -> None:
+    """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field...>``.
+
+    Raises:
+        UnsupportedFeature: The path names a whole document (``inputs``, ``<node>``), which no parameter holds,
+            or a field inside a run input, which is one workflow parameter (names the node and ``map``).
+    """
+    for n in wf.nodes:
+        if n.kind is NodeKind.MAP and n.items:
+            root, _, rest = n.items.partition(".")
+            if not rest or (root == "inputs" and "." in rest):
+                raise UnsupportedFeature("argo", n.id, "map", f"items {n.items!r} is no Argo parameter: name a run "
+                                         "input ('inputs.<name>') or a field of a node's output ('<node>.<field>')")
+
+
 def _check_map_reads(wf: Workflow) -> None:
     """No gate or map items read a field of a map node's output in Argo's own fields.
 
@@ -220,6 +235,7 @@ class Compiler:
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
+        _check_items(wf)
         _check_inputs(wf, self.inputs)
         _check_map_reads(wf)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.

@@ -201,3 +201,17 @@ def test_asl_refuses_a_param_key_ending_in_dollar(params: dict[str, object]) -> 
         to_asl(wf)
     assert (e.value.node, e.value.feature) == ("a", "params")
     assert _statelint(to_asl(Workflow(name="w", nodes=[Node(id="a", role="x", params={"k$": "$.x"})]))) == []
+
+
+@pytest.mark.parametrize("items", ["a", "inputs", "inputs.jobs.sub"])
+def test_argo_refuses_map_items_that_are_no_parameter(items: str) -> None:
+    """Items naming a whole document (`a`, `inputs`: valid IR, the local runtime fans out over it) ended in a
+    ValueError traceback, and a field inside a run input rendered `{{workflow.parameters.jobs.sub}}`, a parameter
+    the workflow lacks (the project's lint flags it); both are refused now. `a.jobs` still compiles."""
+    def wf(path: str) -> Workflow:
+        return Workflow(name="w", nodes=[Node(id="a", role="x"), Node(id="m", kind="map", role="y", items=path)],
+                        edges=[Edge(source="a", target="m")], meta={"inputs": {"jobs": "[1]"}})
+    with pytest.raises(UnsupportedFeature, match="no Argo parameter") as e:
+        to_argo(wf(items), image="alas:test")
+    assert (e.value.node, e.value.feature) == ("m", "map")
+    assert lint_argo(to_argo(wf("a.jobs"), image="alas:test")) == []
