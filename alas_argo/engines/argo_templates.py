@@ -35,6 +35,8 @@ __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
+# Argo parameter names (its schema's pattern for output parameters).
+_PARAM = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 
 def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
     out: dict[str, list[tuple[str, Via]]] = {n.id: [] for n in wf.nodes}
@@ -89,7 +91,7 @@ def gate_expression(cond: Condition) -> str:
     """
     root, _, rest = cond.path.partition(".")
     # A string is quoted as is: a quote or backslash would end or escape it early, and Argo substitutes `{{...}}`.
-    if cond.op not in _ARGO_OPS or "." in rest or not rest or isinstance(cond.value, bool) \
+    if cond.op not in _ARGO_OPS or not _PARAM.match(rest) or isinstance(cond.value, bool) \
             or not isinstance(cond.value, int | float | str) \
             or (isinstance(cond.value, str) and any(c in cond.value for c in ("'", "\\", "{{", "}}"))):
         raise UnsupportedFeature("argo", root, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
@@ -192,18 +194,18 @@ def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
 
 
 def _check_items(wf: Workflow) -> None:
-    """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field...>``.
+    """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field>``.
 
     Raises:
         UnsupportedFeature: The path names a whole document (``inputs``, ``<node>``), which no parameter holds,
-            or a field inside a run input, which is one workflow parameter (names the node and ``map``).
+            or a field inside a field (a run input is one workflow parameter, and an output parameter's name is
+            letters, digits, ``-`` and ``_``: Argo's schema refuses ``sub.x``) (names the node and ``map``).
     """
     for n in wf.nodes:
-        if n.kind is NodeKind.MAP and n.items:
-            root, _, rest = n.items.partition(".")
-            if not rest or (root == "inputs" and "." in rest):
-                raise UnsupportedFeature("argo", n.id, "map", f"items {n.items!r} is no Argo parameter: name a run "
-                                         "input ('inputs.<name>') or a field of a node's output ('<node>.<field>')")
+        if n.kind is NodeKind.MAP and n.items and not _PARAM.match(n.items.partition(".")[2]):
+            raise UnsupportedFeature("argo", n.id, "map", f"items {n.items!r} is no Argo parameter: name a run "
+                                     "input ('inputs.<name>') or a field of a node's output ('<node>.<field>', "
+                                     "letters, digits, '-' and '_')")
 
 
 def _check_map_reads(wf: Workflow) -> None:

@@ -215,3 +215,18 @@ def test_argo_refuses_map_items_that_are_no_parameter(items: str) -> None:
         to_argo(wf(items), image="alas:test")
     assert (e.value.node, e.value.feature) == ("m", "map")
     assert lint_argo(to_argo(wf("a.jobs"), image="alas:test")) == []
+
+
+@pytest.mark.parametrize("field", ["sub.x", "é"])
+def test_argo_refuses_items_or_a_gate_on_a_field_no_output_parameter_can_name(field: str) -> None:
+    """`<node>.sub.x` became an output parameter named `sub.x`, which Argo's schema refuses (names are letters,
+    digits, `-` and `_`); a gate on `a.é` likewise."""
+    items = Workflow(name="w", nodes=[Node(id="a", role="x"), Node(id="m", kind="map", role="y", items=f"a.{field}")],
+                     edges=[Edge(source="a", target="m")])
+    gate = Workflow(name="w", nodes=[Node(id="a", role="x"),
+                                     Node(id="b", role="y", when=Condition(path=f"a.{field}", op="eq", value=1))],
+                    edges=[Edge(source="a", target="b")])
+    for wf, node, feature in ((items, "m", "map"), (gate, "a", "gate")):
+        with pytest.raises(UnsupportedFeature) as e:
+            to_argo(wf, image="alas:test")
+        assert (e.value.node, e.value.feature) == (node, feature)
