@@ -16,12 +16,27 @@ from alas_argo.engines.argo_options import EXECUTOR_PATCH, ArgoOptions, containe
 from alas_argo.engines.argo_policy import deadline, retry_strategy
 from alas_argo.engines.conformance import UnsupportedFeature
 from alas_argo.engines.extras import dumps
-from alas_argo.ir import ANY_ERROR, Condition, Join, Node, NodeKind, OnFailure, Op, Policy, Via, Workflow
+from alas_argo.ir import (
+    ANY_ERROR,
+    Condition,
+    Join,
+    Node,
+    NodeKind,
+    OnFailure,
+    Op,
+    Policy,
+    Via,
+    Workflow,
+    canonical_json,
+)
+from alas_argo.runtime.policies import MISSING, resolve
 
 __all__ = ["EXECUTOR_PATCH", "ArgoOptions", "Compiler", "gate_expression", "pod_security"]
 
 # Argo template and task names: lowercase DNS-label characters (the IR allows '_' and capitals).
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
+# Argo parameter names (its schema's pattern for output parameters).
+_PARAM = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 
 def _deps(wf: Workflow) -> dict[str, list[tuple[str, Via]]]:
     out: dict[str, list[tuple[str, Via]]] = {n.id: [] for n in wf.nodes}
@@ -71,11 +86,14 @@ def gate_expression(cond: Condition) -> str:
     output parameter, compared as Argo's govaluate does (numbers as numbers, strings quoted).
 
     Raises:
-        UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way.
+        UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way (a string holding a quote,
+            a backslash or braces Argo would substitute).
     """
     root, _, rest = cond.path.partition(".")
-    if cond.op not in _ARGO_OPS or "." in rest or not rest or isinstance(cond.value, bool) \
-            or not isinstance(cond.value, int | float | str):
+    # A string is quoted as is: a quote or backslash would end or escape it early, and Argo substitutes `{{...}}`.
+    if cond.op not in _ARGO_OPS or not _PARAM.match(rest) or isinstance(cond.value, bool) \
+            or not isinstance(cond.value, int | float | str) \
+            or (isinstance(cond.value, str) and any(c in cond.value for c in ("'", "\\", "{{", "}}"))):
         raise UnsupportedFeature("argo", root, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
     ref = (f"{{{{workflow.parameters.{rest}}}}}" if root == "inputs"
            else f"{{{{tasks.{nm.dns(root)}.outputs.parameters.{rest}}}}}")
@@ -153,6 +171,61 @@ def _check_names(wf: Workflow, bridged: set[str]) -> None:
             taken[name] = what
 
 
+def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
+    """Every run input a gate, a map's items or an idempotency key read in Argo's own fields is a declared workflow
+    parameter.
+
+    Raises:
+        UnsupportedFeature: A gate or items path, or a key placeholder, reads ``inputs.<name>`` that
+            ``meta.inputs`` does not declare: Argo resolves only declared workflow parameters, so
+            ``{{workflow.parameters.<name>}}`` would fail the submission (names the node and ``gate``, ``map`` or
+            ``idempotency``).
+    """
+    for n in wf.nodes:
+        key = wf.policy_for(n).idempotency
+        paths = [("gate", n.when.path if n.when is not None else None),
+                 ("map", n.items if n.kind is NodeKind.MAP else None)]
+        paths += [("idempotency", p) for p in nm.placeholders(key.key)] if key is not None else []
+        for feature, path in paths:
+            root, _, rest = (path or "").partition(".")
+            if root == "inputs" and rest and rest.split(".")[0] not in declared:
+                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a run input meta.inputs does not "
+                                         "declare (Argo resolves only declared workflow parameters)")
+
+
+def _check_items(wf: Workflow) -> None:
+    """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field>``.
+
+    Raises:
+        UnsupportedFeature: The path names a whole document (``inputs``, ``<node>``), which no parameter holds,
+            or a field inside a field (a run input is one workflow parameter, and an output parameter's name is
+            letters, digits, ``-`` and ``_``: Argo's schema refuses ``sub.x``) (names the node and ``map``).
+    """
+    for n in wf.nodes:
+        if n.kind is NodeKind.MAP and n.items and not _PARAM.match(n.items.partition(".")[2]):
+            raise UnsupportedFeature("argo", n.id, "map", f"items {n.items!r} is no Argo parameter: name a run "
+                                     "input ('inputs.<name>') or a field of a node's output ('<node>.<field>', "
+                                     "letters, digits, '-' and '_')")
+
+
+def _check_map_reads(wf: Workflow) -> None:
+    """No gate or map items read a field of a map node's output in Argo's own fields.
+
+    Raises:
+        UnsupportedFeature: A gate or items path starts with a map node's id: a map's DAG template has no output
+            parameters (its outputs reach consumers as log keys, ``--mapped``), so
+            ``{{tasks.<map>.outputs.parameters.<field>}}`` would not resolve (names the node and ``gate`` or
+            ``map``).
+    """
+    maps = {n.id for n in wf.nodes if n.kind is NodeKind.MAP}
+    for n in wf.nodes:
+        for feature, path in (("gate", n.when.path if n.when is not None else None),
+                              ("map", n.items if n.kind is NodeKind.MAP else None)):
+            if path is not None and path.split(".")[0] in maps:
+                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a field of a map node's output, "
+                                         "which is no output parameter on Argo")
+
+
 class Compiler:
     """Builds the Argo document of one workflow."""
 
@@ -164,6 +237,9 @@ class Compiler:
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
+        _check_items(wf)
+        _check_inputs(wf, self.inputs)
+        _check_map_reads(wf)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.
         self.fields: dict[str, list[str]] = {}
         for n in wf.nodes:
@@ -265,8 +341,19 @@ class Compiler:
         if mapped := sorted(named & set(self.maps) & set(_data_deps(self.wf, n, self.deps[n.id]))):
             raise UnsupportedFeature("argo", n.id, "idempotency", f"the key names map node {mapped[0]}, whose "
                                      "items' keys no Argo template is handed (its consumers derive them)")
+        deps = self.param_deps(n)
+        for ph in nm.placeholders(policy.idempotency.key):
+            root = ph.split(".")[0]
+            if ph in ("run", "node", "item", "index") or (root == "inputs" and "." in ph) or root in deps \
+                    or root not in n.params:
+                continue
+            # A param's value is written into the key as is, where Argo would substitute a `{{...}}` in it.
+            value = resolve(ph, n.params)
+            if value is not MISSING and "{{" in (value if isinstance(value, str) else canonical_json(value)):
+                raise UnsupportedFeature("argo", n.id, "idempotency", f"the key's {{{ph}}} is a param holding "
+                                         "'{{', which Argo would substitute")
         return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=self.param_deps(n), has_item=n.kind is NodeKind.MAP, params=n.params)
+                              deps=deps, has_item=n.kind is NodeKind.MAP, params=n.params)
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]

@@ -20,7 +20,7 @@ from alas_argo.engines import asl_names as an
 from alas_argo.engines.conformance import UnsupportedFeature, check_supported
 from alas_argo.engines.extras import json_diff
 from alas_argo.errors import ContractError
-from alas_argo.ir import BackoffKind, Join, Node, NodeKind, Policy, Via, Workflow, ensure_valid
+from alas_argo.ir import ANY_ERROR, BackoffKind, Join, Node, NodeKind, Policy, Via, Workflow, ensure_valid
 
 __all__ = ["to_asl"]
 
@@ -51,11 +51,18 @@ class _Compiler:
             if n.id.startswith(an.UNDO_PREFIX) or n.id in (an.FAIL_STATE, an.SKIPPED_END):
                 raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r}, "
                                          f"{an.FAIL_STATE!r} and {an.SKIPPED_END!r} are reserved")
+            if not n.id[0].isalpha():
+                # The node's result and error live at $.results.<id> and $.errors.<id>, and a Reference Path step
+                # starts with a letter.
+                raise UnsupportedFeature("asl", n.id, "node_id", "a node id must start with a letter to name a "
+                                         f"Reference Path step ({an.ref('results', n.id)} is none)")
             for b in n.branches:
                 self.branch_of[b] = n.id
         for b, p in self.branch_of.items():
-            succs = {d.target for d in wf.dependencies() if d.source == b}
-            if succs != {p} or self.preds[b]:
+            arcs = [d for d in wf.dependencies() if d.source == b]
+            # A catch route or a choice rule too, even into the parallel node: neither can leave the branch.
+            if {d.target for d in arcs} != {p} or any(d.via in (Via.CATCH, Via.CHOICE) for d in arcs) \
+                    or self.preds[b]:
                 raise UnsupportedFeature("asl", b, "parallel", "a Parallel branch must have no other "
                                          "dependencies than its parallel node")
 
@@ -130,8 +137,12 @@ class _Compiler:
         if policy.timeout is not None:
             state["TimeoutSeconds"] = max(1, math.ceil(policy.timeout))
         if policy.catch:
-            state["Catch"] = [{"ErrorEquals": ["States.ALL"] if "*" in c.errors else [an.to_error(e) for e in c.errors],
-                               "Next": c.next, "ResultPath": an.ref("errors", n.id)} for c in policy.catch]
+            # Routes are tried in order, so none after a '*' route is ever taken; ASL allows States.ALL only in
+            # the last route (the extras keep the rest of the list).
+            wild = next((i for i, c in enumerate(policy.catch) if ANY_ERROR in c.errors), len(policy.catch))
+            state["Catch"] = [{"ErrorEquals": ["States.ALL"] if ANY_ERROR in c.errors else
+                               [an.to_error(e) for e in c.errors], "Next": c.next, "ResultPath": an.ref("errors", n.id)}
+                              for c in policy.catch[:wild + 1]]
         if n.policy_ref is not None:
             state["Comment"] = an.to_comment({"policyRef": n.policy_ref})
 
@@ -168,6 +179,8 @@ class _Compiler:
                   "ResultPath": an.ref("results", n.id)}
             if n.max_concurrency is not None:
                 st["MaxConcurrency"] = n.max_concurrency
+            if "Catch" in inner:  # an item's failure fails the Map state; its routes lead out of the processor
+                st["Catch"] = inner.pop("Catch")
             return st
         st = self.task(n, n.role)
         st["ResultPath"] = an.ref("results", n.id)
@@ -221,7 +234,36 @@ class _Compiler:
         if committed:
             states[an.FAIL_STATE] = {"Type": "Fail", "Error": "RolledBack",
                                      "Cause": "a step failed; committed steps were compensated in reverse order"}
+        self.prune(start, states)
         return {"StartAt": start, "States": states}
+
+    def prune(self, start: str, states: dict[str, dict[str, Any]]) -> None:
+        """Drop the states nothing enters: an alternative only a dead catch route names (one after a '*' route,
+        which the local runtime never takes either) and what only it led to.
+
+        Raises:
+            UnsupportedFeature: A scheduled node that is no alternative cannot be reached: the chain it is in
+                ends at a Choice state, whose rules and Default go only to its targets (names the node, ``choice``).
+        """
+        while True:
+            seen: set[str] = set()
+            todo = [start]
+            while todo:
+                name = todo.pop()
+                if name in seen or name not in states:
+                    continue
+                seen.add(name)
+                st = states[name]
+                todo += [st[k] for k in ("Next", "Default") if k in st]
+                todo += [r["Next"] for r in st.get("Choices", []) + st.get("Catch", [])]
+            lost = [x for x in states if x not in seen]
+            if not lost:
+                return
+            for name in lost:
+                if name in self.preds and not self.alternative(name):
+                    raise UnsupportedFeature("asl", name, "choice", "the node cannot be reached: a Choice state "
+                                             "before it in the chain goes only to its targets")
+                del states[name]
 
     def gates(self, order: list[str], states: dict[str, dict[str, Any]]) -> str:
         """Put a Choice state in front of every run of chained nodes sharing a gate and send every transition
@@ -374,6 +416,33 @@ def _check_state_names(wf: Workflow, doc: dict[str, Any]) -> None:
                                      f"ASL allows at most {an.MAX_STATE_NAME}: shorten the node id")
 
 
+def _path_keys(value: Any) -> list[str]:
+    """Keys ending in ``.$`` anywhere in ``value``."""
+    if isinstance(value, dict):
+        return [k for k in value if k.endswith(".$")] + [k for v in value.values() for k in _path_keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _path_keys(v)]
+    return []
+
+
+def _check_parameters(wf: Workflow, doc: dict[str, Any]) -> None:
+    """No value of the IR (a node's params, a loop's condition) puts a key ending in ``.$`` in a state's Parameters.
+
+    Raises:
+        UnsupportedFeature: Such a key is a path or intrinsic function to ASL, evaluated instead of passed on
+            (names the node and ``params``).
+    """
+    from alas_argo.engines.asl_parse import iter_states
+
+    for name, st in iter_states(doc["States"]):
+        params = st.get("Parameters") or {}
+        found = [k for key, value in params.items() if not key.endswith(".$") for k in _path_keys(value)]
+        if found:
+            node = params["node"] if isinstance(params.get("node"), str) else name
+            raise UnsupportedFeature("asl", node, "params", f"the key {found[0]!r} ends in '.$', which ASL reads "
+                                     "as a path to evaluate, not a value to pass on")
+
+
 def to_asl(workflow: Workflow) -> dict[str, Any]:
     """Compile ``workflow`` to an ASL state machine definition.
 
@@ -387,6 +456,7 @@ def to_asl(workflow: Workflow) -> dict[str, Any]:
     check_supported("asl", workflow)
     doc = _Compiler(workflow).document()
     _check_state_names(workflow, doc)
+    _check_parameters(workflow, doc)
     _attach_extras(workflow, doc)
     if from_asl(doc) != workflow:
         raise ContractError("asl round trip is not lossless", where=workflow.name)  # a compiler bug

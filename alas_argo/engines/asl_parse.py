@@ -94,12 +94,13 @@ class _Reader:
         elif "repair" in params:  # a map item or a parallel branch climbs the ladder inside its Task
             node["repair"] = params["repair"]
 
-    def policy_of(self, node: dict[str, Any], st: dict[str, Any]) -> None:
+    def policy_of(self, node: dict[str, Any], st: dict[str, Any], catches: dict[str, Any] | None = None) -> None:
+        """``catches``: the state holding the node's Catch when ``st`` does not (a Map state, for its item)."""
         ref = an.from_comment(st.get("Comment")).get("policyRef")
         if ref is not None:
             node["policyRef"] = ref
             rungs = self.ladders.get(node["id"])
-            self.policies.setdefault(ref, _policy(st, rungs[-1] if rungs else None, where=node["id"]))
+            self.policies.setdefault(ref, _policy(st, rungs[-1] if rungs else catches, where=node["id"]))
 
     def read(self, name: str, st: dict[str, Any]) -> dict[str, Any]:
         kind = st.get("Type")
@@ -114,7 +115,7 @@ class _Reader:
             if "MaxConcurrency" in st:
                 node["maxConcurrency"] = st["MaxConcurrency"]
             self.task_fields(node, inner)
-            self.policy_of(node, inner)
+            self.policy_of(node, inner, st if "Catch" in st else None)
         elif kind == "Parallel":
             node.update({"kind": "parallel", "branches": []})
             for branch in st["Branches"]:

@@ -73,8 +73,10 @@ def normalized(model: type[BaseModel], doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(doc: Any) -> str:
-    """Compact, key-sorted JSON for an annotation or comment value."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    """Compact, key-sorted JSON for an annotation or comment value. Argo substitutes every ``{{...}}`` in the
+    templates it runs, so a string's ``{{`` is written ``{\\u007b``: the same JSON, which Argo leaves alone (compact
+    JSON has no ``{{`` outside strings)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).replace("{{", "{\\u007b")
 
 
 def loads(text: str | None, *, where: str | None = None) -> Any:
