@@ -47,7 +47,13 @@ class _Compiler:
         for d in wf.dependencies():
             self.preds[d.target].append((d.source, d.via))
         self.branch_of: dict[str, str] = {}
+        result_of: dict[str, str] = {}  # a node's result path -> the node: two ids may make one path
         for n in wf.nodes:
+            path = an.ref("results", n.id)
+            if (other := result_of.setdefault(path, n.id)) != n.id:
+                # `a-b` and `a_b` are one Reference Path step: one node's result and error would overwrite the other's.
+                raise UnsupportedFeature("asl", n.id, "node_id", f"its result path {path} is node {other}'s too ('-' "
+                                         "and '_' are one character in a Reference Path): rename one of them")
             if n.id.startswith(an.UNDO_PREFIX) or n.id in (an.FAIL_STATE, an.SKIPPED_END):
                 raise UnsupportedFeature("asl", n.id, "node_id", f"ids starting {an.UNDO_PREFIX!r}, "
                                          f"{an.FAIL_STATE!r} and {an.SKIPPED_END!r} are reserved")

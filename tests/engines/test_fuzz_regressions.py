@@ -230,3 +230,18 @@ def test_argo_refuses_items_or_a_gate_on_a_field_no_output_parameter_can_name(fi
         with pytest.raises(UnsupportedFeature) as e:
             to_argo(wf, image="alas:test")
         assert (e.value.node, e.value.feature) == (node, feature)
+
+
+def test_asl_refuses_two_node_ids_that_make_one_result_path() -> None:
+    """`a-b` and `a_b` are one Reference Path step (`$.results.a_b`): one node's result and error overwrote the
+    other's, silently (the round trip stayed lossless, so the random-structure fuzz could not see it; its helper
+    noted it). Argo, whose template names are DNS labels, refuses `a_b` on its own rule."""
+    wf = Workflow(name="w", nodes=[Node(id="a-b", role="x"), Node(id="a_b", role="y")],
+                  edges=[Edge(source="a-b", target="a_b")])
+    with pytest.raises(UnsupportedFeature) as e:
+        to_asl(wf)
+    assert (e.value.node, e.value.feature) == ("a_b", "node_id")
+    assert "its result path $.results.a_b is node a-b's too" in str(e.value)
+    apart = Workflow(name="w", nodes=[Node(id="a-b", role="x"), Node(id="a_c", role="y")],
+                     edges=[Edge(source="a-b", target="a_c")])
+    assert _statelint(to_asl(apart)) == []
