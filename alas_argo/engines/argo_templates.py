@@ -193,6 +193,23 @@ def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
                                          "declare (Argo resolves only declared workflow parameters)")
 
 
+def _check_declared(inputs: dict[str, Any]) -> None:
+    """Every run input ``meta.inputs`` declares is one Argo workflow parameter: a name of letters, digits, ``-``
+    and ``_`` (a pod reads it back as ``--run-input NAME=VALUE``), and a default Argo leaves as it is.
+
+    Raises:
+        UnsupportedFeature: A name Argo's schema refuses (a space, a dot, ``{{``), or a default holding ``{{``,
+            which Argo would substitute (names ``meta.inputs.<name>`` and ``inputs``).
+    """
+    for name, value in inputs.items():
+        if not _PARAM.match(str(name)):
+            raise UnsupportedFeature("argo", f"meta.inputs.{name}", "inputs", "a run input's name is a workflow "
+                                     "parameter name: letters, digits, '-' and '_'")
+        if "{{" in str(value):
+            raise UnsupportedFeature("argo", f"meta.inputs.{name}", "inputs", "its default holds '{{', which Argo "
+                                     "would substitute")
+
+
 def _check_items(wf: Workflow) -> None:
     """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field>``.
 
@@ -237,6 +254,7 @@ class Compiler:
         self.deps = _deps(wf)
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
+        _check_declared(self.inputs)
         _check_items(wf)
         _check_inputs(wf, self.inputs)
         _check_map_reads(wf)

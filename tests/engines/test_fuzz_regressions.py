@@ -245,3 +245,20 @@ def test_asl_refuses_two_node_ids_that_make_one_result_path() -> None:
     apart = Workflow(name="w", nodes=[Node(id="a-b", role="x"), Node(id="a_c", role="y")],
                      edges=[Edge(source="a-b", target="a_c")])
     assert _statelint(to_asl(apart)) == []
+
+
+@pytest.mark.parametrize(("inputs", "said"), [
+    ({"job count": "3"}, "a run input's name is a workflow parameter name"),
+    ({"a.b": "3"}, "a run input's name is a workflow parameter name"),
+    ({"k=v": "3"}, "a run input's name is a workflow parameter name"),
+    ({"jobs": "{{workflow.name}}"}, "its default holds '{{'")])
+def test_argo_refuses_a_declared_input_it_cannot_pass_on(inputs: dict[str, str], said: str) -> None:
+    """`meta.inputs` went into Argo as written (noticed by the IR fuzz helper): a name with a space or a dot is no
+    workflow parameter name (Argo's schema refuses it), `k=v` would be read back by the pod as `k` (`--run-input
+    k=v=...`), and a default holding `{{...}}` is substituted by Argo."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x")], meta={"inputs": inputs})
+    with pytest.raises(UnsupportedFeature, match=said) as e:
+        to_argo(wf, image="alas:test")
+    assert (e.value.node, e.value.feature) == (f"meta.inputs.{next(iter(inputs))}", "inputs")
+    fine = Workflow(name="w", nodes=[Node(id="a", role="x")], meta={"inputs": {"job-count_2": "3"}})
+    assert lint_argo(to_argo(fine, image="alas:test")) == []
