@@ -6,14 +6,15 @@ process grew until the kernel killed it (24 GB on the machine of 2026-12-07)."""
 
 from __future__ import annotations
 
+import http.client
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from alas_argo.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "found", "read_at_most", "read_limited", "size_of"]
+__all__ = ["MAX_FILE_BYTES", "found", "read_answer", "read_at_most", "read_limited", "size_of"]
 
 #: The largest input file read (instances, schedules, disruptions, workflow documents, tables, recordings): a
 #: document at the JSON parser's :data:`~alas_argo.json_limits.MAX_NODES` is well under it.
@@ -60,6 +61,22 @@ def read_at_most(stream: BinaryIO, limit: int, *, expected: int | None = None) -
         total += len(part)
         want = _PIECE
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def read_answer(response: Any, limit: int) -> bytes:
+    """The body of an HTTP answer (an ``http.client`` response, or urllib's ``HTTPError`` around one) as
+    :func:`read_at_most` reads it, the first read sized by its Content-Length.
+
+    Raises:
+        http.client.IncompleteRead: The body ended before the length it announced (a bounded read returns what
+            came before the connection closed, without http.client's own check that the body was whole).
+    """
+    announced = response.headers.get("Content-Length", "")
+    length = int(announced) if announced.isdigit() else None
+    raw = read_at_most(response, limit, expected=length)
+    if length is not None and len(raw) <= limit and length > len(raw):
+        raise http.client.IncompleteRead(raw, length - len(raw))
+    return raw
 
 
 def read_limited(path: Path, limit: int | None = None) -> bytes:

@@ -3,6 +3,7 @@ bound, in reads sized by what is expected rather than by the bound."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from alas_argo.errors import InputError
-from alas_argo.file_names import found, read_at_most, read_limited, size_of
+from alas_argo.file_names import found, read_answer, read_at_most, read_limited, size_of
 
 
 def test_found_answers_for_files_directories_and_names_that_cannot_be_looked_up(tmp_path: Path) -> None:
@@ -90,3 +91,28 @@ def test_size_of_knows_regular_files_only(tmp_path: Path) -> None:
     with os.fdopen(read_end, "rb") as stream, os.fdopen(write_end, "wb"):
         assert size_of(stream) is None
     assert size_of(io.BytesIO(b"abc")) is None
+
+
+class _Answer(_Spy):
+    """An HTTP answer: a body and the headers that came with it."""
+
+    def __init__(self, body: bytes, headers: dict[str, str]) -> None:
+        super().__init__(body)
+        self.headers = headers
+
+
+@pytest.mark.parametrize(("body", "announced", "read"), [
+    (b"x" * 10, "10", b"x" * 10), (b"x" * 10, None, b"x" * 10), (b"x" * 100, "100", b"x" * 21)])
+def test_an_answer_is_read_as_announced_and_never_past_the_limit(body: bytes, announced: str | None,
+                                                                  read: bytes) -> None:
+    answer = _Answer(body, {"Content-Length": announced} if announced else {})
+    assert read_answer(answer, 20) == read
+    if announced == "10":
+        assert answer.asked[0] == 11  # the first read sized by the announced length
+
+
+def test_an_answer_shorter_than_it_announced_is_an_incomplete_read() -> None:
+    # A bounded read returns what came before the connection closed: the announced length is the only witness.
+    with pytest.raises(http.client.IncompleteRead) as cut:
+        read_answer(_Answer(b'{"versio', {"Content-Length": "100"}), 2**20)
+    assert (cut.value.partial, cut.value.expected) == (b'{"versio', 92)

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from alas_argo import json_limits
 from alas_argo.addresses import is_http_url
 from alas_argo.errors import AlasError, PermanentError, TransientError
-from alas_argo.file_names import read_at_most
+from alas_argo.file_names import read_answer
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -243,12 +243,10 @@ class HttpChatClient:
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             # Bounded: the timeout is per socket read, so an endpoint streaming without end was read until the
             # process ran out of memory.
-            body = read_at_most(response, MAX_RESPONSE_BYTES, expected=response.length)
+            body = read_answer(response, MAX_RESPONSE_BYTES)  # IncompleteRead for a body cut short
             if len(body) > MAX_RESPONSE_BYTES:
                 raise LlmRequestError(f"LLM endpoint answered with more than {MAX_RESPONSE_BYTES // 2**20} MiB: not "
                                       "a chat completion", where=self.endpoint)
-            if response.length:  # a bounded read does not raise for a body cut short: the Content-Length says so
-                raise http.client.IncompleteRead(body, response.length)
             return int(response.status), body
 
     def _result(self, payload: bytes, messages: list[Message], status: int, *, calls: int,

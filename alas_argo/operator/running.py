@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from alas_argo import json_limits, metrics
 from alas_argo.errors import InputError
-from alas_argo.file_names import found, read_at_most
+from alas_argo.file_names import found, read_answer
 from alas_argo.operator.actions import (
     Action,
     CreateWorkflow,
@@ -77,7 +77,7 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
         return PostOutcome(0, message=f"controller unreachable: {getattr(e, 'reason', e)}")
     with answer:  # closed here, not by the collector
         try:
-            raw = _answer(answer)
+            raw = read_answer(answer, MAX_ANSWER_BYTES)
         except (OSError, http.client.HTTPException) as e:  # the status arrived, the whole body did not
             return _cut_off(e)
     if len(raw) > MAX_ANSWER_BYTES:
@@ -88,18 +88,6 @@ def post_disruption(url: str, body: dict[str, Any], idempotency_key: str, token:
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
     return PostOutcome(status, doc, str(doc.get("error") or doc.get("message") or ""))
-
-
-def _answer(response: Any) -> bytes:
-    """At most one byte past :data:`MAX_ANSWER_BYTES` of an answer's body: an answer that never ends is not
-    read whole."""
-    announced = response.headers.get("Content-Length", "")
-    raw = read_at_most(response, MAX_ANSWER_BYTES, expected=int(announced) if announced.isdigit() else None)
-    # A bounded read returns what came before the connection closed, without http.client's check that the
-    # body was whole: a cut body is checked against its announced length here.
-    if len(raw) <= MAX_ANSWER_BYTES and announced.isdigit() and int(announced) > len(raw):
-        raise http.client.IncompleteRead(raw, int(announced) - len(raw))
-    return raw
 
 
 def _cut_off(e: BaseException) -> PostOutcome:
