@@ -171,16 +171,18 @@ def _check_names(wf: Workflow, bridged: set[str]) -> None:
             taken[name] = what
 
 
-def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
-    """Every run input a gate, a map's items or an idempotency key read in Argo's own fields is a declared workflow
-    parameter.
+def _check_reads(wf: Workflow, declared: dict[str, Any]) -> None:
+    """What a gate, a map's items or an idempotency key read in Argo's own fields is a parameter Argo has.
 
     Raises:
         UnsupportedFeature: A gate or items path, or a key placeholder, reads ``inputs.<name>`` that
             ``meta.inputs`` does not declare: Argo resolves only declared workflow parameters, so
-            ``{{workflow.parameters.<name>}}`` would fail the submission (names the node and ``gate``, ``map`` or
-            ``idempotency``).
+            ``{{workflow.parameters.<name>}}`` would fail the submission. Or a gate or items path reads a field of a
+            map node's output: a map's DAG template has no output parameters (its outputs reach consumers as log
+            keys, ``--mapped``), so ``{{tasks.<map>.outputs.parameters.<field>}}`` would not resolve. Names the
+            node and ``gate``, ``map`` or ``idempotency``.
     """
+    maps = {n.id for n in wf.nodes if n.kind is NodeKind.MAP}
     for n in wf.nodes:
         key = wf.policy_for(n).idempotency
         paths = [("gate", n.when.path if n.when is not None else None),
@@ -191,6 +193,9 @@ def _check_inputs(wf: Workflow, declared: dict[str, Any]) -> None:
             if root == "inputs" and rest and rest.split(".")[0] not in declared:
                 raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a run input meta.inputs does not "
                                          "declare (Argo resolves only declared workflow parameters)")
+            if feature != "idempotency" and path is not None and root in maps:
+                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a field of a map node's output, "
+                                         "which is no output parameter on Argo")
 
 
 def _check_declared(inputs: dict[str, Any]) -> None:
@@ -225,24 +230,6 @@ def _check_items(wf: Workflow) -> None:
                                      "letters, digits, '-' and '_')")
 
 
-def _check_map_reads(wf: Workflow) -> None:
-    """No gate or map items read a field of a map node's output in Argo's own fields.
-
-    Raises:
-        UnsupportedFeature: A gate or items path starts with a map node's id: a map's DAG template has no output
-            parameters (its outputs reach consumers as log keys, ``--mapped``), so
-            ``{{tasks.<map>.outputs.parameters.<field>}}`` would not resolve (names the node and ``gate`` or
-            ``map``).
-    """
-    maps = {n.id for n in wf.nodes if n.kind is NodeKind.MAP}
-    for n in wf.nodes:
-        for feature, path in (("gate", n.when.path if n.when is not None else None),
-                              ("map", n.items if n.kind is NodeKind.MAP else None)):
-            if path is not None and path.split(".")[0] in maps:
-                raise UnsupportedFeature("argo", n.id, feature, f"{path!r} reads a field of a map node's output, "
-                                         "which is no output parameter on Argo")
-
-
 class Compiler:
     """Builds the Argo document of one workflow."""
 
@@ -256,8 +243,7 @@ class Compiler:
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
         _check_declared(self.inputs)
         _check_items(wf)
-        _check_inputs(wf, self.inputs)
-        _check_map_reads(wf)
+        _check_reads(wf, self.inputs)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.
         self.fields: dict[str, list[str]] = {}
         for n in wf.nodes:
