@@ -236,9 +236,10 @@ class ExecutionLog(EventChain):
         """Journal protocol: the recorded result for ``key``."""
         return self.idempotency_get(key)
 
-    def put_idempotent(self, key: str, result: dict[str, Any]) -> None:
-        """Journal protocol: record ``result`` under ``key`` (first writer wins)."""
-        self.idempotency_put(key, result)
+    def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
+        """Journal protocol: record ``result`` under ``key`` (first writer wins); the winning record's hash."""
+        winner = self.idempotency_claim(key, result).get("hash")
+        return winner if isinstance(winner, str) else None
 
     # -- integrity ---------------------------------------------------------------------------------------
 

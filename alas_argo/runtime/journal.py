@@ -31,8 +31,9 @@ class Journal(Protocol):
         """The result recorded under ``key``, or None."""
         ...
 
-    def put_idempotent(self, key: str, result: dict[str, Any]) -> None:
-        """Record ``result`` under ``key`` (first writer wins)."""
+    def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
+        """Record ``result`` under ``key`` (first writer wins); the winning record's hash, where records have one
+        (the node's success event names it, so verify detects the record deleted or replaced)."""
         ...
 
 
@@ -62,10 +63,11 @@ class MemoryJournal:
             found = self.idempotency.get(key)
             return copy.deepcopy(found) if found is not None else None
 
-    def put_idempotent(self, key: str, result: dict[str, Any]) -> None:
-        """Record a copy of ``result`` unless ``key`` already has one."""
+    def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
+        """Record a copy of ``result`` unless ``key`` already has one; None (records here have no hash)."""
         with self._lock:
             self.idempotency.setdefault(key, copy.deepcopy(result))
+        return None
 
     def types(self, node_id: str | None = None) -> list[str]:
         """Event types in order, optionally only those of one node (handy in tests)."""

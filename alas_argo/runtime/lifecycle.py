@@ -80,7 +80,11 @@ class NodeRunner:
             if recorded is not None:
                 run.move(node.id, NodeState.RUNNING, attempt=1)
                 run.record(EventType.NODE_IDEMPOTENT_HIT, node.id, key=key)
-                run.executed(node.id, recorded["output"], side_effecting=side_effecting)
+                # Claiming the key again writes nothing (first writer wins) and gives the record's hash: a run
+                # stopped between its record and its success event leaves the record named by no event, and
+                # this success event ties it into the chain.
+                tie = run.journal.put_idempotent(key, recorded)
+                run.executed(node.id, recorded["output"], side_effecting=side_effecting, key=key, record_hash=tie)
                 return Outcome(True, recorded["output"])
         error: BaseException | None = None
         items_done: dict[int, Any] = {}
@@ -107,9 +111,8 @@ class NodeRunner:
                     continue
                 break
             else:
-                if key is not None:
-                    run.journal.put_idempotent(key, {"output": output})
-                run.executed(node.id, output, side_effecting=side_effecting)
+                tie = run.journal.put_idempotent(key, {"output": output}) if key is not None else None
+                run.executed(node.id, output, side_effecting=side_effecting, key=key, record_hash=tie)
                 return Outcome(True, output)
         assert error is not None
         if node.repair is not None:

@@ -89,9 +89,8 @@ class Recovery:
                             {"node": node.id, "output": output}, reason=f"replan of {node.id}"))
                         version = run.plan_versions[-1].version
                     run.record(EventType.PLAN_PROPOSED, node.id, version=version, reason="replan")
-                if key is not None:
-                    run.journal.put_idempotent(key, {"output": output})
-                run.executed(node.id, output, side_effecting=side_effecting)
+                tie = run.journal.put_idempotent(key, {"output": output}) if key is not None else None
+                run.executed(node.id, output, side_effecting=side_effecting, key=key, record_hash=tie)
                 return Outcome(True, output)
         run.errors[node.id] = error
         run.move(node.id, NodeState.FAILED, error=error)

@@ -103,10 +103,14 @@ class RunState:
                     # A broken progress view must not fail the plan; the error is reported in the result.
                     self.listener_errors.append(f"{type(e).__name__}: {e}")
 
-    def executed(self, node_id: str, output: Any, *, side_effecting: bool) -> None:
-        """Record a node's output and move it to executed (a commit when it has side effects)."""
+    def executed(self, node_id: str, output: Any, *, side_effecting: bool, key: str | None = None,
+                 record_hash: str | None = None) -> None:
+        """Record a node's output and move it to executed (a commit when it has side effects). The event names
+        the idempotency record ``key`` holding the output by its hash, when the journal gave one: that ties the
+        record into the hash chain, so verify detects it deleted or replaced (as the cluster's steps do)."""
+        tie = {"key": key, "record_hash": record_hash} if key is not None and record_hash is not None else None
         with self.lock:
-            self.move(node_id, NodeState.EXECUTED)
+            self.move(node_id, NodeState.EXECUTED, payload=tie)
             self.outputs[node_id] = output
             if side_effecting:
                 self.commits.append(node_id)

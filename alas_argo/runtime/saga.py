@@ -79,10 +79,14 @@ class Saga:
                                     payload={"compensates": node_id, "ok": False,
                                              "error": self.errors[node_id]})
                 continue
-            self.journal.put_idempotent(key, {"compensates": node_id, "by": comp_id})
-            # The handler's result too, as the cluster's exit handler words it: one wording on every engine.
-            self.journal.record(EventType.COMPENSATION_FINISHED, node_id=comp_id,
-                                payload={"compensates": node_id, "ok": True, "result": result})
+            tie = self.journal.put_idempotent(key, {"compensates": node_id, "by": comp_id})
+            # The handler's result too, as the cluster's exit handler words it: one wording on every engine. The
+            # record that keeps the compensation from running twice is named by its hash where it has one, so
+            # verify detects it deleted or replaced.
+            finished: dict[str, Any] = {"compensates": node_id, "ok": True, "result": result}
+            if tie is not None:
+                finished.update(key=key, record_hash=tie)
+            self.journal.record(EventType.COMPENSATION_FINISHED, node_id=comp_id, payload=finished)
             ran.append(node_id)
         return ran
 
