@@ -16,7 +16,7 @@ __all__ = [
     "ANN_RUNG", "ANN_RUNG_OF", "ANN_WF_EXTRAS",
     "COMPENSATE", "ENDED", "EXIT_HANDLER", "LABEL_VERSION", "LABEL_WORKFLOW", "MAIN", "OUTPUTS",
     "dns", "format_duration", "key_from_argo", "key_to_argo", "parse_duration", "placeholders", "retry_expression",
-    "retry_names",
+    "retry_names", "substitutions",
 ]
 
 _P = "alas-argo.dev/"
@@ -114,6 +114,25 @@ def retry_names(policy: str | None, expression: str | None) -> list[str]:
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_SUBSTITUTION = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
+
+
+def substitutions(text: str) -> tuple[list[str], list[str]]:
+    """What Argo substitutes in ``text``: the ``{{...}}`` references, in order, and the openings that start none
+    (a ``{{`` never closed, or one followed by a third brace, as in ``{{{workflow.name}}}``), each as the text from
+    it on (at most 40 characters). Argo's templating takes every ``{{`` as the start of a reference, so a
+    workflow holding one of the latter is refused at submission."""
+    refs: list[str] = []
+    strays: list[str] = []
+    at = text.find("{{")
+    while at != -1:
+        if (m := _SUBSTITUTION.match(text, at)) is None:
+            strays.append(text[at:at + 40])
+            at = text.find("{{", at + 2)
+        else:
+            refs.append(m.group(1))
+            at = text.find("{{", m.end())
+    return refs, strays
 
 
 def placeholders(key: str) -> list[str]:

@@ -81,20 +81,20 @@ def _maybe_deps(wf: Workflow, node: Node, deps: list[tuple[str, Via]]) -> list[s
 _ARGO_OPS = {Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
 
 
-def gate_expression(cond: Condition) -> str:
-    """The Argo ``when`` of a gate: the condition's value read from a workflow parameter or an ancestor task's
-    output parameter, compared as Argo's govaluate does (numbers as numbers, strings quoted).
+def gate_expression(cond: Condition, node_id: str) -> str:
+    """The Argo ``when`` of node ``node_id``'s gate: the condition's value read from a workflow parameter or an
+    ancestor task's output parameter, compared as Argo's govaluate does (numbers as numbers, strings quoted).
 
     Raises:
         UnsupportedFeature: An operator or value Argo's ``when`` cannot compare this way (a string holding a quote,
-            a backslash or braces Argo would substitute).
+            a backslash or braces Argo would substitute); names the gated node, the one whose IR to change.
     """
     root, _, rest = cond.path.partition(".")
     # A string is quoted as is: a quote or backslash would end or escape it early, and Argo substitutes `{{...}}`.
     if cond.op not in _ARGO_OPS or not _PARAM.match(rest) or isinstance(cond.value, bool) \
             or not isinstance(cond.value, int | float | str) \
             or (isinstance(cond.value, str) and any(c in cond.value for c in ("'", "\\", "{{", "}}"))):
-        raise UnsupportedFeature("argo", root, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
+        raise UnsupportedFeature("argo", node_id, "gate", f"{cond.op} {cond.value!r} on {cond.path!r}")
     ref = (f"{{{{workflow.parameters.{rest}}}}}" if root == "inputs"
            else f"{{{{tasks.{nm.dns(root)}.outputs.parameters.{rest}}}}}")
     if isinstance(cond.value, str):
@@ -215,6 +215,37 @@ def _check_declared(inputs: dict[str, Any]) -> None:
                                      "would substitute")
 
 
+def _check_enums(inputs: dict[str, Any], enums: Any) -> dict[str, list[str]]:
+    """``meta.input_enums``: the values each declared run input may take, as the workflow parameter's ``enum``.
+
+    Returns:
+        The enums as Argo writes them (each value a string).
+
+    Raises:
+        UnsupportedFeature: Not a mapping of declared inputs to non-empty lists of numbers or strings (a name
+            meta.inputs does not declare had its enum silently dropped, and a string was split into letters), a
+            value holding ``{{`` (Argo would substitute it), or a default that is not one of its input's values
+            (Argo refuses the workflow at submission) (names ``meta.input_enums[.<name>]`` and ``inputs``).
+    """
+    if not isinstance(enums, dict):
+        raise UnsupportedFeature("argo", "meta.input_enums", "inputs", "a mapping of run inputs to their values")
+    out: dict[str, list[str]] = {}
+    for name, values in enums.items():
+        where = f"meta.input_enums.{name}"
+        if name not in inputs:
+            raise UnsupportedFeature("argo", where, "inputs", "names a run input meta.inputs does not declare")
+        if not isinstance(values, list) or not values or not all(
+                isinstance(v, int | float | str) and not isinstance(v, bool) for v in values):
+            raise UnsupportedFeature("argo", where, "inputs", "the values are a non-empty list of numbers or strings")
+        out[name] = [str(v) for v in values]
+        if any("{{" in v for v in out[name]):
+            raise UnsupportedFeature("argo", where, "inputs", "a value holds '{{', which Argo would substitute")
+        if str(inputs[name]) not in out[name]:
+            raise UnsupportedFeature("argo", where, "inputs", f"the default {str(inputs[name])!r} is not one of "
+                                     "the values (Argo refuses the workflow)")
+    return out
+
+
 def _check_items(wf: Workflow) -> None:
     """Every map's items path is one Argo parameter: ``inputs.<name>`` or ``<node>.<field>``.
 
@@ -242,6 +273,7 @@ class Compiler:
         self.comp_ids = wf.compensation_ids()
         self.inputs: dict[str, Any] = dict(wf.meta.get("inputs") or {})
         _check_declared(self.inputs)
+        self.enums = _check_enums(self.inputs, wf.meta.get("input_enums") or {})
         _check_items(wf)
         _check_reads(wf, self.inputs)
         # Fields of a node's output that map nodes fan out over become output parameters of that node.
@@ -356,8 +388,14 @@ class Compiler:
             if value is not MISSING and "{{" in (value if isinstance(value, str) else canonical_json(value)):
                 raise UnsupportedFeature("argo", n.id, "idempotency", f"the key's {{{ph}}} is a param holding "
                                          "'{{', which Argo would substitute")
-        return nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
-                              deps=deps, has_item=n.kind is NodeKind.MAP, params=n.params)
+        key = nm.key_to_argo(policy.idempotency.key, node_id=n.id, run=self.o.run_id,
+                             deps=deps, has_item=n.kind is NodeKind.MAP, params=n.params)
+        # Braces the template holds as text are the key's own locally; Argo takes every `{{` as a reference's
+        # start, so a `{{` it holds, or a `{` against a placeholder written as a reference, fails the submission.
+        if strays := nm.substitutions(key)[1]:
+            raise UnsupportedFeature("argo", n.id, "idempotency", f"the key holds braces Argo would read as the "
+                                     f"start of a reference ({strays[0]!r} in the rendered key {key!r})")
+        return key
 
     def in_params(self, n: Node, data_deps: list[str]) -> list[dict[str, Any]]:
         params: list[dict[str, Any]] = [{"name": "params", "value": dumps(n.params)}]
@@ -471,7 +509,7 @@ class Compiler:
                  if via is Via.CHOICE]
         when = " || ".join(whens)
         if n.when is not None:
-            gate = gate_expression(n.when)
+            gate = gate_expression(n.when, n.id)
             when = f"({when}) && {gate}" if whens else gate
         # Skipped after a caught failure above (see _caught_consumers). First, so a gate stays the last term
         # (argo_parse reads it there).
@@ -532,9 +570,8 @@ class Compiler:
                             "secondsAfterFailure": self.o.ttl_after_failure},
             "volumes": [{"name": "scratch", "emptyDir": {}}], "templates": templates}
         if self.inputs:
-            enums: dict[str, list[str]] = dict(wf.meta.get("input_enums") or {})
             spec["arguments"] = {"parameters": [
-                {"name": k, "value": str(v), **({"enum": [str(e) for e in enums[k]]} if k in enums else {})}
+                {"name": k, "value": str(v), **({"enum": self.enums[k]} if k in self.enums else {})}
                 for k, v in self.inputs.items()]}
         if exit_templates:
             spec["onExit"] = nm.EXIT_HANDLER

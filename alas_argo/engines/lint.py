@@ -6,7 +6,8 @@ is declared; every ``{{workflow.parameters.x}}`` is a workflow argument; task ar
 inputs of their template (required ones given, no unknown ones); every ``{{tasks.x.outputs.parameters.y}}``
 names an ancestor of this task (a task it depends on, directly or through others, as Argo resolves it) and an
 output its template declares; ``withParam`` reads a declared
-source and ``{{item}}`` appears only in fan-out tasks.
+source and ``{{item}}`` appears only in fan-out tasks; every ``{{`` opens a reference (Argo refuses one never
+closed, or ``{{{x}}}``); a workflow parameter's ``enum`` is not empty and holds its value.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from alas_argo.engines.argo_names import substitutions
+
 __all__ = ["LintProblem", "lint_argo"]
 
-_REF = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
 _GLOBALS = ("workflow.name", "workflow.namespace", "workflow.uid", "workflow.status", "workflow.failures",
             "workflow.duration", "workflow.creationTimestamp")
 
@@ -34,8 +36,12 @@ class LintProblem:
         return f"{self.where}: {self.message}"
 
 
+_STRAY = "\0"  # marks an opening that starts no reference among the references _refs returns
+
+
 def _refs(value: Any) -> list[str]:
-    return _REF.findall(json.dumps(value))
+    refs, strays = substitutions(json.dumps(value))
+    return refs + [_STRAY + s.split('"')[0] for s in strays]  # the opening's own string, not the JSON after it
 
 
 def _declared(t: dict[str, Any], side: str) -> dict[str, dict[str, Any]]:
@@ -70,7 +76,10 @@ class _Linter:
     def check_refs(self, where: str, refs: list[str], inputs: set[str], *, tasks: dict[str, Any] | None = None,
                    deps: set[str] | None = None, item: bool = False) -> None:
         for ref in refs:
-            if ref.startswith("inputs.parameters."):
+            if ref.startswith(_STRAY):
+                self.problem(where, f"holds a '{{{{' that opens no reference (Argo refuses the template): "
+                                    f"{ref[len(_STRAY):]!r}")
+            elif ref.startswith("inputs.parameters."):
                 if ref.split(".", 2)[2] not in inputs:
                     self.problem(where, f"uses undeclared input parameter {ref!r}")
             elif ref.startswith("workflow.parameters."):
@@ -161,6 +170,12 @@ class _Linter:
                 self.problem("spec", f"{field} {self.spec[field]!r} is not a template")
         if "entrypoint" not in self.spec:
             self.problem("spec", "no entrypoint")
+        for name, p in _declared(self.spec, "arguments").items():
+            # As Argo's validation of the arguments: an enum lists at least one value, the value among them.
+            if "enum" in p and not p["enum"]:
+                self.problem("spec", f"workflow parameter {name!r} has an empty enum")
+            elif "enum" in p and "value" in p and str(p["value"]) not in [str(e) for e in p["enum"]]:
+                self.problem("spec", f"workflow parameter {name!r}: value {p['value']!r} is not one of its enum")
         for name, t in self.templates.items():
             self.at = str(name)
             inputs = set(_declared(t, "inputs"))

@@ -144,7 +144,7 @@ def test_argo_refuses_a_gate_string_it_cannot_quote(value: str) -> None:
                   meta={"inputs": {"mode": "x"}})
     with pytest.raises(UnsupportedFeature, match="gate") as e:
         to_argo(wf, image="alas:test")
-    assert e.value.feature == "gate"
+    assert (e.value.node, e.value.feature) == ("a", "gate")  # the gated node, not the condition's 'inputs'
     ok = wf.model_copy(update={"nodes": [Node(id="a", role="x", when=Condition(path="inputs.mode", value="it s"))]})
     assert to_argo(ok, image="alas:test")["spec"]["templates"][0]["dag"]["tasks"][0]["when"] \
         == "'{{workflow.parameters.mode}}' == 'it s'"
@@ -220,13 +220,13 @@ def test_argo_refuses_map_items_that_are_no_parameter(items: str) -> None:
 @pytest.mark.parametrize("field", ["sub.x", "é"])
 def test_argo_refuses_items_or_a_gate_on_a_field_no_output_parameter_can_name(field: str) -> None:
     """`<node>.sub.x` became an output parameter named `sub.x`, which Argo's schema refuses (names are letters,
-    digits, `-` and `_`); a gate on `a.é` likewise."""
+    digits, `-` and `_`); a gate on `a.é` likewise (refused at the gated node, whose IR to change, not at `a`)."""
     items = Workflow(name="w", nodes=[Node(id="a", role="x"), Node(id="m", kind="map", role="y", items=f"a.{field}")],
                      edges=[Edge(source="a", target="m")])
     gate = Workflow(name="w", nodes=[Node(id="a", role="x"),
                                      Node(id="b", role="y", when=Condition(path=f"a.{field}", op="eq", value=1))],
                     edges=[Edge(source="a", target="b")])
-    for wf, node, feature in ((items, "m", "map"), (gate, "a", "gate")):
+    for wf, node, feature in ((items, "m", "map"), (gate, "b", "gate")):
         with pytest.raises(UnsupportedFeature) as e:
             to_argo(wf, image="alas:test")
         assert (e.value.node, e.value.feature) == (node, feature)
@@ -262,3 +262,37 @@ def test_argo_refuses_a_declared_input_it_cannot_pass_on(inputs: dict[str, str],
     assert (e.value.node, e.value.feature) == (f"meta.inputs.{next(iter(inputs))}", "inputs")
     fine = Workflow(name="w", nodes=[Node(id="a", role="x")], meta={"inputs": {"job-count_2": "3"}})
     assert lint_argo(to_argo(fine, image="alas:test")) == []
+
+
+@pytest.mark.parametrize(("key", "refused"), [("k-{{", True), ("{{run}}", True), ("{{a.out}}", True),
+                                             ("x{{y}}", False), ("a}}b", False), ("{run}{", False)])
+def test_argo_refuses_an_idempotency_key_whose_braces_argo_would_read(key: str, refused: bool) -> None:
+    """Braces a key template holds as text are the key's own locally; Argo takes every `{{` as a reference's start,
+    so `k-{{` (never closed) and `{{run}}` (rendered `{{{workflow.name}}}`) would fail the submission, which the
+    project's lint did not see either. A `{{<param>}}` is the param's value between single braces: kept."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x"), Node(id="b", role="x", policy_ref="p", params={"y": "v"})],
+                  edges=[Edge(source="a", target="b")], policies={"p": Policy(idempotency=Idempotency(key=key))})
+    if not refused:
+        assert lint_argo(to_argo(wf, image="alas:test")) == []
+        return
+    with pytest.raises(UnsupportedFeature, match="braces Argo would read") as e:
+        to_argo(wf, image="alas:test")
+    assert (e.value.node, e.value.feature) == ("b", "idempotency")
+
+
+@pytest.mark.parametrize(("enums", "says"), [
+    ({"n": ["x"]}, "does not declare"), ({"m": "xy"}, "non-empty list"), ({"m": []}, "non-empty list"),
+    ({"m": [True]}, "non-empty list"), ({"m": ["y"]}, "is not one of the values"),
+    ({"m": ["x", "{{workflow.name}}"]}, "Argo would substitute"), (["m"], "a mapping")])
+def test_argo_refuses_input_enums_it_cannot_render(enums: object, says: str) -> None:
+    """`meta.input_enums` becomes each workflow parameter's `enum`: an enum naming an undeclared input was dropped
+    silently, a string split into its letters, a value holding `{{` substituted, and a default outside its enum
+    refused by Argo at submission (the project's lint now says so too)."""
+    wf = Workflow(name="w", nodes=[Node(id="a", role="x")], meta={"inputs": {"m": "x"}, "input_enums": enums})
+    with pytest.raises(UnsupportedFeature, match=says) as e:
+        to_argo(wf, image="alas:test")
+    assert e.value.feature == "inputs" and str(e.value.node).startswith("meta.input_enums")
+    ok = wf.model_copy(update={"meta": {"inputs": {"m": "1"}, "input_enums": {"m": [0, 1, "x"]}}})
+    doc = to_argo(ok, image="alas:test")
+    assert doc["spec"]["arguments"]["parameters"] == [{"name": "m", "value": "1", "enum": ["0", "1", "x"]}]
+    assert lint_argo(doc) == []

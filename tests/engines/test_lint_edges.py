@@ -153,6 +153,29 @@ def test_an_unknown_reference() -> None:
     assert _problems(doc) == ["step: unknown reference {{steps.x.outputs.result}}"]
 
 
+@pytest.mark.parametrize(("arg", "stray"), [("k-{{", "{{"), ("{{{workflow.name}}}", "{{{workflow.name}}}"),
+                                           ("a}}{{b", "{{b")])
+def test_an_opening_that_starts_no_reference(arg: str, stray: str) -> None:
+    """Argo takes every `{{` as the start of a reference: one never closed, or one with a third brace, fails the
+    submission (the reference inside `{{{...}}}` is not read as one)."""
+    doc = _doc()
+    doc["spec"]["templates"][1]["container"]["args"].append(arg)
+    assert _problems(doc) == [f"step: holds a '{{{{' that opens no reference (Argo refuses the template): "
+                              f"{stray!r}"]
+
+
+def test_a_workflow_parameters_enum_holds_its_value() -> None:
+    """As Argo validates a workflow's arguments: an enum lists at least one value, and the value is among them."""
+    doc = _doc()
+    params = doc["spec"]["arguments"]["parameters"]
+    params[0]["enum"] = ["r1", "r2"]
+    assert _problems(doc) == []
+    params[0]["enum"] = ["r2"]
+    assert _problems(doc) == ["spec: workflow parameter 'run': value 'r1' is not one of its enum"]
+    params[0]["enum"] = []
+    assert _problems(doc) == ["spec: workflow parameter 'run' has an empty enum"]
+
+
 def test_arguments_match_the_declared_inputs() -> None:
     doc = _doc()
     _tasks(doc)["a"]["arguments"]["parameters"] = [{"name": "extra", "value": "1"}, {"name": "opt", "value": "2"}]
