@@ -65,17 +65,50 @@ def scrub(doc: Any) -> Any:
     return doc
 
 
+def _prefix_tail(text: str) -> int:
+    """How many characters at the end of ``text`` start a registered secret (0 when none do)."""
+    longest = 0
+    for secret in _secrets:
+        for k in range(min(len(secret) - 1, len(text)), longest, -1):
+            if text.endswith(secret[:k]):
+                longest = k
+                break
+    return longest
+
+
 class ScrubbingStream:
     """A text stream that scrubs what is written through it and passes everything else to ``stream``
-    (``isatty``, ``fileno``, ``encoding``: rich and argparse see the real terminal)."""
+    (``isatty``, ``fileno``, ``encoding``: rich and argparse see the real terminal).
+
+    A secret can arrive in two writes (``print`` of two arguments, a library writing a message in pieces): the end
+    of a write that could begin a secret is held back until the next write shows whether it does, or until
+    ``flush`` (which the interpreter calls on the standard streams at exit, as rich does after each render)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        self._held = ""
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
         """Write ``text`` with the secrets replaced; returns the length of ``text`` as given."""
-        self.stream.write(scrub_text(text) if _secrets else text)
+        with self._lock:
+            if not _secrets and not self._held:
+                self.stream.write(text)
+                return len(text)
+            out = scrub_text(self._held + text)
+            keep = _prefix_tail(out)
+            out, self._held = (out[:-keep], out[-keep:]) if keep else (out, "")
+            if out:
+                self.stream.write(out)
         return len(text)
+
+    def flush(self) -> None:
+        """Write what was held back (it began no secret after all), then flush ``stream``."""
+        with self._lock:
+            held, self._held = self._held, ""
+            if held:
+                self.stream.write(held)
+        self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

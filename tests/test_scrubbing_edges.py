@@ -71,3 +71,20 @@ def test_the_stream_scrubs_what_is_written_and_answers_as_the_real_stream() -> N
     assert real.getvalue() == f"Bearer {MARK}\nplain\n"
     assert stream.getvalue() == real.getvalue()  # anything else goes to the real stream
     assert stream.isatty() is False
+
+
+def test_a_secret_written_in_pieces_is_scrubbed() -> None:
+    """`print("token:", key[:5], key[5:], sep="")` writes the secret in two pieces: each alone is no secret, so
+    the stream holds back an end that could begin one until the next write shows whether it does."""
+    register_secret("split-secret-77aa")
+    real = io.StringIO()
+    stream = ScrubbingStream(real)
+    print("token: split-", "secret", "-77aa!", sep="", file=stream)
+    assert real.getvalue() == f"token: {MARK}!\n"
+    stream.write("a split-sec")  # could begin the secret: held back ...
+    assert real.getvalue().endswith("a ")
+    stream.write("ond look\n")  # ... and written as it was once it does not
+    assert real.getvalue().endswith("a split-second look\n")
+    stream.write("ends in split-")
+    stream.flush()  # at exit, or a progress bar's render: nothing is kept back for good
+    assert real.getvalue().endswith("ends in split-")
