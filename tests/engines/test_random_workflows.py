@@ -127,7 +127,9 @@ def _policy(draw: st.DrawFn, *, handlers: list[str], key_roots: list[str], loop:
             catch.append(Catch(errors=names[split:], next=draw(st.sampled_from(handlers))))
     key = None
     if draw(st.integers(0, 3)) == 0:
-        parts = draw(st.lists(st.sampled_from(["{run}", "{node}", "fixed", "{inputs.instance}",
+        # Braces as the key's own text too: locally a key like any other, on Argo refused where Argo would read
+        # them as a reference's start ("{{", or "{" against a placeholder it writes as a reference).
+        parts = draw(st.lists(st.sampled_from(["{run}", "{node}", "fixed", "{inputs.instance}", "k{{", "{", "}}",
                                                *[f"{{{r}}}" for r in key_roots]]), min_size=1, max_size=3))
         key = Idempotency(key="-".join(parts))
     guard = None
@@ -302,6 +304,12 @@ def workflows(draw: st.DrawFn) -> Workflow:
     meta: dict[str, Any] = {}
     if len(inputs) > 0 or draw(st.booleans()):
         meta["inputs"] = inputs
+    if inputs and draw(st.integers(0, 3)) == 0:
+        # The values a run input may take (Argo's parameter enum); now and then one its default is not among,
+        # which Argo refuses at submission, so the compiler does.
+        name = draw(st.sampled_from(sorted(inputs)))
+        others = draw(st.lists(st.sampled_from(["0", "2", "x"]), max_size=2, unique=True))
+        meta["input_enums"] = {name: others + ([str(inputs[name])] if draw(st.integers(0, 3)) else [])}
     if draw(st.integers(0, 4)) == 0:
         meta["owner"] = draw(_text)
     wf = Workflow(
@@ -328,9 +336,10 @@ def _matrix_refusal(engine: str, wf: Workflow) -> str | None:
 
 
 #: Refusals the compilers make beyond the matrix rows (documented in their docstrings): names an engine cannot hold;
-#: Argo: gates, map items and idempotency keys reading what no Argo parameter holds; ASL: gates it cannot place, a
+#: Argo: gates, map items and idempotency keys reading what no Argo parameter holds, keys with braces Argo would read,
+#: input enums without their default; ASL: gates it cannot place, a
 #: parallel branch with other arcs, a node a Choice state cannot reach, a param key ending in '.$'.
-_EXTRA_REFUSALS = {"argo": {"node_id", "gate", "map", "idempotency"},
+_EXTRA_REFUSALS = {"argo": {"node_id", "gate", "map", "idempotency", "inputs"},
                    "asl": {"node_id", "gate", "parallel", "choice", "params"}}
 
 
