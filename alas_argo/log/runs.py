@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from alas_argo.errors import IntegrityError
+from alas_argo.errors import IntegrityError, StoreError
 from alas_argo.log.event import Event
 from alas_argo.log.events import EventType
 from alas_argo.log.store import Store
@@ -54,8 +54,11 @@ def list_runs(store: Store) -> list[RunSummary]:
         if events:
             try:
                 last = Event.from_bytes(store.get(key=events[-1]), where=events[-1])
-            except IntegrityError:
-                last = None  # `alas log verify` names it; listing should not fail on one bad record
+            except (IntegrityError, StoreError):
+                # `alas log verify` names it; listing should not fail on one bad record, nor on one the store
+                # cannot hand out (past the store's size limit, unreadable, or listed and then gone before it
+                # was read, as an S3 listing that lags a delete shows it), which verify reports as unreadable.
+                last = None
             # Sequence numbers start at 0 with no gaps: fewer records than the last one's seq + 1 is a hole.
             status = "broken" if last is None or last.seq + 1 != len(events) else run_status(last)
         out.append(RunSummary(run_id=run_id, events=len(events), plans=len(plans), status=status,

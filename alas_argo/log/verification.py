@@ -156,16 +156,26 @@ def _check_chain(c: _Check, head: LogHead | None) -> tuple[dict[int, Event], Log
     at_head = LogHead.empty(c.run_id) if head is not None and head.events == 0 else None
     for seq in sorted(by_seq):
         key = by_seq[seq]
+        read: Event | IntegrityError
+        try:
+            read = Event.from_bytes(_get(c, key), where=key)
+        except RecordNotFound:
+            # Listed, then gone before it was read (deleted in between, or a listing that still shows a deleted
+            # object, as S3-compatible services may): judged as a record that was never listed, so the next one
+            # read names the gap, or the head the truncated tail. It stopped verify with "no such record".
+            del by_seq[seq]
+            continue
+        except IntegrityError as e:
+            read = e
         if seq != expected:
             c.bad("gap", expected, f"{prefix}{expected:08d}.json", f"events {expected}..{seq - 1} are missing")
             prev, fold = None, None  # the chain cannot be checked across the hole
         expected = seq + 1
-        try:
-            event = Event.from_bytes(_get(c, key), where=key)
-        except IntegrityError as e:
-            c.bad("unreadable", seq, key, e.message)
+        if isinstance(read, IntegrityError):
+            c.bad("unreadable", seq, key, read.message)
             prev, fold = None, None
             continue
+        event = read
         _check_event(c, event, seq, key, versions)
         if prev is not None and event.prev_hash != prev:
             c.bad("broken_chain", seq, key, "prev_hash does not match the previous event")
@@ -207,12 +217,20 @@ def _check_records(c: _Check, events: dict[int, Event]) -> int:
     prefix = f"runs/{c.run_id}/idempotency/"
     hashes: dict[str, str] = {}
     keys = c.store.list(prefix=prefix)
+    gone = 0
     for key in keys:
         try:
-            record = json_limits.loads(_get(c, key))  # a record nested past Python's limit is refused
+            data = _get(c, key)
+        except RecordNotFound:
+            # Listed, then gone before it was read: as if never listed (like a gone event record), so an event
+            # that relies on it names it missing; it was reported as an unreadable record besides.
+            gone += 1
+            continue
+        try:
+            record = json_limits.loads(data)  # a record nested past Python's limit is refused
             if not isinstance(record, dict) or not isinstance(record.get("key"), str) or "result" not in record:
                 raise ValueError("not an idempotency record")
-        except (ValueError, RecordNotFound) as e:
+        except ValueError as e:
             c.bad("record_unreadable", None, key, f"unreadable idempotency record: {e}")
             continue
         except IntegrityError as e:
@@ -243,7 +261,7 @@ def _check_records(c: _Check, events: dict[int, Event]) -> int:
         elif hashes[key] != p["record_hash"]:
             c.bad("record_mismatch", event.seq, key, f"the idempotency record for {p['key']!r} is not the one "
                   f"event {event.seq} recorded (replaced or edited)")
-    return len(keys)
+    return len(keys) - gone
 
 
 def verify_log(store: Store, run_id: str, *, key: bytes | None = None) -> VerifyReport:

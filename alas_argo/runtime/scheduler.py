@@ -10,6 +10,11 @@ worker that has changed a state but not yet reported back.
 A stop request (SIGINT / SIGTERM, :mod:`alas_argo.interrupts`) ends the run without failing it: nothing new
 is dispatched, the nodes in flight finish or stop (a stopped search raises ``Interrupted`` in its node's
 thread), what finished keeps its result, and nothing is compensated, so the run can be resumed.
+
+A damaged execution log (an :class:`~alas_argo.errors.IntegrityError` from the journal, such as an idempotency
+record that was edited or truncated behind the log's back) ends the run the same way but with that error: it is
+no failure of the node that met it, and failing the node would compensate the run's commits (retract the plan
+in force) in a log that no longer holds together, and print a node's failure instead of naming the record.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 from alas_argo import interrupts
-from alas_argo.errors import WorkflowError
+from alas_argo.errors import IntegrityError, WorkflowError
 from alas_argo.ir.node import Join, Node, NodeKind
 from alas_argo.ir.policy import OnFailure
 from alas_argo.ir.workflow import Dependency, Via
@@ -94,6 +99,13 @@ class Scheduler:
                 except interrupts.Interrupted as e:
                     self._stopped(node_id, e)
                     continue
+                except IntegrityError:
+                    # Nothing queued starts; the nodes in flight finish as the pool closes; a resume (once the
+                    # record is restored) runs the rest.
+                    for queued in list(self.inflight):
+                        if queued.cancel():
+                            del self.inflight[queued]
+                    raise
                 dirty |= self._settle(node_id, outcome)
         return self.failed_node, self.mode
 
@@ -239,6 +251,8 @@ class Scheduler:
             return self.runner.run_node(node, deps)
         except Cancelled:
             return None
+        except IntegrityError:
+            raise  # the log is damaged, not the node: drive() ends the run with it
         except Exception as e:
             # A failure outside the attempts (bad key template, missing handler) still fails the node.
             if self.run.state(node.id) is NodeState.READY:

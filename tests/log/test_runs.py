@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alas_argo.log import EventType, ExecutionLog, FsStore, list_runs
+import pytest
+
+from alas_argo.log import EventType, ExecutionLog, FsStore, Store, backend, list_runs
 from alas_argo.log.layout import event_key
+from alas_argo.log.s3_store import S3Store
+from tests.s3server import LoopbackS3
 
 
 def _store(tmp_path: Path) -> FsStore:
@@ -38,3 +42,37 @@ def test_a_run_whose_last_event_is_unreadable_is_broken_not_empty(tmp_path: Path
     store.put(key=event_key("done", 3), data=b"{not json")
     assert _status(store)["done"] == ("broken", 4)
     assert _status(store)["going"] == ("running", 1)
+
+
+def _runs(store: Store) -> dict[str, tuple[str, int]]:
+    ExecutionLog(store, "done").append(EventType.RUN_SUCCEEDED)
+    ExecutionLog(store, "next").append(EventType.RUN_STARTED)
+    return {r.run_id: (r.status, r.events) for r in list_runs(store)}
+
+
+# Found by the S3 damage sweep (h-s3dmg): `alas log ls` stopped at the first run whose last event the store would
+# not hand out (exit 2, naming that record), and listed no run at all.
+def test_a_last_event_past_the_store_limit_is_a_broken_run_not_a_failed_listing(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = ExecutionLog(store, "big")
+    log.append(EventType.RUN_STARTED)
+    event = log.append(EventType.RUN_SUCCEEDED, payload={"pad": "x" * 4096})
+    monkeypatch.setattr(backend, "MAX_RECORD_BYTES", len(event.to_bytes()) - 1)
+    assert _runs(store) == {"big": ("broken", 2), "done": ("succeeded", 1), "next": ("running", 1)}
+
+
+def test_a_last_event_listed_then_gone_is_a_broken_run_not_a_failed_listing(
+        s3_server: LoopbackS3, s3_store: S3Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = ExecutionLog(s3_store, "gone")
+    log.append(EventType.RUN_STARTED)
+    log.append(EventType.RUN_SUCCEEDED)
+    listed = s3_store.list
+
+    def stale_list(*, prefix: str, start_after: str | None = None) -> list[str]:
+        keys = listed(prefix=prefix, start_after=start_after)
+        if prefix == "runs/gone/events/":  # deleted behind the listing's back, as a lagging S3 listing shows it
+            s3_server.client().delete_object(Bucket=s3_store.bucket, Key=event_key("gone", 1))
+        return keys
+
+    monkeypatch.setattr(s3_store, "list", stale_list)
+    assert _runs(s3_store) == {"done": ("succeeded", 1), "gone": ("broken", 2), "next": ("running", 1)}

@@ -17,6 +17,7 @@ from alas_argo.log.event import GENESIS_HASH, seal_event
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog, event_key
 from alas_argo.log.fs_store import FsStore
+from alas_argo.log.layout import idempotency_key
 from alas_argo.log.s3_store import S3Store
 from alas_argo.log.store import Store
 from alas_argo.log.verification import verify_log
@@ -200,6 +201,41 @@ def test_a_gap_names_the_missing_range(damaged: tuple[Store, Delete]) -> None:
     report = verify_log(store, "v")
     assert [(p.code, p.seq) for p in report.problems] == [("gap", 1)]
     assert report.problems[0].message == "events 1..2 are missing"
+
+
+def _gone_when_read(monkeypatch: pytest.MonkeyPatch, store: Store, delete: Delete, gone: str) -> None:
+    """Delete ``gone`` just before the store first reads it: the listing that named it is stale by then."""
+    get = store.get
+
+    def get_after_delete(*, key: str) -> bytes:
+        if key == gone and store.exists(key=key):
+            delete(key)
+        return get(key=key)
+
+    monkeypatch.setattr(store, "get", get_after_delete)
+
+
+@pytest.mark.parametrize(("seq", "problem"), [(2, ("gap", 2)), (4, ("truncated", 4))])
+def test_an_event_listed_then_gone_before_it_is_read_is_judged_missing(
+        damaged: tuple[Store, Delete], monkeypatch: pytest.MonkeyPatch, seq: int, problem: tuple[str, int]) -> None:
+    # Found by the S3 damage sweep (an S3 listing may still show an object deleted a moment ago): `alas log
+    # verify` stopped with "no such record" (exit 2) instead of reporting the run broken where it is.
+    store, delete = damaged
+    _run(store)
+    _gone_when_read(monkeypatch, store, delete, event_key("v", seq))
+    report = verify_log(store, "v")
+    assert [(p.code, p.seq) for p in report.problems] == [problem]
+    assert report.events == 4
+
+
+def test_an_idempotency_record_listed_then_gone_is_judged_missing_not_unreadable(
+        damaged: tuple[Store, Delete], monkeypatch: pytest.MonkeyPatch) -> None:
+    store, delete = damaged
+    log = _run(store)
+    log.idempotency_put("loose", {"answer": 1})  # a record no event names: its loss leaves the run intact
+    _gone_when_read(monkeypatch, store, delete, idempotency_key("v", "loose"))
+    report = verify_log(store, "v")
+    assert (report.ok, report.problems, report.records) == (True, [], 0)  # was record_unreadable: no such record
 
 
 def test_problems_come_in_sequence_order_keyless_ones_first(damaged: tuple[Store, Delete]) -> None:
