@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,3 +76,33 @@ def test_scrub_walks_documents_and_leaves_short_values_alone() -> None:
                            "s": "short story"}
     assert scrub(doc) == {"a": ["ok", {MARK: f"Bearer {MARK}!"}], "n": 3, "s": "short story"}
     assert doc["a"][1] == {"nested-secret-31337": "Bearer nested-secret-31337!"}  # the input is untouched
+
+
+def test_the_cli_writes_what_its_scrubbing_stream_held_back(capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's last write can end in what begins a secret (held back until the next write): `main` flushes
+    its scrubbing streams when the command ends, so that end is not lost with them."""
+    register_secret("held-secret-51c0")
+
+    def command(handler: Any, args: Any) -> int:
+        print("a line, then the end: held-", end="")
+        return 0
+    monkeypatch.setattr("alas_argo.cli._run", command)
+    assert main(["instance", "list"]) == 0
+    assert capsys.readouterr().out == "a line, then the end: held-"
+
+
+def test_a_warning_logged_by_a_command_reads_as_the_clis_own_line() -> None:
+    """A head the store did not take is a warning from the log's own module; with no logging configured it was
+    printed bare, reading as part of the error after it. It is `alas: warning: ...` now. (A fresh interpreter:
+    pytest's own logging handlers would take the warning here.)"""
+    code = ("import logging, sys\n"
+            "from alas_argo import cli\n"
+            "def command(handler, args):\n"
+            "    logging.getLogger('alas_argo.log.chain').warning('head of run r not updated: %s', 'gone')\n"
+            "    return 0\n"
+            "cli._run = command\n"
+            "sys.exit(cli.main(['instance', 'list']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert (done.returncode, done.stderr) == (0, "alas: warning: head of run r not updated: gone\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -87,14 +88,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     resolve_instance(args)
+    # A warning a library logs (a head the store did not take, a metrics report skipped) reads like the CLI's own
+    # lines: logging's handler of last resort printed the bare message, which read as part of the next line.
+    logging.lastResort = _LAST_RESORT
     # Whatever a command prints passes through a scrubber: a configured secret echoed back by a third party
     # (an LLM endpoint's 401 body, say) never reaches the terminal or a CI log.
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    scrubbing = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    sys.stdout, sys.stderr = scrubbing
     try:
         return _run(handler, args)
     finally:
         sys.stdout, sys.stderr = streams
+        for stream in scrubbing:
+            stream.flush()  # what a scrubbing stream held back (it could have begun a secret) is written now
+
+
+class _Diagnostics(logging.Handler):
+    """Where a warning goes when no logging is configured (every command but the servers): stderr, at the time
+    of the warning (a test's or a scrubber's stream), as ``alas: warning: <message>``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"alas: {record.levelname.lower()}: {record.getMessage()}\n")
+        except Exception:  # logging's own rule: a handler never raises into its caller
+            self.handleError(record)
+
+
+_LAST_RESORT = _Diagnostics()
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
