@@ -132,7 +132,7 @@ class MetricsInbox:
                 continue
             self._claimed.add(key)
             try:
-                points = read_report(self.store.get(key=key), where=f"{self.store.location}/{key}")
+                points = read_report(self.store.get(key=key), where=self.store.where(key))
             except TransientError:
                 raise  # still claimed by this replica: read on the next poll
             except RecordNotFound:

@@ -196,7 +196,7 @@ def test_malformed_reports_are_each_logged_and_skipped_and_every_good_one_counte
     with caplog.at_level(logging.WARNING, logger="alas_argo.metrics_outbox"):
         assert inbox.poll() == 2
     assert compensated_runs() == before + 6.0
-    where = f"{store.location}/{OUTBOX}"
+    where = store.where(OUTBOX)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 2
     assert messages[0].startswith(f"metrics report skipped: {where}{AT_T}-a.json line 1 column ")

@@ -200,7 +200,7 @@ def test_a_log_that_does_not_verify_fails_the_first_check_naming_the_event(store
     path.write_text(json.dumps(doc))
     checks = smoke(store, "edge-edited")
     assert [c.ok for c in checks] == [False, None, False]
-    assert checks[0].detail == (f"{store.location}/runs/edge-edited/events/00000005.json: event 5's content does "
+    assert checks[0].detail == (store.where("runs/edge-edited/events/00000005.json") + ": event 5's content does "
                                 "not match its hash (edited); run `alas log verify`")
     # and the last check, which runs whenever the run has a log, gives verify's whole report
     assert checks[2].detail.startswith("run edge-edited: BROKEN at event 5")

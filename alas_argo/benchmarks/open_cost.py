@@ -54,6 +54,10 @@ class CountingStore(Store):
         with self._lock:
             self.operations += 1
 
+    def where(self, key: str) -> str:
+        """The inner store's :meth:`Store.where` (not counted: no operation)."""
+        return self.inner.where(key)
+
     def put_if_absent(self, *, key: str, data: bytes) -> bool:
         """Counted :meth:`Store.put_if_absent`."""
         self._tick()

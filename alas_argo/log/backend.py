@@ -87,6 +87,10 @@ class Store(ABC):
     #: the store because every log opened on the store must seal and check under the same key.
     seal_key: bytes | None = None
 
+    def where(self, key: str) -> str:
+        """Where ``key`` is, for an error message: ``<location>/<key>``."""
+        return f"{self.location}/{key}"
+
     @abstractmethod
     def put_if_absent(self, *, key: str, data: bytes) -> bool:
         """Create ``key`` with ``data`` atomically unless it exists.

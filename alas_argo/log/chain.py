@@ -153,7 +153,7 @@ class EventChain:
                 # Jitter breaks the lockstep of writers that keep colliding on the same number.
                 time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
         raise StoreUnavailable(f"gave up appending after {self.max_append_attempts} lost races",
-                               where=f"{self.store.location}/runs/{self.run_id}")
+                               where=self.store.where(f"runs/{self.run_id}"))
 
     def append(self, type: EventType | str, *, payload: Mapping[str, Any] | None = None,
                node_id: str | None = None, attempt: int | None = None, correlation_id: str | None = None,

@@ -67,7 +67,7 @@ class ChainCursor:
             data = self.store.get(key=key)
         except RecordNotFound:
             return None
-        where = f"{self.store.location}/{key}"
+        where = self.store.where(key)
         event = Event.from_bytes(data, where=where)
         _check_record(event, seq, self.run_id, where)
         return event
@@ -76,14 +76,14 @@ class ChainCursor:
         """Event ``seq``, which the state says exists; IntegrityError when it is gone."""
         event = self._events[seq] if seq < len(self._events) else self._seen.get(seq) or self.read(seq)
         if event is None:
-            where = f"{self.store.location}/{event_key(self.run_id, seq)}"
+            where = self.store.where(event_key(self.run_id, seq))
             raise IntegrityError(f"event {seq} is missing", where=where)
         self._seen[seq] = event
         return event
 
     def _open(self) -> LogHead:
         """The stored head, checked against the event it names; an empty state when there is none."""
-        where = f"{self.store.location}/{head_key(self.run_id)}"
+        where = self.store.where(head_key(self.run_id))
         try:
             head = LogHead.from_bytes(self.store.get(key=head_key(self.run_id)), where=where)
         except RecordNotFound:
@@ -110,7 +110,7 @@ class ChainCursor:
             self._head = self._open()
         head = self._head
         while (event := self.read(head.events)) is not None:
-            _check_link(event, head.hash, f"{self.store.location}/{event_key(self.run_id, event.seq)}")
+            _check_link(event, head.hash, self.store.where(event_key(self.run_id, event.seq)))
             head.advance(event)
             self._keep(event)
         return head
@@ -131,13 +131,13 @@ class ChainCursor:
             # A hole below the head: the events read so far are a prefix, not the run. Handing it out would
             # let a replay, a resume or `log show` judge the run by its first events without a word.
             seq = len(self._events)
-            where = f"{self.store.location}/{event_key(self.run_id, seq)}"
+            where = self.store.where(event_key(self.run_id, seq))
             raise IntegrityError(f"event {seq} is missing, but the head counts {head.events} events: the chain "
                                  "has a hole; run `alas log verify`", where=where)
         # Linked, each to the one before it (state() checked only the events after the head it opened).
         prev = GENESIS_HASH
         for event in self._events:
-            _check_link(event, prev, f"{self.store.location}/{event_key(self.run_id, event.seq)}")
+            _check_link(event, prev, self.store.where(event_key(self.run_id, event.seq)))
             prev = event.hash
         for event in self._events[head.events:]:
             head.advance(event)

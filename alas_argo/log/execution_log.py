@@ -118,7 +118,7 @@ class ExecutionLog(EventChain):
                     continue
                 return int(event.payload["version"])
         raise StoreUnavailable("gave up committing a plan: every version number was taken",
-                               where=f"{self.store.location}/runs/{self.run_id}")
+                               where=self.store.where(f"runs/{self.run_id}"))
 
     def retract(self, version: int, *, node_id: str | None = None, reason: str = "retract",
                 attempt: int | None = None) -> Event:
@@ -183,7 +183,7 @@ class ExecutionLog(EventChain):
         return self._load_plan(ref)
 
     def _load_plan(self, ref: VersionRef) -> dict[str, Any]:
-        version, where = ref.version, f"{self.store.location}/{ref.key}"
+        version, where = ref.version, self.store.where(ref.key)
         try:
             data = self.store.get(key=ref.key)
         except RecordNotFound:

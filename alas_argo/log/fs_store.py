@@ -173,7 +173,7 @@ class FsStore(Store):
             with path.open("rb") as f:
                 return read_record(f, str(path), expected=size_of(f))
         except (FileNotFoundError, NotADirectoryError):
-            raise RecordNotFound("no such record", where=f"{self.location}/{key}") from None
+            raise RecordNotFound("no such record", where=self.where(key)) from None
         except OSError as e:
             raise StoreError(f"cannot read record: {e.strerror}", where=str(path)) from e
 

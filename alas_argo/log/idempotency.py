@@ -70,7 +70,7 @@ class IdempotencyRecords:
             return None
         except (ValueError, KeyError, TypeError) as e:
             raise IntegrityError(f"unreadable idempotency record for {key!r}: {e}",
-                                 where=f"{self.store.location}/{where}") from None
+                                 where=self.store.where(where)) from None
         # A record edited in place, or copied from another key or run, would hand a resumed step a result that
         # step never had (`alas log verify` reports every such record; a reader refuses the first it meets). A
         # record without a hash was written before records were hashed: read as it is, as verify reads it.
@@ -78,7 +78,7 @@ class IdempotencyRecords:
                 "hash" in record and record_hash(record) != record["hash"]):
             raise IntegrityError(f"the idempotency record for {key!r} is not the one written for it (edited, or "
                                  "copied from another key or run); run `alas log verify`",
-                                 where=f"{self.store.location}/{where}")
+                                 where=self.store.where(where))
         return record
 
     def get(self, key: str) -> dict[str, Any] | None:

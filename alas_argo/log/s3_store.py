@@ -129,6 +129,11 @@ class S3Store(Store):
         # `alas bench open`, counted where botocore sends, so no request can be missed or double-counted.
         self._client.meta.events.register("before-send.s3", self._count_request)
 
+    def where(self, key: str) -> str:
+        """The object's own address, ``s3://<bucket>/<prefix><key>``, then the endpoint (``<location>/<key>`` put
+        the key after the endpoint, where it read as a URL the object is not at)."""
+        return f"s3://{self.bucket}/{self.prefix}{key}" + (f" at {self.endpoint}" if self.endpoint else "")
+
     def _count_request(self, **_: Any) -> None:
         with self._sent_lock:
             self._sent += 1
@@ -220,12 +225,12 @@ class S3Store(Store):
         # A missing key is S3's NoSuchKey (a HEAD has no body, so only its status says it). Any other 404 is
         # not a missing record: read as one, a misrouted endpoint would make a stored run look empty.
         if code == "NoSuchKey" or (what == "head" and status == 404):
-            return RecordNotFound("no such record", where=f"{self.location}/{key}")
+            return RecordNotFound("no such record", where=self.where(key))
         if status == 404:
             return StoreError(f"S3 {what} answered 404 without S3's NoSuchKey ({code or 'no code'}): is "
                               f"{self.endpoint or 'the endpoint'} an S3 service, and does the bucket exist there?",
-                              where=f"{self.location}/{key}")
-        return StoreError(f"S3 {what} refused ({code or status}): {answer_text(e)}", where=f"{self.location}/{key}")
+                              where=self.where(key))
+        return StoreError(f"S3 {what} refused ({code or status}): {answer_text(e)}", where=self.where(key))
 
     # -- the interface -----------------------------------------------------------------------------------
 
@@ -237,7 +242,7 @@ class S3Store(Store):
         identical bytes count as created, or a writer would append its own event twice.
         """
         full = self.prefix + check_key(key)
-        check_record_size(len(data), f"{self.location}/{key}")
+        check_record_size(len(data), self.where(key))
         try:
             self._call("put", key, lambda: self._client.put_object(
                 Bucket=self.bucket, Key=full, Body=data, IfNoneMatch="*"))
@@ -256,13 +261,13 @@ class S3Store(Store):
     def put(self, *, key: str, data: bytes) -> None:
         """Unconditional put; S3 publishes an object atomically."""
         full = self.prefix + check_key(key)
-        check_record_size(len(data), f"{self.location}/{key}")
+        check_record_size(len(data), self.where(key))
         self._call("put", key, lambda: self._client.put_object(Bucket=self.bucket, Key=full, Body=data))
 
     def get(self, *, key: str) -> bytes:
         """The object's bytes; RecordNotFound when missing."""
         full = self.prefix + check_key(key)
-        where = f"{self.location}/{key}"
+        where = self.where(key)
 
         def fetch() -> bytes:
             answer = self._client.get_object(Bucket=self.bucket, Key=full)

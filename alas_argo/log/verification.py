@@ -98,7 +98,7 @@ def _plan_ref(event: Event) -> tuple[int, str] | None:
 
 
 def _check_plan(c: _Check, event: Event, key: str) -> None:
-    version, where = event.payload.get("version"), f"{c.store.location}/{key}"
+    version, where = event.payload.get("version"), c.store.where(key)
     try:
         doc = decode_plan(_get(c, key), where=where)
     except RecordNotFound:

@@ -48,7 +48,7 @@ def test_an_event_the_state_names_but_the_store_lost_is_an_integrity_error(fs_st
     with pytest.raises(IntegrityError) as caught:
         ExecutionLog(fs_store, "c").plan_event(1)
     assert caught.value.message == "event 1 is missing"
-    assert caught.value.where == f"{fs_store.location}/{event_key('c', 1)}"
+    assert caught.value.where == fs_store.where(event_key('c', 1))
 
 
 def test_an_unreadable_event_names_its_record(fs_store: FsStore) -> None:
@@ -56,7 +56,7 @@ def test_an_unreadable_event_names_its_record(fs_store: FsStore) -> None:
     fs_store.put(key=event_key("c", 1), data=b"not json")
     with pytest.raises(IntegrityError) as caught:
         ChainCursor(fs_store, "c", None).read(1)
-    assert caught.value.where == f"{fs_store.location}/{event_key('c', 1)}"
+    assert caught.value.where == fs_store.where(event_key('c', 1))
 
 
 def test_a_head_of_another_run_is_refused(fs_store: FsStore) -> None:
@@ -66,7 +66,7 @@ def test_a_head_of_another_run_is_refused(fs_store: FsStore) -> None:
     with pytest.raises(IntegrityError) as caught:
         ChainCursor(fs_store, "c", None).state()
     assert caught.value.message == "the head belongs to run 'other'"
-    assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+    assert caught.value.where == fs_store.where(head_key('c'))
 
 
 def test_an_unreadable_head_names_its_record(fs_store: FsStore) -> None:
@@ -74,7 +74,7 @@ def test_an_unreadable_head_names_its_record(fs_store: FsStore) -> None:
     fs_store.put(key=head_key("c"), data=b"not json")
     with pytest.raises(IntegrityError) as caught:
         ChainCursor(fs_store, "c", None).state()
-    assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+    assert caught.value.where == fs_store.where(head_key('c'))
 
 
 @pytest.mark.parametrize("seal", ["none", "another key"])
@@ -89,7 +89,7 @@ def test_a_keyed_reader_refuses_a_head_whose_seal_does_not_verify_and_says_which
     why = "has no seal (written without the key, or rewritten)" if seal == "none" else \
         "has a seal that does not verify under the configured key (rewritten, or another key)"
     assert caught.value.message == f"the head {why}; run `alas log verify`"
-    assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+    assert caught.value.where == fs_store.where(head_key('c'))
 
 
 @pytest.mark.parametrize("damage", ["is missing", "has another hash"])
@@ -105,7 +105,7 @@ def test_a_head_naming_a_lost_or_replaced_last_event_is_refused(fs_store: FsStor
         ChainCursor(fs_store, "c", None).state()
     assert caught.value.message == (f"the head names event 2, which {damage}: the chain was truncated or rewritten; "
                                     "run `alas log verify`")
-    assert caught.value.where == f"{fs_store.location}/{head_key('c')}"
+    assert caught.value.where == fs_store.where(head_key('c'))
 
 
 def test_a_hole_below_the_head_is_refused_not_read_as_a_shorter_run(fs_store: FsStore) -> None:
@@ -119,7 +119,7 @@ def test_a_hole_below_the_head_is_refused_not_read_as_a_shorter_run(fs_store: Fs
         log.events()
     assert caught.value.message == ("event 1 is missing, but the head counts 3 events: the chain has a hole; "
                                     "run `alas log verify`")
-    assert caught.value.where == f"{fs_store.location}/{event_key('c', 1)}"
+    assert caught.value.where == fs_store.where(event_key('c', 1))
 
 
 def _damaged(store: FsStore, damage: str) -> str:
@@ -150,7 +150,7 @@ def test_a_reader_refuses_an_event_that_is_not_the_one_the_chain_holds(fs_store:
         ExecutionLog(fs_store, "c").events()
     assert caught.value.message == f"{said}; run `alas log verify`"
     seq = 2 if damage == "re-hashed" else 1
-    assert caught.value.where == f"{fs_store.location}/{event_key('c', seq)}"
+    assert caught.value.where == fs_store.where(event_key('c', seq))
 
 
 def test_a_reader_reading_on_from_the_head_refuses_a_broken_link(fs_store: FsStore) -> None:
@@ -163,4 +163,4 @@ def test_a_reader_reading_on_from_the_head_refuses_a_broken_link(fs_store: FsSto
     with pytest.raises(IntegrityError) as caught:
         ChainCursor(fs_store, "c", None).state()
     assert caught.value.message.startswith("event 3 does not follow event 2")
-    assert caught.value.where == f"{fs_store.location}/{event_key('c', 3)}"
+    assert caught.value.where == fs_store.where(event_key('c', 3))

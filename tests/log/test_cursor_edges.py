@@ -26,7 +26,7 @@ class _LateStore(FsStore):
     def get(self, *, key: str) -> bytes:
         if key == self.late:
             self.late = None
-            raise RecordNotFound("no such record", where=f"{self.location}/{key}")
+            raise RecordNotFound("no such record", where=self.where(key))
         return super().get(key=key)
 
 

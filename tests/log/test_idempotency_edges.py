@@ -57,4 +57,4 @@ def test_json_that_is_not_a_record_is_unreadable_and_says_so(fs_store: FsStore, 
     with pytest.raises(IntegrityError) as caught:
         ExecutionLog(fs_store, "r").idempotency_get("node:plan")
     assert caught.value.message == "unreadable idempotency record for 'node:plan': not a record"
-    assert caught.value.where == f"{fs_store.location}/{where}"
+    assert caught.value.where == fs_store.where(where)

@@ -41,7 +41,7 @@ def test_an_unreadable_record_is_named_with_its_key_and_location(store: Store, d
     with pytest.raises(IntegrityError) as err:
         log.idempotency_get("node:plan:abc")
     text = str(err.value)
-    assert "unreadable idempotency record for 'node:plan:abc'" in text and f"{store.location}/{where}" in text
+    assert "unreadable idempotency record for 'node:plan:abc'" in text and store.where(where) in text
 
 
 def _edited(store: Store, how: str) -> str:
@@ -70,7 +70,7 @@ def test_a_record_that_is_not_the_one_written_for_its_key_is_refused(store: Stor
         ExecutionLog(store, "r").idempotency_get("node:plan")
     assert caught.value.message == ("the idempotency record for 'node:plan' is not the one written for it (edited, "
                                     "or copied from another key or run); run `alas log verify`")
-    assert caught.value.where == f"{store.location}/{where}"
+    assert caught.value.where == store.where(where)
     assert ExecutionLog(store, "r").idempotency_get("node:opt") == {"makespan": 50}  # the others read on
 
 

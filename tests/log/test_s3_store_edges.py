@@ -131,7 +131,8 @@ def test_a_refused_write_names_the_record_and_the_reason(scripted: Scripted, con
         else:
             store.put(key=KEY, data=b"x")
     assert not isinstance(info.value, StoreUnavailable)
-    assert info.value.where == f"s3://b/team/ at {scripted.endpoint}/{KEY}" == f"{store.location}/{KEY}"
+    # The object's own address, then the endpoint (not the key after the endpoint, as if it were a URL there).
+    assert info.value.where == f"s3://b/team/{KEY} at {scripted.endpoint}" == store.where(KEY)
     assert info.value.message == ("S3 put refused (AccessDenied): An error occurred (AccessDenied) when calling "
                                   "the PutObject operation: scripted")
     assert scripted.requests == [("PUT", f"/b/team/{KEY}")]  # a refusal is not retried
@@ -142,7 +143,7 @@ def test_a_refused_head_is_an_error_not_a_missing_record(scripted: Scripted) -> 
     store = scripted.store()
     with pytest.raises(StoreError) as info:
         store.exists(key=KEY)
-    assert info.value.where == f"{store.location}/{KEY}"
+    assert info.value.where == store.where(KEY)
     assert info.value.message.startswith("S3 head refused (403): ")
     assert scripted.methods() == ["HEAD"]  # a HEAD never has an error document: no reconnect, no retry
 
@@ -153,7 +154,7 @@ def test_a_refused_listing_names_the_prefix_once(scripted: Scripted) -> None:
     for listing in (lambda: store.list(prefix="runs/"), lambda: store.children(prefix="runs/")):
         with pytest.raises(StoreError) as info:
             listing()
-        assert info.value.where == f"{store.location}/runs/"  # the store's prefix is in its location already
+        assert info.value.where == store.where("runs/")  # the store's prefix is in its location already
         assert info.value.message.startswith("S3 list refused (AccessDenied): ")
 
 
@@ -237,7 +238,7 @@ def test_errors_about_the_service_name_its_endpoint(scripted: Scripted, monkeypa
     assert info.value.message == (f"S3 get answered 404 without S3's NoSuchKey (404): is "
                                   f"{scripted.endpoint if endpoint == 'given' else 'the endpoint'} an S3 service, "
                                   "and does the bucket exist there?")
-    assert info.value.where == f"{store.location}/{KEY}"
+    assert info.value.where == store.where(KEY)
     scripted.answers = {"GET": [(503, _error("SlowDown"))]}
     with pytest.raises(StoreUnavailable) as unavailable:
         store.get(key=KEY)
@@ -248,7 +249,7 @@ def test_errors_about_the_service_name_its_endpoint(scripted: Scripted, monkeypa
 def test_a_missing_record_is_named_by_its_key(s3_store: S3Store) -> None:
     with pytest.raises(RecordNotFound) as info:
         s3_store.get(key=KEY)
-    assert (info.value.message, info.value.where) == ("no such record", f"{s3_store.location}/{KEY}")
+    assert (info.value.message, info.value.where) == ("no such record", s3_store.where(KEY))
     assert s3_store.exists(key=KEY) is False
 
 
