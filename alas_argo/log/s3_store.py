@@ -34,6 +34,9 @@ from alas_argo.settings import StoreSettings
 
 __all__ = ["S3Store", "answer_text", "transient"]
 
+#: S3 error codes that say the credentials (or the bucket's policy) are what is wrong.
+_CREDENTIAL_CODES = frozenset({"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "Forbidden"})
+
 T = TypeVar("T")
 
 _TRANSIENT_CODES = {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling",
@@ -230,7 +233,11 @@ class S3Store(Store):
             return StoreError(f"S3 {what} answered 404 without S3's NoSuchKey ({code or 'no code'}): is "
                               f"{self.endpoint or 'the endpoint'} an S3 service, and does the bucket exist there?",
                               where=self.where(key))
-        return StoreError(f"S3 {what} refused ({code or status}): {answer_text(e)}", where=self.where(key))
+        # A refusal of the credentials (a HEAD's 403 has no body to say so) points at the two settings to check.
+        hint = ("; check the S3 credentials (ALAS_STORE__S3_ACCESS_KEY / ALAS_STORE__S3_SECRET_KEY, or "
+                "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) and the bucket's policy"
+                if status == 403 or code in _CREDENTIAL_CODES else "")
+        return StoreError(f"S3 {what} refused ({code or status}): {answer_text(e)}{hint}", where=self.where(key))
 
     # -- the interface -----------------------------------------------------------------------------------
 

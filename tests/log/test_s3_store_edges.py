@@ -134,7 +134,9 @@ def test_a_refused_write_names_the_record_and_the_reason(scripted: Scripted, con
     # The object's own address, then the endpoint (not the key after the endpoint, as if it were a URL there).
     assert info.value.where == f"s3://b/team/{KEY} at {scripted.endpoint}" == store.where(KEY)
     assert info.value.message == ("S3 put refused (AccessDenied): An error occurred (AccessDenied) when calling "
-                                  "the PutObject operation: scripted")
+                                  "the PutObject operation: scripted; check the S3 credentials "
+                                  "(ALAS_STORE__S3_ACCESS_KEY / ALAS_STORE__S3_SECRET_KEY, or AWS_ACCESS_KEY_ID / "
+                                  "AWS_SECRET_ACCESS_KEY) and the bucket's policy")
     assert scripted.requests == [("PUT", f"/b/team/{KEY}")]  # a refusal is not retried
 
 
@@ -145,6 +147,10 @@ def test_a_refused_head_is_an_error_not_a_missing_record(scripted: Scripted) -> 
         store.exists(key=KEY)
     assert info.value.where == store.where(KEY)
     assert info.value.message.startswith("S3 head refused (403): ")
+    # A HEAD's 403 has no body to say what is refused: the message points at the credentials.
+    assert info.value.message.endswith("; check the S3 credentials (ALAS_STORE__S3_ACCESS_KEY / "
+                                       "ALAS_STORE__S3_SECRET_KEY, or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) "
+                                       "and the bucket's policy")
     assert scripted.methods() == ["HEAD"]  # a HEAD never has an error document: no reconnect, no retry
 
 
