@@ -15,14 +15,19 @@ import re
 
 from alas_argo.errors import InputError
 
-__all__ = ["check_run_id", "event_key", "head_key", "idempotency_key", "plan_key"]
+__all__ = ["check_run_id", "event_key", "head_key", "idempotency_key", "is_run_id", "plan_key"]
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
+def is_run_id(name: str) -> bool:
+    """Whether ``name`` is a run id (what :func:`check_run_id` takes)."""
+    return bool(_RUN_ID.match(name or ""))
+
+
 def check_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is usable as a key segment, else raise InputError."""
-    if not _RUN_ID.match(run_id or ""):
+    if not is_run_id(run_id):
         raise InputError(f"invalid run id {run_id!r} (letters, digits, '.', '_', '-'; at most 128)",
                          where="run id")
     return run_id

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from alas_argo.errors import IntegrityError, StoreError
 from alas_argo.log.event import Event
 from alas_argo.log.events import EventType
+from alas_argo.log.layout import is_run_id
 from alas_argo.log.store import Store
 
 __all__ = ["RunSummary", "list_runs", "run_status"]
@@ -47,6 +48,8 @@ def list_runs(store: Store) -> list[RunSummary]:
     """Every run in ``store``, sorted by run id; reads only each run's last event."""
     out = []
     for run_id in store.children(prefix="runs/"):
+        if not is_run_id(run_id):
+            continue  # no run can have this name (`_x`): listed, it was a run every other command refused
         events = store.list(prefix=f"runs/{run_id}/events/")
         plans = store.list(prefix=f"runs/{run_id}/plans/")
         last: Event | None = None
