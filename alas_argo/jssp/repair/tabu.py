@@ -43,10 +43,11 @@ ITERATIONS = 10_000
 #: disruption early in the plan) the first edit stays the re-dispatch's.
 MAX_OPERATIONS = 2000
 #: Nominal seconds charged per iteration and free operation on a deterministic clock. Measured on the 2-core
-#: development machine (load about 5; scripts/tabu_rate.py): CPU seconds of the search per iteration and free
-#: operation over the bench's own TA 20x15 cases (ta11-ta14, the 17 searches of 1,000 iterations or more),
-#: median 2.6e-8, mean 2.7e-8, about 190,000 iterations a second at 200 free operations; so a search of 10,000
-#: iterations over 200 free operations is charged 0.052 s, what it costs in CPU.
+#: development machine (load 5-7; scripts/tabu_rate.py): CPU seconds of the search per iteration and free
+#: operation over the bench's own TA 20x15 cases (ta11-ta14, the 16 searches of 1,000 iterations or more),
+#: median 2.6e-8 and 2.7e-8 in two runs, means 2.7e-8 and 2.9e-8, about 190,000 iterations a second at 200
+#: free operations; so a search of 10,000 iterations over 200 free operations is charged 0.052 s, about what
+#: it costs in CPU.
 SECONDS_PER_OPERATION_ITERATION = 2.6e-8
 #: The compiled module's name.
 KERNEL = "alas_argo.jssp.repair._tabu"
