@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
 
-from alas_argo.errors import InputError
+from alas_argo.errors import ContractError, InputError
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.repair.reoptimizing import FreeSequences
 from alas_argo.jssp.schedule import Schedule
@@ -116,19 +116,23 @@ def tabu_search(free: FreeSequences, *, bound: int, seed: int, iterations: int =
     when the kernel is not built.
 
     Raises:
-        ValueError: the kernel's makespan disagrees with ``FreeSequences``' for its sequences (a bug).
+        ContractError: the kernel's makespan disagrees with ``FreeSequences``' for its sequences, or it refused
+            the arrays built here (a bug in one of the two; never a plan timed one way and judged another).
     """
     compiled = kernel()
     if compiled is None:
         return None
     arrays = _arrays(free)
-    raw, makespan, made = compiled.search(*arrays, free.floor, bound, iterations, seed % 2**64)
+    try:
+        raw, makespan, made = compiled.search(*arrays, free.floor, bound, iterations, seed % 2**64)
+    except ValueError as e:
+        raise ContractError(f"the tabu kernel refused the free sequences: {e}") from e
     order = array("q")
     order.frombytes(raw)
     offsets = arrays[5]
     found = free.adopted([list(order[offsets[m]:offsets[m + 1]]) for m in range(len(free.seqs))])
     if found is None or found.makespan != makespan:
-        raise ValueError(f"the tabu kernel's plan re-times to {found and found.makespan} in Python, not {makespan}")
+        raise ContractError(f"the tabu kernel's plan re-times to {found and found.makespan} in Python, not {makespan}")
     return TabuSearch(found, makespan, made)
 
 

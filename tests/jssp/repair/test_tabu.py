@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 import sys
 from array import array
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from alas_argo.errors import InputError
+from alas_argo.errors import ContractError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown, generate_disruption
@@ -235,3 +237,23 @@ def test_an_unknown_first_edit_is_refused() -> None:
     with pytest.raises(InputError, match="unknown first edit 'genetic'; known: redispatch, tabu"):
         repair(inst, plan, d, "lcrp", first_edit="genetic")
     assert FirstEdit.parse("tabu") is FirstEdit.TABU
+
+
+def test_a_kernel_that_times_its_plan_otherwise_than_python_is_a_contract_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan is re-timed in Python; a kernel whose makespan differs (or that refuses the arrays) is a bug,
+    named, never a plan taken on the kernel's word."""
+    inst, plan, d = _weak_case("ft10", "shock", 2)
+    state = ExecutionState.at(inst, plan, d)
+    start = FreeSequences(state, _first_edit(state))
+
+    def off_by_one(*args: Any) -> tuple[bytes, int, int]:
+        return bytes(args[6]), start.makespan + 1, 0  # its start sequence back, timed wrong
+
+    def refusing(*args: Any) -> tuple[bytes, int, int]:
+        raise ValueError("sequence: not a permutation")
+
+    for search, message in ((off_by_one, "re-times to"), (refusing, "refused the free sequences")):
+        monkeypatch.setattr(tabu_module, "kernel", lambda search=search: SimpleNamespace(search=search))
+        with pytest.raises(ContractError, match=message):
+            tabu_search(start, bound=0, seed=0)
