@@ -14,7 +14,7 @@
  * move evaluated, by the same semi-active pass as FreeSequences.evaluate, so the makespan returned is the one
  * Python computes for the sequences returned (tests/jssp/repair/test_tabu.py checks it).
  *
- * Search (measured in /work/notes/h-tabu-NOTES.md, issue 17): moves on one critical path, N7-style (swap the
+ * Search (as the h-tabu probe of issue 17 measured it, bench/README.md): moves on one critical path, N7-style (swap the
  * first and last two operations of each block; move an interior operation to the block's front or back; move
  * the block's first operation behind, or its last one ahead of, each other one). Moves are ranked by a cheap
  * estimate (heads of the moved segment recomputed, tails of a backward pass without downtimes) and only the best
@@ -32,7 +32,7 @@ typedef int64_t i64;
 
 #define TENURE_MIN 8
 #define TENURE_MAX 14
-/* Tenure 10-20 and a back-jump after 1,000 idle iterations were measured no better (h-tabu notes). */
+/* Tenure 10-20 and a back-jump after 1,000 idle iterations were measured no better (the h-tabu probe). */
 #define STALL_LIMIT 3000
 #define KICK 3
 /* Ties in the estimate are broken at random: the estimate is scaled by this and a random remainder added. */

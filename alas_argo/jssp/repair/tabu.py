@@ -3,9 +3,9 @@
 LCRP's first edit (AOR, or the free operations re-dispatched in planned order) is 2-10 % above the lower bound
 on the bench's own 20x15 disruptions, and the CP-SAT stages after it need most of the repair's time to close
 that gap. A tabu search over the free operations' machine sequences closes most of it in a few hundredths of a
-CPU second when compiled: measured on the bench's own TA 20x15 scenarios (/work/notes/h-tabu-NOTES.md and
-bench/README.md, issue 17), LCRP at effort 0.5 from the tabu's plan ends as short as LCRP at effort 1 from the
-re-dispatch (0.9991 against 0.9997 of a 10 s global re-solve), in about a quarter of the nominal seconds.
+CPU second when compiled. Measured on the bench's own TA 20x15 scenarios (bench/README.md, issue 17, three
+seeds): LCRP at effort 0.5 from the tabu's plan ends within 0.1 % of LCRP at effort 1 from the re-dispatch
+(1.0001 against 0.9994 of a 10 s global re-solve's makespan), in about a third of the nominal seconds.
 
 The search itself is C (:mod:`alas_argo.jssp.repair._tabu`, ``_tabu.c``), built at install as an optional
 extension (setup.py): an install without a C compiler has none, and :func:`tabu_first_edit` then says so and
@@ -35,9 +35,9 @@ from alas_argo.jssp.searching import SearchClock
 __all__ = ["ITERATIONS", "KERNEL", "MAX_OPERATIONS", "SECONDS_PER_OPERATION_ITERATION", "FirstEdit", "TabuSearch",
            "kernel", "tabu_first_edit", "tabu_search"]
 
-#: Iterations of one search. Measured on the bench's own TA 20x15 scenarios (h-tabu notes, hybrid runs): 5,000
-#: and 20,000 give LCRP the same makespan as 10,000 (0.9989 of full in each case); 3,000 leaves shocks 0.7 %
-#: above full.
+#: Iterations of one search. Measured by the h-tabu probe on the bench's own TA 20x15 scenarios (LCRP after it):
+#: 5,000 and 20,000 iterations give the same makespan as 10,000 (0.9989 of full each); 3,000 leaves the shocks
+#: 0.7 % above full.
 ITERATIONS = 10_000
 #: The search's tabu table holds a pair of free operations per entry: 16 MB at this many; above it (a 100x20
 #: disruption early in the plan) the first edit stays the re-dispatch's.
