@@ -290,10 +290,11 @@ def register(commands: Commands) -> None:
     p.add_argument("--first-edit", default=FirstEdit.REDISPATCH.value, choices=[e.value for e in FirstEdit],
                    help="Where LCRP starts: redispatch (the default: AOR, or the free operations re-dispatched in "
                    "planned order when shorter) or tabu (that, improved first by a compiled tabu search of 10,000 "
-                   "iterations, seeded with --seed). On the bench's own 20x15 scenarios tabu with --effort 0.5 "
-                   "ends within 0.1 %% of the default at effort 1 in about a third of the nominal seconds "
-                   "(bench/README.md, issue 17). Without the compiled search (no C compiler at install) tabu "
-                   "repairs as redispatch does and the notes say so. Other methods ignore it.")
+                   "iterations, seeded with --seed). On the bench's own 20x15 scenarios tabu with --effort 0.75 "
+                   "ends as short as the default at effort 1 in about half the nominal seconds, with --effort 0.5 "
+                   "within 0.1 %% in about a third (bench/README.md, issue 17). Without the compiled search (no "
+                   "C compiler at install) tabu repairs as redispatch does and the notes say so. Other methods "
+                   "ignore it.")
     p.add_argument("--seed", type=seed_flag, default=0, help="CP-SAT's random seed (default 0).")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2,
                    help="CP-SAT search workers with --wall-clock (default 2).")

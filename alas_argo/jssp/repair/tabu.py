@@ -4,8 +4,9 @@ LCRP's first edit (AOR, or the free operations re-dispatched in planned order) i
 on the bench's own 20x15 disruptions, and the CP-SAT stages after it need most of the repair's time to close
 that gap. A tabu search over the free operations' machine sequences closes most of it in a few hundredths of a
 CPU second when compiled. Measured on the bench's own TA 20x15 scenarios (bench/README.md, issue 17, three
-seeds): LCRP at effort 0.5 from the tabu's plan ends within 0.1 % of LCRP at effort 1 from the re-dispatch
-(1.0001 against 0.9994 of a 10 s global re-solve's makespan), in about a third of the nominal seconds.
+seeds): LCRP at effort 0.75 from the tabu's plan ends as short as LCRP at effort 1 from the re-dispatch (0.9996
+against 0.9994 of a 10 s global re-solve's makespan) in about half the nominal seconds; at effort 0.5, 1.0001 in
+about a third.
 
 The search itself is C (:mod:`alas_argo.jssp.repair._tabu`, ``_tabu.c``), built at install as an optional
 extension (setup.py): an install without a C compiler has none, and :func:`tabu_first_edit` then says so and
