@@ -257,3 +257,14 @@ def test_a_kernel_that_times_its_plan_otherwise_than_python_is_a_contract_error(
         monkeypatch.setattr(tabu_module, "kernel", lambda search=search: SimpleNamespace(search=search))
         with pytest.raises(ContractError, match=message):
             tabu_search(start, bound=0, seed=0)
+
+
+@needs_kernel
+def test_the_tabu_first_edit_under_a_wall_clock() -> None:
+    """On a wall clock nothing is charged (the clock reads the time the search took) and the repair is as valid."""
+    inst, plan, d = _weak_case("ft10", "shock", 2)
+    r = repair(inst, plan, d, "lcrp", budget=2, seed=3, effort=0.5, first_edit="tabu", deterministic=False,
+               workers=1)
+    assert r.valid and validate(inst, r.schedule, disruption=d, baseline=plan).valid
+    assert [n for n in r.notes if n.startswith("tabu first edit (")] and r.limits["first_edit"] == "tabu"
+    assert "nominal_seconds" not in r.limits
