@@ -2,12 +2,13 @@
 full-stable rows (bench/README.md, issue 17): the quick probe behind the issue-17 tuning.
 
 Usage: python scripts/repair_quality.py DIR BASE_CSV EFFORT INSTANCES [--tolerance T] [--seed-offset N]
-                                          [--streams S] [--verbose]
+                                          [--streams S] [--first-edit {redispatch,tabu}] [--verbose]
   DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
   same cases' `full` and `full-stable` rows; INSTANCES: comma-separated; T: LCRP's makespan tolerance (0).
 Repairs run under deterministic limits (the bench's --deterministic), 10 s budget, seed from the case name
 (plus --seed-offset, to see whether a change's gain is one random stream's luck), LCRP's search on S streams
-side by side (default 1), so the figures are the same on every run and under any
+side by side (default 1), from the first edit named by --first-edit (LCRP's default, redispatch, or tabu: the
+compiled tabu search, which must be built), so the figures are the same on every run and under any
 load. Prints per family: mean and worst makespan / full, moved operations / full's
 and / full-stable's (sums over the cases); the cases above 2 %; the nominal seconds a repair took (streams side
 by side counted once) and the work its solves were charged (every stream counted).
@@ -21,7 +22,8 @@ from collections import defaultdict
 
 from kept_cases import kept_cases, probe_parser
 
-from alas_argo.jssp.repair import repair
+from alas_argo.jssp.repair import FirstEdit, repair
+from alas_argo.jssp.repair.tabu import kernel
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 
 
@@ -30,8 +32,11 @@ def main() -> int:
     parser.add_argument("--seed-offset", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=0.0)
     parser.add_argument("--streams", type=int, default=1)
+    parser.add_argument("--first-edit", choices=[e.value for e in FirstEdit], default=FirstEdit.REDISPATCH.value)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
+    if args.first_edit == FirstEdit.TABU and kernel() is None:
+        parser.error("--first-edit tabu: the compiled tabu search is not built (pip install -e . with a C compiler)")
     base = {(r["instance"], r["scenario"], int(r["seed"]), r["method"]): r
             for r in csv.DictReader(args.base_csv.open())}
     ratios: dict[str, list[float]] = defaultdict(list)
@@ -41,7 +46,7 @@ def main() -> int:
     over: list[str] = []
     for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
         r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
-                   tolerance=args.tolerance, deterministic=True, streams=args.streams)
+                   tolerance=args.tolerance, deterministic=True, streams=args.streams, first_edit=args.first_edit)
         work.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
         nominal.append(r.limits.get("nominal_seconds", work[-1]))
         full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]

@@ -22,13 +22,13 @@ from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disru
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_family
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
-from alas_argo.jssp.repair import RepairMethod, check_effort, check_tolerance, repair
+from alas_argo.jssp.repair import FirstEdit, RepairMethod, check_effort, check_tolerance, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.repeats import repeated
 
-__all__ = ["COLUMNS", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption", "case_path",
-           "check_bench_arguments", "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
+__all__ = ["COLUMNS", "FIRST_EDIT_MARK", "LEGACY_COLUMNS", "TOLERANCE_MARK", "RepairRow", "baseline", "case_disruption",
+           "case_path", "check_bench_arguments", "is_lcrp", "lcrp_label", "rerun_command", "run_repair_bench"]
 
 #: The columns before the locality ones: a table with this header still reads back (:func:`.repair_report.from_csv`).
 LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_makespan", "makespan", "moved_operations",
@@ -37,6 +37,8 @@ LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_ma
 COLUMNS = (*LEGACY_COLUMNS, "touched_machines", "went_global")
 #: What separates an LCRP row's makespan tolerance from its effort in the method column (:func:`lcrp_label`).
 TOLERANCE_MARK = "+tol"
+#: What ends an LCRP row's method column when its first edit is not the default (``lcrp@0.5+tabu``).
+FIRST_EDIT_MARK = "+"
 
 
 @dataclass(frozen=True)
@@ -94,10 +96,12 @@ def case_path(cases: Path, instance: str, scenario: str, seed: int) -> Path:
 
 def rerun_command(directory: str, row: RepairRow, *, time_limit: float, deterministic: bool) -> str:
     """The `alas repair` command that repeats one row on the inputs the benchmark kept in ``directory``."""
-    label, _, tolerance = row.method.partition(TOLERANCE_MARK)
+    label, first_edit = _first_edit_of(row.method)
+    label, _, tolerance = label.partition(TOLERANCE_MARK)
     method, _, effort = label.partition("@")
     flags = f" --effort {effort}" if effort else ""
     flags += f" --tolerance {tolerance}" if tolerance else ""
+    flags += f" --first-edit {first_edit.value}" if first_edit is not FirstEdit.REDISPATCH else ""
     flags += "" if deterministic else " --wall-clock --workers 2"
     return (f"alas repair --instance {row.instance} --schedule {directory}/baselines/{row.instance}.json "
             f"--disruption {directory}/cases/{row.instance}/{row.scenario}-{row.seed}.json --method {method} "
@@ -143,7 +147,8 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
                      baseline_time_limit: float = 10.0, workers: int = 2, cache: Path | None = None,
                      on_row: Callable[[RepairRow], None] | None = None, lcrp_efforts: Sequence[float] = (1.0,),
                      deterministic: bool = False, cases: Path | None = None,
-                     first_seed: int = 0, lcrp_tolerance: float = 0.0) -> list[RepairRow]:
+                     first_seed: int = 0, lcrp_tolerance: float = 0.0,
+                     lcrp_first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
 
     A scenario is a disruption kind or a family of :mod:`alas_argo.jssp.disruption_families`. Seeds run from
@@ -154,14 +159,16 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     ``deterministic`` in CP-SAT deterministic time on one worker (what `alas run` and `alas repair` do by
     default). Baselines are planned under wall-clock limits either way, so both modes repair the same plans.
 
-    LCRP runs once per effort in ``lcrp_efforts``, each with the makespan tolerance ``lcrp_tolerance``; its rows
-    are named by :func:`lcrp_label`, so one run compares several time boxes against the same (slow) baselines.
+    LCRP runs once per effort in ``lcrp_efforts``, each with the makespan tolerance ``lcrp_tolerance`` and the
+    first edit ``lcrp_first_edit``; its rows are named by :func:`lcrp_label`, so one run compares several time
+    boxes against the same (slow) baselines.
 
     Raises:
         InputError: an unknown instance, scenario or method, or an unusable LCRP effort or tolerance.
     """
     names_of = [str(s) for s in scenarios]
     chosen = check_bench_arguments(names_of, methods, lcrp_efforts, lcrp_tolerance)
+    first_edit = FirstEdit.parse(lcrp_first_edit)
     runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:
@@ -174,23 +181,36 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
                     _write(case_path(cases, inst.name, scenario, seed), disruption.to_json())
                 for method, effort in runs:
                     row = _one(inst, base, disruption, scenario, seed, method, time_limit, workers, effort,
-                               deterministic, lcrp_tolerance if method is RepairMethod.LCRP else 0.0)
+                               deterministic, lcrp_tolerance if method is RepairMethod.LCRP else 0.0,
+                               first_edit if method is RepairMethod.LCRP else FirstEdit.REDISPATCH)
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
     return rows
 
 
-def lcrp_label(effort: float, tolerance: float = 0.0) -> str:
-    """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise, and ``+tolT`` after
-    either with a makespan tolerance (``lcrp@4+tol0.005``)."""
+def lcrp_label(effort: float, tolerance: float = 0.0, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> str:
+    """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise, ``+tolT`` after either
+    with a makespan tolerance (``lcrp@4+tol0.005``), and ``+tabu`` last with the tabu first edit
+    (``lcrp@0.5+tabu``)."""
     label = "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
-    return f"{label}{TOLERANCE_MARK}{tolerance:g}" if tolerance else label
+    label = f"{label}{TOLERANCE_MARK}{tolerance:g}" if tolerance else label
+    edit = FirstEdit.parse(first_edit)
+    return label if edit is FirstEdit.REDISPATCH else f"{label}{FIRST_EDIT_MARK}{edit.value}"
+
+
+def _first_edit_of(method: str) -> tuple[str, FirstEdit]:
+    """A row's method column without its first edit's mark, and that first edit (the default when unmarked)."""
+    for edit in FirstEdit:
+        mark = f"{FIRST_EDIT_MARK}{edit.value}"
+        if edit is not FirstEdit.REDISPATCH and method.endswith(mark):
+            return method.removesuffix(mark), edit
+    return method, FirstEdit.REDISPATCH
 
 
 def is_lcrp(method: str) -> bool:
     """Whether a row's method names an LCRP variant (see :func:`lcrp_label`)."""
-    return method.partition(TOLERANCE_MARK)[0].split("@")[0] == RepairMethod.LCRP.value
+    return _first_edit_of(method)[0].partition(TOLERANCE_MARK)[0].split("@")[0] == RepairMethod.LCRP.value
 
 
 def _kind(name: str) -> DisruptionKind:
@@ -230,15 +250,16 @@ def _write(path: Path, doc: dict[str, object]) -> None:
 
 def _one(inst: Instance, base: Schedule, disruption: Disruption, scenario: str, seed: int,
          method: RepairMethod, time_limit: float, workers: int, effort: float = 1.0,
-         deterministic: bool = False, tolerance: float = 0.0) -> RepairRow:
-    label = lcrp_label(effort, tolerance) if method is RepairMethod.LCRP else method.value
+         deterministic: bool = False, tolerance: float = 0.0,
+         first_edit: FirstEdit = FirstEdit.REDISPATCH) -> RepairRow:
+    label = lcrp_label(effort, tolerance, first_edit) if method is RepairMethod.LCRP else method.value
     failed = RepairRow(instance=inst.name, size=inst.size, scenario=scenario, seed=seed, method=label,
                        baseline_makespan=base.makespan, makespan=0, moved_operations=0, total_start_shift=0,
                        edit_radius=0, neighbourhood_growths=0, wip_moved=0, fallback=False, seconds=0.0,
                        valid=False)
     try:
         r = repair(inst, base, disruption, method, budget=time_limit, seed=seed, workers=workers, effort=effort,
-                   tolerance=tolerance, deterministic=deterministic)
+                   tolerance=tolerance, deterministic=deterministic, first_edit=first_edit)
     except AlasError as e:  # a failed case is a row, not a crashed benchmark
         return replace(failed, error=str(e))
     return replace(failed, makespan=r.makespan, moved_operations=r.moved_operations,

@@ -20,7 +20,7 @@ Payload contract (the pipeline writes these events; every field name is normativ
        "deterministic": bool (budgets in CP-SAT deterministic time; when absent, ``metrics.limits.deterministic``,
        else false: logs written before deterministic limits counted wall time), "seed" (0 when absent),
        "workers" (1 when absent), "limits" or "metrics.limits" with "search_streams" (LCRP's search streams; 1
-       when absent),
+       when absent) and "first_edit" (LCRP's first edit; redispatch when absent),
        "plan": {repaired schedule JSON} | "result_version": N, "metrics": {...}}
 
 Plans are given inline or by a committed version of the same run (read and hash-checked through
@@ -180,6 +180,13 @@ def _streams(payload: dict[str, Any]) -> int:
     return int(limits.get("search_streams", 1))
 
 
+def _first_edit(payload: dict[str, Any]) -> str:
+    """LCRP's first edit the recorded repair ran (its limits' ``first_edit``, where ``search_streams`` is read);
+    redispatch when absent: the default, and what every repair recorded before the tabu first edit ran."""
+    limits = payload.get("limits") or (payload.get("metrics") or {}).get("limits") or {}
+    return str(limits.get("first_edit", "redispatch"))
+
+
 def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     from alas_argo.jssp.repair import RepairMethod, repair
 
@@ -190,7 +197,8 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     result = repair(instance, inputs.plan(p, "baseline", "baseline_version"),
                     inputs.disruption(p, required=True), p["method"], float(p["budget"]),
                     seed=int(p.get("seed", 0)), workers=int(p.get("workers", 1)), effort=float(p.get("effort", 1.0)),
-                    tolerance=float(p.get("tolerance", 0.0)), deterministic=deterministic, streams=_streams(p))
+                    tolerance=float(p.get("tolerance", 0.0)), deterministic=deterministic, streams=_streams(p),
+                    first_edit=_first_edit(p))
     old, new = _ops(recorded), _ops(result.schedule)
     differ = [k for k in old.keys() | new.keys() if old.get(k) != new.get(k)]
     shift = sum(abs(new[k][1] - old[k][1]) for k in differ if k in old and k in new)

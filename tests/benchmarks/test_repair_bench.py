@@ -12,6 +12,7 @@ from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, summarize,
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 from alas_argo.jssp.repair import RepairMethod
+from alas_argo.jssp.repair.tabu import KERNEL, kernel
 
 
 def test_run_summarize_and_write(tmp_path: Path) -> None:
@@ -162,3 +163,25 @@ def test_a_cached_baseline_that_is_not_a_plan_of_the_instance_is_named(
     # Nothing measured, nothing replaced: the cache as it was, and an earlier run's table too.
     assert cached.read_bytes() == before
     assert (tmp_path / "repair.csv").read_text(encoding="utf-8") == "an earlier run's table\n"
+
+
+@pytest.mark.skipif(kernel() is None, reason=f"the compiled tabu search ({KERNEL}) is not built: `pip install -e .` "
+                    "with a C compiler")
+def test_bench_repair_with_the_tabu_first_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`alas bench repair --lcrp-first-edit tabu`: its LCRP rows are named for it, valid, and their rerun command
+    repeats them."""
+    out = tmp_path / "b"
+    assert main(["bench", "repair", "--suite", "ft10", "--scenarios", "shock", "--seeds", "1", "--methods",
+                 "aor,lcrp", "--lcrp-effort", "0.5", "--lcrp-first-edit", "tabu", "--time-limit", "2",
+                 "--baseline-time-limit", "0.5", "--workers", "1", "--deterministic", "--out", str(out),
+                 "--json"]) == 0
+    rows = from_csv((out / "repair.csv").read_text())
+    assert [r.method for r in rows] == ["aor", "lcrp@0.5+tabu"] and all(r.valid for r in rows)
+    assert rows[1].makespan <= rows[0].makespan
+    capsys.readouterr()
+    command = rerun_command(str(out), rows[1], time_limit=2, deterministic=True)
+    assert command.endswith("--effort 0.5 --first-edit tabu --out r.json")
+    argv = [*command.split()[1:-2], "--out", str(tmp_path / "r.json"), "--json"]
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (again["makespan"], again["moved_operations"]) == (rows[1].makespan, rows[1].moved_operations)

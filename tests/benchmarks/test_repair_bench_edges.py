@@ -22,6 +22,7 @@ from alas_argo.benchmarks.repair import (
     baseline,
     case_disruption,
     check_bench_arguments,
+    is_lcrp,
     lcrp_label,
     rerun_command,
     run_repair_bench,
@@ -30,7 +31,7 @@ from alas_argo.errors import InfeasibleError, InputError
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, generate_disruption
 from alas_argo.jssp.disruption_families import generate_family
-from alas_argo.jssp.repair import RepairMethod
+from alas_argo.jssp.repair import FirstEdit, RepairMethod
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 
@@ -66,15 +67,16 @@ def test_every_knob_reaches_the_repair_of_its_own_row(tmp_path: Path, monkeypatc
     rows = run_repair_bench(["ft06"], scenarios=["shock", "multi-breakdown"], seeds=1, first_seed=3,
                             methods=["aor", "lcrp"], time_limit=0.25, baseline_time_limit=0.3, workers=1,
                             cache=tmp_path / "baselines", lcrp_efforts=(1.0, 2.0), lcrp_tolerance=0.01,
-                            deterministic=True, cases=tmp_path / "cases")
+                            deterministic=True, cases=tmp_path / "cases", lcrp_first_edit="tabu")
     assert [(r.scenario, r.seed, r.method) for r in rows] == [
-        (s, 3, m) for s in ("shock", "multi-breakdown") for m in ("aor", "lcrp+tol0.01", "lcrp@2+tol0.01")]
+        (s, 3, m) for s in ("shock", "multi-breakdown") for m in ("aor", "lcrp+tol0.01+tabu", "lcrp@2+tol0.01+tabu")]
     knobs = [{k: v for k, v in c.items() if k != "disruption"} for c in spy.calls]
     common = {"budget": 0.25, "seed": 3, "workers": 1, "deterministic": True}
     assert knobs == 2 * [
-        {"method": RepairMethod.AOR, **common, "effort": 1.0, "tolerance": 0.0},  # no LCRP tolerance for AOR
-        {"method": RepairMethod.LCRP, **common, "effort": 1.0, "tolerance": 0.01},
-        {"method": RepairMethod.LCRP, **common, "effort": 2.0, "tolerance": 0.01},
+        # no LCRP tolerance nor first edit for AOR
+        {"method": RepairMethod.AOR, **common, "effort": 1.0, "tolerance": 0.0, "first_edit": FirstEdit.REDISPATCH},
+        {"method": RepairMethod.LCRP, **common, "effort": 1.0, "tolerance": 0.01, "first_edit": FirstEdit.TABU},
+        {"method": RepairMethod.LCRP, **common, "effort": 2.0, "tolerance": 0.01, "first_edit": FirstEdit.TABU},
     ]
     # The disruption repaired is the one drawn with the row's seed (not seed 0), and the one kept for the rerun.
     ft06 = get_instance("ft06")
@@ -163,6 +165,8 @@ def test_the_baseline_is_planned_on_the_wall_clock_and_needs_no_cache(monkeypatc
     ("lcrp@4", True, " --effort 4"),
     ("lcrp+tol0.005", True, " --tolerance 0.005"),
     ("lcrp@4+tol0.005", False, " --effort 4 --tolerance 0.005 --wall-clock --workers 2"),
+    ("lcrp+tabu", True, " --first-edit tabu"),
+    ("lcrp@0.5+tol0.005+tabu", True, " --effort 0.5 --tolerance 0.005 --first-edit tabu"),
     ("full", False, " --wall-clock --workers 2"),
 ])
 def test_the_rerun_command_word_for_word(method: str, deterministic: bool, flags: str) -> None:
@@ -177,6 +181,13 @@ def test_the_rerun_command_word_for_word(method: str, deterministic: bool, flags
 
 def test_an_lcrp_label_without_a_tolerance_is_the_effort_alone() -> None:
     assert (lcrp_label(1.0), lcrp_label(2.0), lcrp_label(0.5)) == ("lcrp", "lcrp@2", "lcrp@0.5")
+
+
+def test_an_lcrp_label_names_the_tabu_first_edit_last() -> None:
+    assert lcrp_label(0.5, first_edit="tabu") == "lcrp@0.5+tabu"
+    assert lcrp_label(4.0, 0.005, "tabu") == "lcrp@4+tol0.005+tabu"
+    assert lcrp_label(1.0, first_edit="redispatch") == "lcrp"
+    assert is_lcrp("lcrp+tabu") and is_lcrp("lcrp@4+tol0.005+tabu") and not is_lcrp("full+tabu")
 
 
 @pytest.mark.parametrize(("scenarios", "methods", "message"), [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from alas_argo.cli import main
 from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.repair.tabu import KERNEL, kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 
@@ -221,3 +223,52 @@ def test_the_disrupt_line_counts_the_operations_a_shock_lengthens(files: Path,
         # A share of 0 still lengthens one operation (a shock grows at least one): "1 operation takes longer".
         assert (n == 1) is (share == "0")
         assert f": {n} operation takes longer -> " in line if n == 1 else f": {n} operations take longer -> " in line
+
+
+def _tabu_case(tmp_path: Path) -> list[str]:
+    """A weak plan of ft10 and a shock of it: room for the tabu first edit."""
+    inst = get_instance("ft10")
+    plan = dispatch(inst, "mwkr")
+    (tmp_path / "s.json").write_text(json.dumps(plan.to_json()))
+    assert main(["disrupt", "--instance", "ft10", "--schedule", str(tmp_path / "s.json"), "--kind", "shock",
+                 "--seed", "2", "--out", str(tmp_path / "d.json")]) == 0
+    return ["repair", "--instance", "ft10", "--schedule", str(tmp_path / "s.json"), "--disruption",
+            str(tmp_path / "d.json"), "--effort", "0.5", "--seed", "3", "--out", str(tmp_path / "r.json")]
+
+
+@pytest.mark.skipif(kernel() is None, reason=f"the compiled tabu search ({KERNEL}) is not built: `pip install -e .` "
+                    "with a C compiler")
+def test_repair_first_edit_tabu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = _tabu_case(tmp_path)
+    capsys.readouterr()
+    assert main([*args, "--first-edit", "tabu"]) == 0
+    out = capsys.readouterr().out
+    assert "  tabu first edit (10000 iterations" in out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["valid"] is True and doc["limits"]["first_edit"] == "tabu"
+    assert validate(get_instance("ft10"), Schedule.model_validate(doc),
+                    disruption=Disruption.model_validate_json((tmp_path / "d.json").read_text()),
+                    baseline=Schedule.model_validate_json((tmp_path / "s.json").read_text())).valid
+    # The default is the re-dispatch: no search, nothing said of one.
+    assert main(args) == 0
+    assert "tabu first edit" not in capsys.readouterr().out
+    assert "first_edit" not in json.loads((tmp_path / "r.json").read_text())["limits"]
+
+
+def test_repair_first_edit_tabu_without_the_compiled_search(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    args = _tabu_case(tmp_path)
+    monkeypatch.setitem(sys.modules, KERNEL, None)  # as an install without a C compiler
+    capsys.readouterr()
+    assert main([*args, "--first-edit", "tabu"]) == 0
+    captured = capsys.readouterr()
+    said = [line for line in captured.out.splitlines() if "tabu first edit" in line]
+    assert len(said) == 1 and "is not built" in said[0] and "Traceback" not in captured.err
+    assert json.loads((tmp_path / "r.json").read_text())["valid"] is True
+
+
+def test_repair_refuses_an_unknown_first_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = _tabu_case(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        main([*args, "--first-edit", "genetic"])
+    assert e.value.code == 2 and "invalid choice: 'genetic'" in capsys.readouterr().err

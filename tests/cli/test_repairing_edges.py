@@ -144,13 +144,13 @@ def test_every_repair_flag_reaches_the_library(files: Path, capsys: pytest.Captu
 
     monkeypatch.setattr(repairing_cli, "repair", spy)
     assert _repair(files, "--method", "lcrp", "--time-limit", "3", "--seed", "7", "--workers", "3", "--effort", "2",
-                   "--tolerance", "0.01", "--streams", "2", "--wall-clock") == 0
+                   "--tolerance", "0.01", "--streams", "2", "--first-edit", "tabu", "--wall-clock") == 0
     (args, kwargs), = calls
     assert args[0] is FT06 or args[0].name == "ft06"
     assert args[1] == _plan(files) and args[2] == Disruption.model_validate(_written(files / "d.json"))
     assert args[3] == "lcrp"
     assert kwargs == {"budget": 3.0, "seed": 7, "workers": 3, "effort": 2.0, "tolerance": 0.01,
-                      "deterministic": False, "streams": 2}
+                      "deterministic": False, "streams": 2, "first_edit": "tabu"}
     capsys.readouterr()
 
 

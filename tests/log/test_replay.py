@@ -10,6 +10,7 @@ from alas_argo.jssp.dispatching import DispatchingRule, dispatch
 from alas_argo.jssp.disruption import generate_disruption
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import repair
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.validate import validate
 from alas_argo.log.events import EventType
 from alas_argo.log.execution_log import ExecutionLog
@@ -180,3 +181,25 @@ def test_a_repair_recorded_before_search_streams_replays_on_one(store: Store) ->
     # The case tells the two apart: on two streams this repair gives another plan, which replay would report.
     (on_two,) = list(_lcrp_record(store, "two", streams=2).events())
     assert on_two.payload["plan"] != next(iter(old.events())).payload["plan"]
+
+
+@pytest.mark.skipif(tabu_kernel() is None, reason="the compiled tabu search is not built: `pip install -e .` with a "
+                    "C compiler")
+def test_a_repair_with_the_tabu_first_edit_replays_with_it(store: Store) -> None:
+    """The first edit is read back from the recorded limits: replayed without it, this repair gives another plan."""
+    from alas_argo.jssp.catalog import get_instance
+
+    la21 = get_instance("la21")
+    plan = dispatch(la21, "mwkr")
+    disruption = generate_disruption(la21, plan, "shock", seed=4)
+    result = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, effort=0.5, first_edit="tabu")
+    log = ExecutionLog(store, "tabu")
+    log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
+        "instance": {"name": "la21"}, "baseline": plan.to_json(), "disruption": disruption.to_json(),
+        "method": "lcrp", "budget": 2.0, "seed": 1, "workers": 1, "effort": 0.5, "deterministic": True,
+        "plan": result.schedule.to_json(), "metrics": result.metrics()})
+    assert result.limits["first_edit"] == "tabu"
+    (step,) = replay_log(log).steps
+    assert step.parity, step.detail
+    default = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, effort=0.5)
+    assert default.schedule != result.schedule

@@ -50,15 +50,16 @@ def _repair_payload(tiny: Instance, **fields: Any) -> dict[str, Any]:
 
 def test_a_repair_recorded_without_its_options_replays_with_the_documented_defaults(
         tmp_path: Path, tiny: Instance, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The oldest form (before seeds, workers, effort, tolerance, deterministic limits and streams were recorded;
-    the controller still records no seed): seed 0, one worker, effort 1, tolerance 0, wall time, one stream."""
+    """The oldest form (before seeds, workers, effort, tolerance, deterministic limits, streams and first edits
+    were recorded; the controller still records no seed): seed 0, one worker, effort 1, tolerance 0, wall time,
+    one stream, the re-dispatch first edit."""
     log = ExecutionLog(FsStore(tmp_path), "old")
     log.append(EventType.REPAIR_FINISHED, node_id="repair", payload=_repair_payload(tiny))
     calls = _spy(monkeypatch)
     (step,) = replay_log(log).steps
     assert step.parity, step.detail
     assert calls == [{"method": "right-shift", "budget": 1.0, "seed": 0, "workers": 1, "effort": 1.0,
-                      "tolerance": 0.0, "deterministic": False, "streams": 1}]
+                      "tolerance": 0.0, "deterministic": False, "streams": 1, "first_edit": "redispatch"}]
 
 
 def test_a_repairs_recorded_options_are_passed_back(tmp_path: Path, tiny: Instance,
@@ -66,13 +67,14 @@ def test_a_repairs_recorded_options_are_passed_back(tmp_path: Path, tiny: Instan
     """What the payload says at its top wins over its metrics' limits."""
     log = ExecutionLog(FsStore(tmp_path), "opts")
     log.append(EventType.REPAIR_FINISHED, node_id="repair", payload=_repair_payload(
-        tiny, seed=3, workers=2, effort=1.5, tolerance=0.1, deterministic=False, limits={"search_streams": 2},
+        tiny, seed=3, workers=2, effort=1.5, tolerance=0.1, deterministic=False,
+        limits={"search_streams": 2, "first_edit": "tabu"},
         metrics={"limits": {"deterministic": True, "search_streams": 1}}))
     calls = _spy(monkeypatch)
     (step,) = replay_log(log).steps
     assert step.parity, step.detail
     assert calls == [{"method": "right-shift", "budget": 1.0, "seed": 3, "workers": 2, "effort": 1.5,
-                      "tolerance": 0.1, "deterministic": False, "streams": 2}]
+                      "tolerance": 0.1, "deterministic": False, "streams": 2, "first_edit": "tabu"}]
 
 
 @pytest.mark.parametrize(("fields", "deterministic", "streams"), [

@@ -24,6 +24,8 @@ from alas_argo.jssp.repair.metrics import (
     wip_moved,
 )
 from alas_argo.jssp.repair.result import RepairOutcome, RepairResult
+from alas_argo.jssp.repair.tabu import FirstEdit
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 from alas_argo.jssp.validate import validate
@@ -33,6 +35,7 @@ __all__ = [
     "MAX_EFFORT",
     "MAX_STREAMS",
     "MAX_TOLERANCE",
+    "FirstEdit",
     "RepairMethod",
     "RepairOutcome",
     "RepairResult",
@@ -107,6 +110,7 @@ def repair(
     tolerance: float = 0.0,
     deterministic: bool = True,
     streams: int = 1,
+    first_edit: FirstEdit | str = FirstEdit.REDISPATCH,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
 
@@ -128,6 +132,11 @@ def repair(
             the shortest plan kept (1, the default: one search). Each stream is reproducible, so the repair is;
             a slightly shorter plan for about ``streams`` times the CPU (bench/README.md, "Search streams").
             Recorded in the result's limits as ``search_streams``, which replay passes back.
+        first_edit: Where LCRP starts: ``redispatch`` (the default: AOR, or the re-dispatched plan when
+            shorter) or ``tabu`` (that, improved by a compiled tabu search of a fixed number of iterations,
+            seeded with ``seed``; :mod:`.tabu`). Without the compiled search (an install without a C compiler)
+            ``tabu`` repairs as ``redispatch`` does and a note says so. Recorded in the limits as
+            ``first_edit`` when the search was there to run. Other methods ignore it.
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.
@@ -143,6 +152,7 @@ def repair(
         raise InputError(f"budget must be positive, got {budget}")
     check_effort(effort)
     check_tolerance(tolerance)
+    first = FirstEdit.parse(first_edit)
     check_disruption(instance, schedule, disruption)
     check_plan_in_force(instance, schedule, disruption)
     started = time.monotonic()
@@ -167,7 +177,7 @@ def repair(
         raise InputError(f"streams must be in [1, {MAX_STREAMS}], got {streams}")
     clock = SearchClock(deterministic=deterministic, streams=streams)
     outcome = get_repairer(chosen)(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid,
-                                   effort=effort, tolerance=tolerance, clock=clock)
+                                   effort=effort, tolerance=tolerance, clock=clock, first_edit=first)
     report = judge(outcome.schedule)
     if not report.valid:
         raise ContractError(f"{chosen.value} produced a plan the validator rejects ({_codes(report)}); "
@@ -176,6 +186,10 @@ def repair(
     limits = clock.record(workers)
     if tolerance and chosen is RepairMethod.LCRP:
         limits["tolerance"] = tolerance
+    # What ran: without the compiled search a tabu first edit repairs as the default does (and a note says so),
+    # and a replay must not run the search it did not.
+    if first is FirstEdit.TABU and chosen is RepairMethod.LCRP and tabu_kernel() is not None:
+        limits["first_edit"] = first.value
     return RepairResult(
         schedule=plan,
         method=chosen.value,

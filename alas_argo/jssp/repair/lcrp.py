@@ -11,6 +11,8 @@ a repair that takes as long as a global re-solve has lost its point.
    than AOR (nor than right-shift, which AOR dominates) unless a tolerance trades makespan for moves
    (docs/lcrp.md, step 8).
    The operations it moved are the cascade.
+   With ``first_edit="tabu"`` (opt-in) a compiled tabu search (:mod:`.tabu`) improves that first edit before
+   anything else runs, on top of the time box; without the compiled search the first edit stays, with a note.
 2. The first neighbourhood is the cascade itself: when the makespan is above the lower bound (the larger of
    job chains and machine loads after the reveal, and the one-machine relaxation with heads and tails:
    :mod:`.bounds`), CP-SAT re-sequences the cascade's operations for the least
@@ -82,6 +84,7 @@ from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
+from alas_argo.jssp.repair.tabu import FirstEdit, tabu_first_edit
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -230,7 +233,7 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
          is_valid: Validator, effort: float = 1.0, tolerance: float = 0.0,
-         clock: SearchClock | None = None) -> RepairOutcome:
+         clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
 
     Args:
@@ -247,8 +250,12 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
             solve (:data:`TRADE_PER_OP`) looks for the fewest moves within ``makespan * (1 + tolerance)``.
         clock: What the time box is counted in: deterministic time spent by the solves (the default, so the
             same inputs give the same repair), or wall time (see :mod:`alas_argo.jssp.searching`).
+        first_edit: ``redispatch`` (the default: AOR, or the re-dispatched plan when shorter) or ``tabu``
+            (that, improved by the compiled tabu search of :mod:`.tabu` when it is built; its time goes on
+            top of the time box, as the re-optimizing search's does).
     """
     clock = clock if clock is not None else SearchClock()
+    first_edit = FirstEdit.parse(first_edit)
     total, cascade_cap = _caps(state, budget, effort)
     deadline = clock.now() + total
     # The search runs on top of the time box, but never past the caller's budget: `--time-limit` bounds the
@@ -270,6 +277,20 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     elif not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
         return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0, clock=clock)
+    # A first edit by the tabu search is global: it may re-sequence every free operation.
+    global_reason: str | None = None
+    if first_edit is FirstEdit.TABU and incumbent.makespan > bound:
+        # On top of the time box (the later stages keep their time, as they were measured with it), but within
+        # the caller's budget: the search is charged to the clock, so the box's end moves by what it cost.
+        began = clock.now()
+        improved = tabu_first_edit(state, incumbent, bound=bound, seed=seed, notes=notes, clock=clock)
+        deadline = min(limit, deadline + clock.now() - began)
+        if improved is not None and is_valid(improved):
+            global_reason = (f"the tabu first edit searched over all {len(free)} free operations: makespan "
+                             f"{incumbent.makespan} -> {improved.makespan}")
+            incumbent = improved
+        elif improved is not None:
+            notes.append("tabu first edit: plan rejected by the validator; the first edit stands")
     affected = moved_keys(base, incumbent) | state.interrupted | {
         k for k in free if state.durations[k] != inst.duration(*k)}
     notes.append(f"{len(affected)} affected operations")
@@ -284,7 +305,6 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
     first = incumbent
     growths = 0
-    global_reason: str | None = None
     # Whether a solve over every free operation proved its makespan optimal: then only stability is left.
     settled_globally = False
     # An absorbed disruption has no cascade to solve: straight to the search.

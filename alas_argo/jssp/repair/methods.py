@@ -13,6 +13,7 @@ from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.resolving import full, full_stable
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, right_shift
+from alas_argo.jssp.repair.tabu import FirstEdit
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -46,20 +47,22 @@ class RepairMethod(StrEnum):
 class Repairer(Protocol):
     """One repair strategy: an execution state in, a repaired plan and its neighbourhood out.
 
-    ``effort`` scales LCRP's time box and ``tolerance`` lets it trade makespan for fewer moves; the other
-    methods take their budget as it is and ignore both. Every solve
+    ``effort`` scales LCRP's time box, ``tolerance`` lets it trade makespan for fewer moves and ``first_edit``
+    chooses where it starts (:class:`.tabu.FirstEdit`); the other methods take their budget as it is and ignore
+    all three. Every solve
     is charged to ``clock``, which also says how budgets are counted (deterministic time by default).
     """
 
     def __call__(self, state: ExecutionState, *, budget: float, seed: int, workers: int,
                  is_valid: Callable[[Schedule], bool], effort: float = 1.0,
-                 tolerance: float = 0.0, clock: SearchClock | None = None) -> RepairOutcome: ...
+                 tolerance: float = 0.0, clock: SearchClock | None = None,
+                 first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome: ...
 
 
 def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
             is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-            clock: SearchClock | None = None) -> RepairOutcome:
+            clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
         plan = method(state)
         # A sequence-keeping repair may touch exactly what it moved (plus what it had to restart).
         return RepairOutcome(plan, moved_keys(state.baseline, plan) | state.interrupted)
@@ -69,7 +72,7 @@ def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
 def _resolving(stable: bool) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
             is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-            clock: SearchClock | None = None) -> RepairOutcome:
+            clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
         hint = aor(state)
         solve = full_stable if stable else full
         try:
@@ -89,9 +92,9 @@ def _resolving(stable: bool) -> Repairer:
 
 def _lcrp(state: ExecutionState, *, budget: float, seed: int, workers: int,
           is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-          clock: SearchClock | None = None) -> RepairOutcome:
+          clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
     return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort,
-                tolerance=tolerance, clock=clock)
+                tolerance=tolerance, clock=clock, first_edit=first_edit)
 
 
 _REPAIRERS: dict[RepairMethod, Repairer] = {

@@ -177,6 +177,11 @@ class FreeSequences:
             ordered = sorted((seqs[m][p] for p in positions), key=lambda i: (new_start[i], self.start[i]))
             for p, i in zip(positions, ordered, strict=True):
                 seqs[m][p] = i
+        return self.adopted(seqs)
+
+    def adopted(self, seqs: list[list[int]]) -> FreeSequences | None:
+        """A copy holding the machine sequences ``seqs`` (indices into :attr:`keys`), re-evaluated; None when
+        they are cyclic. ``self`` is unchanged."""
         copy = object.__new__(FreeSequences)
         copy.__dict__.update(self.__dict__)
         return copy if copy.evaluate(seqs) else None

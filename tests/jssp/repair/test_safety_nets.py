@@ -26,6 +26,7 @@ from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import (
     MAX_EFFORT,
+    FirstEdit,
     RepairMethod,
     RepairOutcome,
     check_effort,
@@ -135,9 +136,10 @@ def test_the_method_gets_the_callers_settings_and_a_validator_that_knows_the_pla
         return RepairOutcome(out.schedule, region, 3, False, ["spied"])
 
     monkeypatch.setattr(repair_package, "get_repairer", lambda _m: spy)
-    r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5, tolerance=0.01)
-    assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "tolerance": 0.01, "accepts_own": True,
-                    "accepts_nudged": False, "deterministic_clock": True}
+    r = repair(ft06, plan, d, "aor", budget=2.5, seed=7, workers=1, effort=3.5, tolerance=0.01, first_edit="tabu")
+    assert seen == {"budget": 2.5, "seed": 7, "workers": 1, "effort": 3.5, "tolerance": 0.01,
+                    "first_edit": FirstEdit.TABU, "accepts_own": True, "accepts_nudged": False,
+                    "deterministic_clock": True}
     assert r.neighbourhood_growths == 3 and r.notes == ["spied"] and not r.fallback
     assert r.edit_radius == len(region) and r.edit_machines == sorted({ft06.machine(*k) for k in region})
 

@@ -1,0 +1,162 @@
+"""LCRP's optional tabu first edit: a compiled tabu search from the re-dispatch first edit (issue 17).
+
+LCRP's first edit (AOR, or the free operations re-dispatched in planned order) is 2-10 % above the lower bound
+on the bench's own 20x15 disruptions, and the CP-SAT stages after it need most of the repair's time to close
+that gap. A tabu search over the free operations' machine sequences closes most of it in a few hundredths of a
+CPU second when compiled. Measured on the bench's own TA 20x15 scenarios (bench/README.md, issue 17, three
+seeds): LCRP at effort 0.75 from the tabu's plan ends as short as LCRP at effort 1 from the re-dispatch (0.9996
+against 0.9994 of a 10 s global re-solve's makespan) in about half the nominal seconds; at effort 0.5, 1.0001 in
+about a third.
+
+The search itself is C (:mod:`alas_argo.jssp.repair._tabu`, ``_tabu.c``), built at install as an optional
+extension (setup.py): an install without a C compiler has none, and :func:`tabu_first_edit` then says so and
+leaves the first edit as it was. This module turns the execution state into the kernel's arrays (through
+:class:`~alas_argo.jssp.repair.reoptimizing.FreeSequences`, whose exact re-timing the kernel repeats) and its
+answer back into a plan, re-timed by ``FreeSequences`` itself.
+
+Deterministic: a fixed number of iterations (:data:`ITERATIONS`) and a random stream from the repair's seed.
+On a deterministic clock the search is charged :data:`SECONDS_PER_OPERATION_ITERATION` nominal seconds per
+iteration and free operation, measured, so that nominal seconds stay comparable to CPU seconds.
+"""
+
+from __future__ import annotations
+
+import importlib
+from array import array
+from dataclasses import dataclass
+from enum import StrEnum
+from types import ModuleType
+
+from alas_argo.errors import ContractError, InputError
+from alas_argo.jssp.execution import ExecutionState
+from alas_argo.jssp.repair.reoptimizing import FreeSequences
+from alas_argo.jssp.schedule import Schedule
+from alas_argo.jssp.searching import SearchClock
+
+__all__ = ["ITERATIONS", "KERNEL", "MAX_OPERATIONS", "SECONDS_PER_OPERATION_ITERATION", "FirstEdit", "TabuSearch",
+           "kernel", "tabu_first_edit", "tabu_search"]
+
+#: Iterations of one search. Measured by the h-tabu probe on the bench's own TA 20x15 scenarios (LCRP after it):
+#: 5,000 and 20,000 iterations give the same makespan as 10,000 (0.9989 of full each); 3,000 leaves the shocks
+#: 0.7 % above full.
+ITERATIONS = 10_000
+#: The search's tabu table holds a pair of free operations per entry: 16 MB at this many; above it (a 100x20
+#: disruption early in the plan) the first edit stays the re-dispatch's.
+MAX_OPERATIONS = 2000
+#: Nominal seconds charged per iteration and free operation on a deterministic clock. Measured on the 2-core
+#: development machine (load 5-7; scripts/tabu_rate.py): CPU seconds of the search per iteration and free
+#: operation over the bench's own TA 20x15 cases (ta11-ta14, the 16 searches of 1,000 iterations or more),
+#: median 2.6e-8 and 2.7e-8 in two runs, means 2.7e-8 and 2.9e-8, about 190,000 iterations a second at 200
+#: free operations; so a search of 10,000 iterations over 200 free operations is charged 0.052 s, about what
+#: it costs in CPU.
+SECONDS_PER_OPERATION_ITERATION = 2.6e-8
+#: The compiled module's name.
+KERNEL = "alas_argo.jssp.repair._tabu"
+
+
+class FirstEdit(StrEnum):
+    """Where LCRP starts from: the cheaper first edit (the default), or a tabu search from it."""
+
+    REDISPATCH = "redispatch"  #: AOR, or the free operations re-dispatched in planned order when shorter
+    TABU = "tabu"  #: that, improved by :data:`ITERATIONS` iterations of the compiled tabu search
+
+    @classmethod
+    def parse(cls, value: FirstEdit | str) -> FirstEdit:
+        """The first edit named ``value``; an InputError listing the known names otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise InputError(f"unknown first edit {value!r}; known: {', '.join(e.value for e in cls)}") from None
+
+
+@dataclass(frozen=True)
+class TabuSearch:
+    """What one search returned.
+
+    Attributes:
+        sequences: The best machine sequences found, re-timed by ``FreeSequences`` (never longer than the start).
+        makespan: The makespan the kernel computed for them (equal to ``sequences.makespan``).
+        iterations: The iterations made (fewer than asked when the search reached the bound).
+    """
+
+    sequences: FreeSequences
+    makespan: int
+    iterations: int
+
+
+def kernel() -> ModuleType | None:
+    """The compiled search, or None when the extension was not built (no C compiler at install)."""
+    try:
+        return importlib.import_module(KERNEL)
+    except ImportError:
+        return None
+
+
+def _arrays(free: FreeSequences) -> list[array[int]]:
+    """The kernel's ten int64 arrays, in its argument order: per operation its duration, machine, release, job
+    predecessor and successor (-1 for none); the machine sequences concatenated with their offsets; the
+    downtimes per machine, sorted, with their offsets."""
+    offsets, sequence = [0], []
+    for seq in free.seqs:
+        sequence.extend(seq)
+        offsets.append(len(sequence))
+    lo: list[int] = []
+    hi: list[int] = []
+    down_offsets = [0]
+    for m in range(len(free.seqs)):
+        for a, b in sorted(free.downtimes.get(m, ())):
+            lo.append(a)
+            hi.append(b)
+        down_offsets.append(len(lo))
+    return [array("q", values) for values in (free.duration, free.machine, free.release, free.job_pred,
+                                              free.job_succ, offsets, sequence, lo, hi, down_offsets)]
+
+
+def tabu_search(free: FreeSequences, *, bound: int, seed: int, iterations: int = ITERATIONS) -> TabuSearch | None:
+    """The compiled tabu search from ``free``'s sequences, stopping after ``iterations`` or at ``bound``; None
+    when the kernel is not built.
+
+    Raises:
+        ContractError: the kernel's makespan disagrees with ``FreeSequences``' for its sequences, or it refused
+            the arrays built here (a bug in one of the two; never a plan timed one way and judged another).
+    """
+    compiled = kernel()
+    if compiled is None:
+        return None
+    arrays = _arrays(free)
+    try:
+        raw, makespan, made = compiled.search(*arrays, free.floor, bound, iterations, seed % 2**64)
+    except ValueError as e:
+        raise ContractError(f"the tabu kernel refused the free sequences: {e}") from e
+    order = array("q")
+    order.frombytes(raw)
+    offsets = arrays[5]
+    found = free.adopted([list(order[offsets[m]:offsets[m + 1]]) for m in range(len(free.seqs))])
+    if found is None or found.makespan != makespan:
+        raise ContractError(f"the tabu kernel's plan re-times to {found and found.makespan} in Python, not {makespan}")
+    return TabuSearch(found, makespan, made)
+
+
+def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed: int, notes: list[str],
+                    clock: SearchClock) -> Schedule | None:
+    """The tabu search's plan from the first edit ``first`` when shorter (the caller validates it), else None,
+    with one note saying what happened: the search's result, or why it did not run (the kernel not built, too
+    many free operations), in which case the first edit stands.
+
+    On a deterministic ``clock`` the search is charged its iterations (:data:`SECONDS_PER_OPERATION_ITERATION`).
+    """
+    n = len(state.free)
+    if n > MAX_OPERATIONS:
+        notes.append(f"tabu first edit: {n} free operations, above its {MAX_OPERATIONS}; the first edit stands")
+        return None
+    if kernel() is None:
+        notes.append(f"tabu first edit: the compiled search ({KERNEL}) is not built (no C compiler at install); "
+                     "the first edit stands")
+        return None
+    began = clock.now()
+    done = tabu_search(FreeSequences(state, first), bound=bound, seed=seed)
+    assert done is not None  # the kernel was found above
+    clock.charge_at_least(began, SECONDS_PER_OPERATION_ITERATION * done.iterations * n)
+    notes.append(f"tabu first edit ({done.iterations} iterations, {clock.now() - began:.3f} s): makespan "
+                 f"{first.makespan} -> {done.makespan}")
+    return done.sequences.to_schedule() if done.makespan < first.makespan else None
