@@ -189,6 +189,7 @@ def _first_edit(payload: dict[str, Any]) -> str:
 
 def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
     from alas_argo.jssp.repair import RepairMethod, repair
+    from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 
     p = event.payload
     instance = inputs.instance(p["instance"])
@@ -212,6 +213,10 @@ def _repair(inputs: _Inputs, event: Event) -> tuple[bool, str, dict[str, Any]]:
         # Said with the drift: the user asked for wall-clock limits (--wall-clock), under which two runs may
         # differ; the drift is then the machine's speed, not the log's.
         detail += "; recorded under wall-clock limits, which a re-run need not reproduce"
+    if not same and _first_edit(p) == "tabu" and tabu_kernel() is None:
+        # The drift is then this installation's, not the log's: the repair ran without the search it recorded.
+        detail += ("; recorded with the compiled tabu first edit, which this installation does not have (built at "
+                   "install when a C compiler is there): replayed without it")
     return same, detail, drift
 
 
