@@ -236,6 +236,14 @@ class ExecutionLog(EventChain):
         """Journal protocol: the recorded result for ``key``."""
         return self.idempotency_get(key)
 
+    def find_idempotent(self, key: str) -> tuple[dict[str, Any], str | None] | None:
+        """Journal protocol: the recorded result for ``key`` and its record's hash, from one read."""
+        record = self._idempotency.record(key)
+        if record is None:
+            return None
+        digest = record.get("hash")
+        return dict(record["result"]), digest if isinstance(digest, str) else None
+
     def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
         """Journal protocol: record ``result`` under ``key`` (first writer wins); the winning record's hash."""
         winner = self.idempotency_claim(key, result).get("hash")

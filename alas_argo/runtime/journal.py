@@ -31,6 +31,11 @@ class Journal(Protocol):
         """The result recorded under ``key``, or None."""
         ...
 
+    def find_idempotent(self, key: str) -> tuple[dict[str, Any], str | None] | None:
+        """The result recorded under ``key`` with its record's hash (None where records have no hash), or None:
+        one read for a node that finds its output recorded and names the record in its success event."""
+        ...
+
     def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
         """Record ``result`` under ``key`` (first writer wins); the winning record's hash, where records have one
         (the node's success event names it, so verify detects the record deleted or replaced)."""
@@ -62,6 +67,11 @@ class MemoryJournal:
         with self._lock:
             found = self.idempotency.get(key)
             return copy.deepcopy(found) if found is not None else None
+
+    def find_idempotent(self, key: str) -> tuple[dict[str, Any], str | None] | None:
+        """A copy of the result recorded under ``key``, and None for its hash (records here have none)."""
+        found = self.get_idempotent(key)
+        return None if found is None else (found, None)
 
     def put_idempotent(self, key: str, result: dict[str, Any]) -> str | None:
         """Record a copy of ``result`` unless ``key`` already has one; None (records here have no hash)."""

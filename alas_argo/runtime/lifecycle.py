@@ -76,14 +76,13 @@ class NodeRunner:
         if policy.idempotency is not None:
             scope = {"node": node.id, "run": run.run_id, "inputs": run.inputs, **node.params, **deps}
             key = render_key(policy.idempotency.key, scope, node_id=node.id)
-            recorded = run.journal.get_idempotent(key)
-            if recorded is not None:
+            found = run.journal.find_idempotent(key)
+            if found is not None:
+                recorded, tie = found
                 run.move(node.id, NodeState.RUNNING, attempt=1)
                 run.record(EventType.NODE_IDEMPOTENT_HIT, node.id, key=key)
-                # Claiming the key again writes nothing (first writer wins) and gives the record's hash: a run
-                # stopped between its record and its success event leaves the record named by no event, and
-                # this success event ties it into the chain.
-                tie = run.journal.put_idempotent(key, recorded)
+                # The success event names the record too: a run stopped between its record and its success event
+                # left the record named by no event, and this one ties it into the chain.
                 run.executed(node.id, recorded["output"], side_effecting=side_effecting, key=key, record_hash=tie)
                 return Outcome(True, recorded["output"])
         error: BaseException | None = None
