@@ -177,6 +177,17 @@ def test_argo_writes_no_braces_of_the_ir_that_argo_would_substitute() -> None:
     assert from_argo(doc) == wf
 
 
+def _argo_refuses_or_renders_clean(wf: Workflow, refused: bool, says: str, where: tuple[str, str]) -> None:
+    """``to_argo`` refuses ``wf`` naming ``where`` (node, feature) with a message matching ``says``, or, when it is
+    not to be refused, renders a document the project's lint finds clean."""
+    if not refused:
+        assert lint_argo(to_argo(wf, image="alas:test")) == []
+        return
+    with pytest.raises(UnsupportedFeature, match=says) as e:
+        to_argo(wf, image="alas:test")
+    assert (e.value.node, e.value.feature) == where
+
+
 def test_argo_refuses_an_idempotency_key_naming_a_param_that_holds_braces() -> None:
     """A `{<param>}` placeholder is written into the key as the param's value, where Argo would substitute the
     `{{workflow.name}}` it holds: the key Argo checks would differ from the local one."""
@@ -184,12 +195,7 @@ def test_argo_refuses_an_idempotency_key_naming_a_param_that_holds_braces() -> N
     for value, refused in (("{{workflow.name}}-z", True), (["{{x}}"], True), ("plain", False)):
         wf = Workflow(name="w", nodes=[Node(id="a", role="x", policy_ref="p", params={"y": value})],
                       policies={"p": policy})
-        if not refused:
-            assert lint_argo(to_argo(wf, image="alas:test")) == []
-            continue
-        with pytest.raises(UnsupportedFeature, match="Argo would substitute") as e:
-            to_argo(wf, image="alas:test")
-        assert (e.value.node, e.value.feature) == ("a", "idempotency")
+        _argo_refuses_or_renders_clean(wf, refused, "Argo would substitute", ("a", "idempotency"))
 
 
 @pytest.mark.parametrize("params", [{"k.$": "nope"}, {"j": {"m.$": "$.inputs"}}, {"l": [{"n.$": "$"}]}])
@@ -272,12 +278,7 @@ def test_argo_refuses_an_idempotency_key_whose_braces_argo_would_read(key: str, 
     project's lint did not see either. A `{{<param>}}` is the param's value between single braces: kept."""
     wf = Workflow(name="w", nodes=[Node(id="a", role="x"), Node(id="b", role="x", policy_ref="p", params={"y": "v"})],
                   edges=[Edge(source="a", target="b")], policies={"p": Policy(idempotency=Idempotency(key=key))})
-    if not refused:
-        assert lint_argo(to_argo(wf, image="alas:test")) == []
-        return
-    with pytest.raises(UnsupportedFeature, match="braces Argo would read") as e:
-        to_argo(wf, image="alas:test")
-    assert (e.value.node, e.value.feature) == ("b", "idempotency")
+    _argo_refuses_or_renders_clean(wf, refused, "braces Argo would read", ("b", "idempotency"))
 
 
 @pytest.mark.parametrize(("enums", "says"), [
