@@ -22,7 +22,7 @@ from alas_argo.jssp.disruption import Disruption, DisruptionKind, generate_disru
 from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_family
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
-from alas_argo.jssp.repair import FirstEdit, RepairMethod, check_effort, check_tolerance, repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, RepairMethod, check_effort, check_tolerance, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.repeats import repeated
@@ -101,7 +101,7 @@ def rerun_command(directory: str, row: RepairRow, *, time_limit: float, determin
     method, _, effort = label.partition("@")
     flags = f" --effort {effort}" if effort else ""
     flags += f" --tolerance {tolerance}" if tolerance else ""
-    flags += f" --first-edit {first_edit.value}" if first_edit is not FirstEdit.REDISPATCH else ""
+    flags += f" --first-edit {first_edit.value}" if first_edit is not DEFAULT_FIRST_EDIT else ""
     flags += "" if deterministic else " --wall-clock --workers 2"
     return (f"alas repair --instance {row.instance} --schedule {directory}/baselines/{row.instance}.json "
             f"--disruption {directory}/cases/{row.instance}/{row.scenario}-{row.seed}.json --method {method} "
@@ -148,7 +148,7 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
                      on_row: Callable[[RepairRow], None] | None = None, lcrp_efforts: Sequence[float] = (1.0,),
                      deterministic: bool = False, cases: Path | None = None,
                      first_seed: int = 0, lcrp_tolerance: float = 0.0,
-                     lcrp_first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> list[RepairRow]:
+                     lcrp_first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> list[RepairRow]:
     """Repair ``seeds`` disruptions per instance and scenario with every method.
 
     A scenario is a disruption kind or a family of :mod:`alas_argo.jssp.disruption_families`. Seeds run from

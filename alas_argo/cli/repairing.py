@@ -33,7 +33,7 @@ from alas_argo.jssp.disruption_families import FAMILIES, generate_family
 from alas_argo.jssp.disruption_rules import check_disruption
 from alas_argo.jssp.gantt import save_gantt
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.repair import MAX_STREAMS, FirstEdit, RepairMethod, repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, MAX_STREAMS, FirstEdit, RepairMethod, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.seeds import MAX_SEED
 
@@ -201,7 +201,7 @@ def _bench_repair(args: argparse.Namespace) -> int:
              f"{args.first_seed}, {args.time_limit:g} s budget{' (deterministic)' if args.deterministic else ''}, "
              f"lcrp effort {','.join(f'{e:g}' for e in efforts)}"
              + (f", makespan tolerance {args.lcrp_tolerance:g}" if args.lcrp_tolerance else "")
-             + (f", first edit {args.lcrp_first_edit}" if args.lcrp_first_edit != FirstEdit.REDISPATCH else ""))
+             + (f", first edit {args.lcrp_first_edit}" if args.lcrp_first_edit != DEFAULT_FIRST_EDIT else ""))
     rerun = rerun_command(str(directory), rows[0], time_limit=args.time_limit,
                           deterministic=args.deterministic) if rows else None
     return _report(rows, directory, title, args.json, rerun)
@@ -287,7 +287,7 @@ def register(commands: Commands) -> None:
                    f"and keep the shortest plan (1 to {MAX_STREAMS}; default 1). Still reproducible; on the "
                    "issue-17 sets two streams gave plans about 0.1 %% shorter for about twice the CPU "
                    "(bench/README.md, search streams). Other methods ignore it.")
-    p.add_argument("--first-edit", default=FirstEdit.REDISPATCH.value, choices=[e.value for e in FirstEdit],
+    p.add_argument("--first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
                    help="Where LCRP starts: redispatch (the default: AOR, or the free operations re-dispatched in "
                    "planned order when shorter) or tabu (that, improved first by a compiled tabu search of 10,000 "
                    "iterations, seeded with --seed). On the bench's own 20x15 scenarios tabu with --effort 0.75 "
@@ -338,7 +338,7 @@ def register(commands: Commands) -> None:
     p.add_argument("--lcrp-tolerance", type=finite_float, default=0.0, metavar="T",
                    help="LCRP's makespan tolerance (see alas repair --tolerance) for every LCRP row; rows named "
                    "lcrp+tolT and lcrp@4+tolT (default 0).")
-    p.add_argument("--lcrp-first-edit", default=FirstEdit.REDISPATCH.value, choices=[e.value for e in FirstEdit],
+    p.add_argument("--lcrp-first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
                    help="LCRP's first edit (see alas repair --first-edit) for every LCRP row; with tabu the rows are "
                    "named lcrp+tabu, lcrp@0.5+tabu (default redispatch).")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, help="CP-SAT search workers (default 2).")

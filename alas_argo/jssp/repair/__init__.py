@@ -24,7 +24,7 @@ from alas_argo.jssp.repair.metrics import (
     wip_moved,
 )
 from alas_argo.jssp.repair.result import RepairOutcome, RepairResult
-from alas_argo.jssp.repair.tabu import FirstEdit
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, FirstEdit
 from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
@@ -32,6 +32,7 @@ from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport
 
 __all__ = [
+    "DEFAULT_FIRST_EDIT",
     "MAX_EFFORT",
     "MAX_STREAMS",
     "MAX_TOLERANCE",
@@ -110,7 +111,7 @@ def repair(
     tolerance: float = 0.0,
     deterministic: bool = True,
     streams: int = 1,
-    first_edit: FirstEdit | str = FirstEdit.REDISPATCH,
+    first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT,
 ) -> RepairResult:
     """Repair ``schedule`` (the plan in force) after ``disruption``.
 

@@ -84,7 +84,7 @@ from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
-from alas_argo.jssp.repair.tabu import FirstEdit, tabu_first_edit
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, FirstEdit, tabu_first_edit
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -233,7 +233,7 @@ def _caps(state: ExecutionState, budget: float, effort: float = 1.0) -> tuple[fl
 
 def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 2,
          is_valid: Validator, effort: float = 1.0, tolerance: float = 0.0,
-         clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
+         clock: SearchClock | None = None, first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> RepairOutcome:
     """Localized cascading repair of the plan in force.
 
     Args:

@@ -13,7 +13,7 @@ from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.resolving import full, full_stable
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, right_shift
-from alas_argo.jssp.repair.tabu import FirstEdit
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, FirstEdit
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -56,13 +56,13 @@ class Repairer(Protocol):
     def __call__(self, state: ExecutionState, *, budget: float, seed: int, workers: int,
                  is_valid: Callable[[Schedule], bool], effort: float = 1.0,
                  tolerance: float = 0.0, clock: SearchClock | None = None,
-                 first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome: ...
+                 first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> RepairOutcome: ...
 
 
 def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
             is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-            clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
+            clock: SearchClock | None = None, first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> RepairOutcome:
         plan = method(state)
         # A sequence-keeping repair may touch exactly what it moved (plus what it had to restart).
         return RepairOutcome(plan, moved_keys(state.baseline, plan) | state.interrupted)
@@ -72,7 +72,7 @@ def _shifting(method: Callable[[ExecutionState], Schedule]) -> Repairer:
 def _resolving(stable: bool) -> Repairer:
     def run(state: ExecutionState, *, budget: float, seed: int, workers: int,
             is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-            clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
+            clock: SearchClock | None = None, first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> RepairOutcome:
         hint = aor(state)
         solve = full_stable if stable else full
         try:
@@ -92,7 +92,7 @@ def _resolving(stable: bool) -> Repairer:
 
 def _lcrp(state: ExecutionState, *, budget: float, seed: int, workers: int,
           is_valid: Callable[[Schedule], bool], effort: float = 1.0, tolerance: float = 0.0,
-          clock: SearchClock | None = None, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> RepairOutcome:
+          clock: SearchClock | None = None, first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> RepairOutcome:
     return lcrp(state, budget=budget, seed=seed, workers=workers, is_valid=is_valid, effort=effort,
                 tolerance=tolerance, clock=clock, first_edit=first_edit)
 

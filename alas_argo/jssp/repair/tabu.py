@@ -33,8 +33,8 @@ from alas_argo.jssp.repair.reoptimizing import FreeSequences
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["ITERATIONS", "KERNEL", "MAX_OPERATIONS", "SECONDS_PER_OPERATION_ITERATION", "FirstEdit", "TabuSearch",
-           "kernel", "tabu_first_edit", "tabu_search"]
+__all__ = ["DEFAULT_FIRST_EDIT", "ITERATIONS", "KERNEL", "MAX_OPERATIONS", "SECONDS_PER_OPERATION_ITERATION",
+           "FirstEdit", "TabuSearch", "kernel", "tabu_first_edit", "tabu_search"]
 
 #: Iterations of one search. Measured by the h-tabu probe on the bench's own TA 20x15 scenarios (LCRP after it):
 #: 5,000 and 20,000 iterations give the same makespan as 10,000 (0.9989 of full each); 3,000 leaves the shocks
@@ -67,6 +67,10 @@ class FirstEdit(StrEnum):
             return cls(value)
         except ValueError:
             raise InputError(f"unknown first edit {value!r}; known: {', '.join(e.value for e in cls)}") from None
+
+
+#: LCRP's first edit when the caller names none (library, CLI, pipeline and controller alike).
+DEFAULT_FIRST_EDIT = FirstEdit.REDISPATCH
 
 
 @dataclass(frozen=True)
