@@ -65,6 +65,17 @@ build_wheelhouse() {
   fi
   find "$house" -name '*.whl' -delete
   cp "$CACHE/wheels/$key"/*.whl "$house/"
+  # alas itself, from the tree as it is (never cached): built here, where a C compiler is, it carries LCRP's
+  # compiled tabu search, which the image's build stage cannot compile (images/Dockerfile).
+  log "building the alas wheel with its compiled tabu search"
+  # setuptools' build/ keeps files deleted from the tree since the last build: start from none.
+  rm -rf "$ROOT/build"
+  python3 -m pip wheel -q --no-deps --no-build-isolation -w "$house" "$ROOT" \
+    || die "building the alas wheel failed (a C compiler and Python headers are needed)"
+  rm -rf "$ROOT/build"
+  python3 -c 'import sys, zipfile; sys.exit(not any("/_tabu." in n and n.endswith(".so")
+    for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$house"/alas_argo-*.whl \
+    || die "the alas wheel has no compiled tabu search"
 }
 
 build_alas_image() {
@@ -72,7 +83,8 @@ build_alas_image() {
   build_wheelhouse
   log "building $ALAS_IMAGE from images/Dockerfile"
   DOCKER_BUILDKIT=1 "$DOCKER" build -q -f "$ROOT/images/Dockerfile" -t "$ALAS_IMAGE" \
-    --build-arg PYTHON_IMAGE="$PYTHON_BASE_IMAGE" --build-arg PIP_INSTALL_ARGS=--no-index "$ROOT" >/dev/null
+    --build-arg PYTHON_IMAGE="$PYTHON_BASE_IMAGE" --build-arg PIP_INSTALL_ARGS=--no-index \
+    --build-arg REQUIRE_COMPILED_SEARCH=1 "$ROOT" >/dev/null
   find "$ROOT/images/wheelhouse" -name '*.whl' -delete
 }
 
