@@ -7,8 +7,8 @@ import alas_argo.jssp.repair as repair_pkg
 
 def test_exported_names() -> None:
     assert sorted(repair_pkg.__all__) == sorted([
-        "MAX_EFFORT", "MAX_STREAMS", "MAX_TOLERANCE", "FirstEdit", "RepairMethod", "RepairOutcome", "RepairResult",
-        "Repairer", "check_effort",
+        "DEFAULT_FIRST_EDIT", "MAX_EFFORT", "MAX_STREAMS", "MAX_TOLERANCE", "FirstEdit", "RepairMethod",
+        "RepairOutcome", "RepairResult", "Repairer", "check_effort",
         "check_plan_in_force", "check_tolerance", "get_repairer", "lower_bound", "repair"])
     for name in repair_pkg.__all__:
         assert hasattr(repair_pkg, name)
