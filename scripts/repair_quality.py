@@ -11,7 +11,8 @@ side by side (default 1), from the first edit named by --first-edit (LCRP's defa
 compiled tabu search, which must be built), so the figures are the same on every run and under any
 load. Prints per family: mean and worst makespan / full, moved operations / full's
 and / full-stable's (sums over the cases); the cases above 2 %; the nominal seconds a repair took (streams side
-by side counted once) and the work its solves were charged (every stream counted).
+by side counted once) and the work its solves were charged (every stream counted); how many repairs went global
+(a global_reason) and the machines they touched.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections import defaultdict
 
 from kept_cases import kept_cases, probe_parser
 
-from alas_argo.jssp.repair import FirstEdit, repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, repair
 from alas_argo.jssp.repair.tabu import kernel
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 
@@ -32,7 +33,7 @@ def main() -> int:
     parser.add_argument("--seed-offset", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=0.0)
     parser.add_argument("--streams", type=int, default=1)
-    parser.add_argument("--first-edit", choices=[e.value for e in FirstEdit], default=FirstEdit.REDISPATCH.value)
+    parser.add_argument("--first-edit", choices=[e.value for e in FirstEdit], default=DEFAULT_FIRST_EDIT.value)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     if args.first_edit == FirstEdit.TABU and kernel() is None:
@@ -44,11 +45,15 @@ def main() -> int:
     nominal: list[float] = []
     work: list[float] = []
     over: list[str] = []
+    went_global: list[bool] = []
+    touched: list[int] = []
     for name, inst, plan, scenario, seed, disruption in kept_cases(args.directory, args.instances.split(",")):
         r = repair(inst, plan, disruption, "lcrp", budget=10, seed=seed + args.seed_offset, effort=args.effort,
                    tolerance=args.tolerance, deterministic=True, streams=args.streams, first_edit=args.first_edit)
         work.append(r.limits.get("deterministic_time", 0.0) / DTIME_PER_SECOND)
         nominal.append(r.limits.get("nominal_seconds", work[-1]))
+        went_global.append(r.global_reason is not None)
+        touched.append(len(r.touched_machines))
         full, stable = base[(name, scenario, seed, "full")], base[(name, scenario, seed, "full-stable")]
         ratio = r.makespan / int(full["makespan"])
         for key in (scenario, "all"):
@@ -68,6 +73,8 @@ def main() -> int:
         print(f"{key:16s} makespan/full mean {statistics.mean(ratios[key]):.4f} worst {max(ratios[key]):.4f}; "
               f"moved/full {m[0] / max(1, m[1]):.3f}, /full-stable {m[0] / max(1, m[2]):.3f}")
     print(f"above 2 %: {len(over)} {over}")
+    print(f"locality: {sum(went_global)} of {len(went_global)} repairs went global; machines touched mean "
+          f"{statistics.mean(touched):.1f}")
     print(f"nominal seconds taken: median {statistics.median(nominal):.3f}, mean {statistics.mean(nominal):.3f}; "
           f"work charged: median {statistics.median(work):.3f}, mean {statistics.mean(work):.3f}")
     return 0

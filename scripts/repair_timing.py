@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kept_cases import kept_cases
 
-from alas_argo.jssp.repair import repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, repair
 from alas_argo.jssp.searching import DTIME_PER_SECOND
 
 
@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     directory, effort, names = Path(argv[0]), float(argv[1]), argv[2].split(",")
     method = argv[3] if len(argv) > 3 else "lcrp"
     tolerance = float(argv[4]) if len(argv) > 4 else 0.0
-    first_edit = argv[5] if len(argv) > 5 else "redispatch"
+    first_edit = argv[5] if len(argv) > 5 else DEFAULT_FIRST_EDIT.value
     walls, cpus, nominal, clock = [], [], [], []
     for case in kept_cases(directory, names):
         wall, cpu = time.perf_counter(), time.process_time()

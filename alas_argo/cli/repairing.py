@@ -288,13 +288,14 @@ def register(commands: Commands) -> None:
                    "issue-17 sets two streams gave plans about 0.1 %% shorter for about twice the CPU "
                    "(bench/README.md, search streams). Other methods ignore it.")
     p.add_argument("--first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
-                   help="Where LCRP starts: redispatch (the default: AOR, or the free operations re-dispatched in "
-                   "planned order when shorter) or tabu (that, improved first by a compiled tabu search of 10,000 "
-                   "iterations, seeded with --seed). On the bench's own 20x15 scenarios tabu with --effort 0.75 "
-                   "ends as short as the default at effort 1 in about half the nominal seconds, with --effort 0.5 "
-                   "within 0.1 %% in about a third (bench/README.md, issue 17). Without the compiled search (no "
-                   "C compiler at install) tabu repairs as redispatch does and the notes say so. Other methods "
-                   "ignore it.")
+                   help="How LCRP closes the gap a local edit leaves: tabu (the default) runs a compiled tabu "
+                   "search of up to 30,000 iterations over every free operation's machine order, seeded with --seed, "
+                   "when the cascade's plan is still above the lower bound, and gives every stage a time box 0.3 "
+                   "times the re-dispatch's; redispatch (the earlier default) starts the same way "
+                   "(AOR, or the free operations re-dispatched in planned order) and leaves that gap to CP-SAT "
+                   "alone, in the larger box. A repair whose local plan reaches the bound never runs the search. "
+                   "Without the compiled search (no C compiler at install) tabu repairs as redispatch does and "
+                   "the notes say so (bench/README.md, issue 17). Other methods ignore it.")
     p.add_argument("--seed", type=seed_flag, default=0, help="CP-SAT's random seed (default 0).")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2,
                    help="CP-SAT search workers with --wall-clock (default 2).")
@@ -339,8 +340,9 @@ def register(commands: Commands) -> None:
                    help="LCRP's makespan tolerance (see alas repair --tolerance) for every LCRP row; rows named "
                    "lcrp+tolT and lcrp@4+tolT (default 0).")
     p.add_argument("--lcrp-first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
-                   help="LCRP's first edit (see alas repair --first-edit) for every LCRP row; with tabu the rows are "
-                   "named lcrp+tabu, lcrp@0.5+tabu (default redispatch).")
+                   help="LCRP's first edit (see alas repair --first-edit) for every LCRP row (default tabu); rows "
+                   "are named by it: lcrp+tabu, lcrp@0.5+tabu; lcrp, lcrp@2 for redispatch (the names rows had "
+                   "before tabu became the default, so older CSVs keep their meaning).")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2, help="CP-SAT search workers (default 2).")
     p.add_argument("-o", "--out", default="bench/results/repair", help="Output directory.")
     p.add_argument("--deterministic", action="store_true",

@@ -11,8 +11,8 @@ a repair that takes as long as a global re-solve has lost its point.
    than AOR (nor than right-shift, which AOR dominates) unless a tolerance trades makespan for moves
    (docs/lcrp.md, step 8).
    The operations it moved are the cascade.
-   With ``first_edit="tabu"`` (opt-in) a compiled tabu search (:mod:`.tabu`) improves that first edit before
-   anything else runs, on top of the time box; without the compiled search the first edit stays, with a note.
+   With ``first_edit="tabu"`` (the default, :data:`.tabu.DEFAULT_FIRST_EDIT`) and the compiled search built,
+   every stage below gets :data:`TABU_BOX_SCALE` of its time, and step 2b starts with the tabu search.
 2. The first neighbourhood is the cascade itself: when the makespan is above the lower bound (the larger of
    job chains and machine loads after the reveal, and the one-machine relaxation with heads and tails:
    :mod:`.bounds`), CP-SAT re-sequences the cascade's operations for the least
@@ -27,7 +27,10 @@ a repair that takes as long as a global re-solve has lost its point.
    sequences of every free operation, critical-path windows re-sequenced by small CP-SAT models) starts
    from the local plan, for :data:`REOPT_PER_OP` seconds per free operation times ``effort`` on top of the
    time box, more the further the plan is above the bound (:func:`_search_cap`), plus what the cascade left
-   of its time. Its plan is taken only when shorter and valid; then
+   of its time. With ``first_edit="tabu"`` a compiled tabu search over the same machine sequences
+   (:mod:`.tabu`, a fixed number of iterations charged to the clock) runs first, from the local plan; the
+   CP-SAT search then starts from its plan when it is shorter, and only while it is above the bound. Each
+   plan is taken only when shorter and valid; then
    LCRP has gone global and says why (``global_reason``), and the stabilization (step 5) buys back the
    moves. A local edit that reaches the bound, or that the search cannot beat, stays local; an absorbed
    breakdown (the first edit moves nothing) on a plan in force above the bound goes straight to the search.
@@ -84,15 +87,41 @@ from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
-from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, FirstEdit, tabu_first_edit
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, MAX_OPERATIONS, FirstEdit, tabu_first_edit
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["CASCADE_FLOOR", "CASCADE_MAX_SHARE", "CASCADE_PER_OP", "EDIT_COST", "EXTRA_ROUNDS", "GAP_MAX_FACTOR",
-           "GAP_UNIT", "MAKESPAN_EXPONENT", "MAX_GROWTHS", "PROBE_FLOOR", "PROBE_MIN_SHARE", "REOPT_FLOOR",
-           "REOPT_MOVES", "REOPT_PER_OP", "RESTART_MIN_GAP", "RESTART_STREAM", "STABILITY_RESERVE", "STEP_FLOOR",
-           "STEP_PER_OP", "STREAM_SEED_STEP", "TOTAL_FLOOR", "TOTAL_PER_OP", "TRADE_CHUNK", "TRADE_FLOOR",
-           "TRADE_PER_OP", "lcrp", "lower_bound"]
+__all__ = [
+    "CASCADE_FLOOR",
+    "CASCADE_MAX_SHARE",
+    "CASCADE_PER_OP",
+    "EDIT_COST",
+    "EXTRA_ROUNDS",
+    "GAP_MAX_FACTOR",
+    "GAP_UNIT",
+    "MAKESPAN_EXPONENT",
+    "MAX_GROWTHS",
+    "PROBE_FLOOR",
+    "PROBE_MIN_SHARE",
+    "REOPT_FLOOR",
+    "REOPT_MOVES",
+    "REOPT_PER_OP",
+    "RESTART_MIN_GAP",
+    "RESTART_STREAM",
+    "STABILITY_RESERVE",
+    "STEP_FLOOR",
+    "STEP_PER_OP",
+    "STREAM_SEED_STEP",
+    "TABU_BOX_SCALE",
+    "TOTAL_FLOOR",
+    "TOTAL_PER_OP",
+    "TRADE_CHUNK",
+    "TRADE_FLOOR",
+    "TRADE_PER_OP",
+    "lcrp",
+    "lower_bound",
+]
 
 #: Growth steps after the first window; the window doubles each time.
 MAX_GROWTHS = 6
@@ -167,6 +196,10 @@ TRADE_PER_OP = 0.002
 TRADE_FLOOR = 0.05
 #: Its chunk: every free operation of a 20x15 disruption in one count solve, as measured.
 TRADE_CHUNK = 300
+#: What ``effort`` is multiplied by once the tabu first edit's plan is taken: every later stage's time (the box,
+#: the cascade, the re-optimizing search and its moves, the trade) was measured from the re-dispatch's plan,
+#: 2-10 % above the bound, and the tabu's plan leaves them much less to close. MEASURED_BELOW.
+TABU_BOX_SCALE = 0.3
 
 Validator = Callable[[Schedule], bool]
 
@@ -256,8 +289,6 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     """
     clock = clock if clock is not None else SearchClock()
     first_edit = FirstEdit.parse(first_edit)
-    total, cascade_cap = _caps(state, budget, effort)
-    deadline = clock.now() + total
     # The search runs on top of the time box, but never past the caller's budget: `--time-limit` bounds the
     # whole repair (swv06 shock-sweep seed 1 of the issue-17 check set searches 3.7 nominal s at effort 1).
     limit = clock.now() + budget
@@ -268,7 +299,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
     # on the gap to the cheap bound and scale with it; the tighter bound only says where the makespan is
     # optimal, so nothing searches on past it.
     gap_bound = min(bound, cheap_bound(state))
-    notes = [f"aor: makespan {incumbent.makespan}; time box {total:.2f} s"]
+    notes = [f"aor: makespan {incumbent.makespan}"]
     # Re-dispatching can only help above the bound; each plan is validated once.
     active = redispatch(state) if incumbent.makespan > bound else None
     if active is not None and active.makespan < incumbent.makespan and is_valid(active):
@@ -276,33 +307,31 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         incumbent = active
     elif not is_valid(incumbent):
         notes.append("aor plan rejected by the validator; global fallback")
+        total = _caps(state, budget, effort)[0]
+        notes[0] += f"; time box {total:.2f} s"
         return _fallback(state, incumbent, total, seed, workers, is_valid, notes, growths=0, clock=clock)
-    # A first edit by the tabu search is global: it may re-sequence every free operation.
-    global_reason: str | None = None
-    if first_edit is FirstEdit.TABU and incumbent.makespan > bound:
-        # On top of the time box (the later stages keep their time, as they were measured with it), but within
-        # the caller's budget: the search is charged to the clock, so the box's end moves by what it cost.
-        began = clock.now()
-        improved = tabu_first_edit(state, incumbent, bound=bound, seed=seed, notes=notes, clock=clock)
-        deadline = min(limit, deadline + clock.now() - began)
-        if improved is not None and is_valid(improved):
-            global_reason = (f"the tabu first edit searched over all {len(free)} free operations: makespan "
-                             f"{incumbent.makespan} -> {improved.makespan}")
-            incumbent = improved
-        elif improved is not None:
-            notes.append("tabu first edit: plan rejected by the validator; the first edit stands")
-    affected = moved_keys(base, incumbent) | state.interrupted | {
-        k for k in free if state.durations[k] != inst.duration(*k)}
-    notes.append(f"{len(affected)} affected operations")
-    region = set(affected)
+    total, cascade_cap = _caps(state, budget, effort)
+    changed = state.interrupted | {k for k in free if state.durations[k] != inst.duration(*k)}
+    affected = moved_keys(base, incumbent) | changed
     # A breakdown in idle time moves nothing. The plan in force then stays, unless it is above the bound: a
     # disruption is also the moment the plan is revised, and a global re-solve would shorten it (ta14
     # long-breakdown seed 1 of the issue-17 tuning set: the plan in force 1440, 10 s full 1391, the search from
     # the plan 1385), so the re-optimizing search gets its gap-scaled time as for any local plan above the
-    # bound. With no events at all there is nothing new to act on.
+    # bound. With no events at all there is nothing new to act on (not even for the tabu search).
     absorbed = not affected and bool(state.downtimes) and incumbent.makespan > bound
     if not affected and not absorbed:
-        return RepairOutcome(incumbent, region, 0, False, [*notes, "nothing to repair"])
+        notes[0] += f"; time box {total:.2f} s"
+        return RepairOutcome(incumbent, set(), 0, False, [*notes, "0 affected operations", "nothing to repair"])
+    global_reason: str | None = None
+    # With the tabu search to run where a global search is needed, every stage gets the tabu's (smaller) box.
+    if (first_edit is FirstEdit.TABU and incumbent.makespan > bound and len(free) <= MAX_OPERATIONS
+            and tabu_kernel() is not None):
+        effort *= TABU_BOX_SCALE
+        total, cascade_cap = _caps(state, budget, effort)
+    deadline = min(limit, clock.now() + total)
+    notes[0] += f"; time box {total:.2f} s"
+    notes.append(f"{len(affected)} affected operations")
+    region = set(affected)
     first = incumbent
     growths = 0
     # Whether a solve over every free operation proved its makespan optimal: then only stability is left.
@@ -340,20 +369,33 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # Above the bound the cascade has not settled the makespan, even when it proved its own optimum
         # (everything outside it was pinned): local search over every free operation from the local plan, on
         # top of the time box (so the stabilization keeps its share). The local plan stays unless it is beaten.
+        # With first_edit="tabu" the compiled tabu search goes first, from the local plan: a plan that is
+        # already at the bound (a local edit reaching what a global one would) never sees it.
         began = clock.now()
-        cap = _search_cap(state, incumbent.makespan, gap_bound, effort)
-        found = _search(state, incumbent, cap + carried, (bound, gap_bound), effort, seed, is_valid, notes,
-                        clock, limit=limit)
-        reached = incumbent if found is None else found
-        if reached.makespan > max(bound, gap_bound * (1 + RESTART_MIN_GAP)):
-            again = _search(state, first, cap, (bound, gap_bound), effort, seed + RESTART_STREAM, is_valid, notes,
-                            clock, label="from the first edit", limit=limit)
-            if again is not None and again.makespan < reached.makespan:
-                found = again
+        local = incumbent
+        where = (f"the disruption moved nothing, the plan in force is at makespan {local.makespan}"
+                 if absorbed else f"the cascade ({len(affected)} operations) stopped at makespan {local.makespan}")
+        if first_edit is FirstEdit.TABU:
+            improved = tabu_first_edit(state, incumbent, bound=bound, seed=seed, notes=notes, clock=clock,
+                                       seconds=limit - clock.now())
+            if improved is not None and is_valid(improved):
+                global_reason = (f"{where}, above the bound {bound}; the tabu search over all {len(free)} free "
+                                 f"operations reached {improved.makespan}")
+                incumbent, region = improved, set(free)
+            elif improved is not None:
+                notes.append("tabu first edit: plan rejected by the validator; the local plan stands")
+        found = None
+        if incumbent.makespan > bound:
+            cap = _search_cap(state, incumbent.makespan, gap_bound, effort)
+            found = _search(state, incumbent, cap + carried, (bound, gap_bound), effort, seed, is_valid, notes,
+                            clock, limit=limit)
+            reached = incumbent if found is None else found
+            if reached.makespan > max(bound, gap_bound * (1 + RESTART_MIN_GAP)):
+                again = _search(state, first, cap, (bound, gap_bound), effort, seed + RESTART_STREAM, is_valid,
+                                notes, clock, label="from the first edit", limit=limit)
+                if again is not None and again.makespan < reached.makespan:
+                    found = again
         if found is not None:
-            where = (f"the disruption moved nothing, the plan in force is at makespan {incumbent.makespan}"
-                     if absorbed else f"the cascade ({len(affected)} operations) stopped at makespan "
-                     f"{incumbent.makespan}")
             global_reason = global_reason or (
                 f"{where}, above the bound {bound}; local search over all {len(free)} free operations reached "
                 f"{found.makespan}")

@@ -1,12 +1,11 @@
-"""LCRP's optional tabu first edit: a compiled tabu search from the re-dispatch first edit (issue 17).
+"""LCRP's tabu search (its default ``first_edit``): a compiled tabu search where a local edit leaves a gap (issue 17).
 
 LCRP's first edit (AOR, or the free operations re-dispatched in planned order) is 2-10 % above the lower bound
-on the bench's own 20x15 disruptions, and the CP-SAT stages after it need most of the repair's time to close
-that gap. A tabu search over the free operations' machine sequences closes most of it in a few hundredths of a
-CPU second when compiled. Measured on the bench's own TA 20x15 scenarios (bench/README.md, issue 17, three
-seeds): LCRP at effort 0.75 from the tabu's plan ends as short as LCRP at effort 1 from the re-dispatch (0.9996
-against 0.9994 of a 10 s global re-solve's makespan) in about half the nominal seconds; at effort 0.5, 1.0001 in
-about a third.
+on the bench's own 20x15 disruptions, and when the cascade's CP-SAT solve cannot close that gap locally, the
+CP-SAT re-optimizing search after it needed most of the repair's time to. A tabu search over the free
+operations' machine sequences closes most of it in a few hundredths of a CPU second when compiled; LCRP runs it
+from the local plan, before the CP-SAT search, and gives every stage a smaller time box
+(:data:`.lcrp.TABU_BOX_SCALE`). Measured in bench/README.md (issue 17, "The tabu search as the default").
 
 The search itself is C (:mod:`alas_argo.jssp.repair._tabu`, ``_tabu.c``), built at install as an optional
 extension (setup.py): an install without a C compiler has none, and :func:`tabu_first_edit` then says so and
@@ -22,6 +21,7 @@ iteration and free operation, measured, so that nominal seconds stay comparable 
 from __future__ import annotations
 
 import importlib
+import math
 from array import array
 from dataclasses import dataclass
 from enum import StrEnum
@@ -33,13 +33,18 @@ from alas_argo.jssp.repair.reoptimizing import FreeSequences
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
-__all__ = ["DEFAULT_FIRST_EDIT", "ITERATIONS", "KERNEL", "MAX_OPERATIONS", "SECONDS_PER_OPERATION_ITERATION",
-           "FirstEdit", "TabuSearch", "kernel", "tabu_first_edit", "tabu_search"]
+__all__ = ["DEFAULT_FIRST_EDIT", "ITERATIONS", "KERNEL", "MAX_OPERATIONS", "MIN_ITERATIONS",
+           "SECONDS_PER_OPERATION_ITERATION", "FirstEdit", "TabuSearch", "kernel", "tabu_first_edit", "tabu_search"]
 
-#: Iterations of one search. Measured by the h-tabu probe on the bench's own TA 20x15 scenarios (LCRP after it):
-#: 5,000 and 20,000 iterations give the same makespan as 10,000 (0.9989 of full each); 3,000 leaves the shocks
-#: 0.7 % above full.
-ITERATIONS = 10_000
+#: Iterations of one search (fewer when it reaches the bound, or when the caller's budget pays for fewer).
+#: Measured on the bench's own TA 20x15 scenarios (ta11-ta14, 24 cases; scripts/repair_quality.py, LCRP after
+#: the search, the tabu first): at the time box's 0.5, 10,000 / 20,000 / 30,000 / 100,000 iterations end 1.0002
+#: / 0.9991 / 0.9984 / 0.9984 of a 10 s global re-solve's makespan (shocks 1.0053 / 1.0043 / 1.0020 / 1.0021);
+#: at 0.3, 30,000 end 0.9987 (shocks 1.0028). More than 30,000 buy nothing.
+ITERATIONS = 30_000
+#: The fewest iterations worth starting a search for: with less of the caller's budget left the first edit
+#: stands. A floor against a search squeezed to a handful of iterations by a tiny budget, not a tuned value.
+MIN_ITERATIONS = 1000
 #: The search's tabu table holds a pair of free operations per entry: 16 MB at this many; above it (a 100x20
 #: disruption early in the plan) the first edit stays the re-dispatch's.
 MAX_OPERATIONS = 2000
@@ -70,7 +75,7 @@ class FirstEdit(StrEnum):
 
 
 #: LCRP's first edit when the caller names none (library, CLI, pipeline and controller alike).
-DEFAULT_FIRST_EDIT = FirstEdit.REDISPATCH
+DEFAULT_FIRST_EDIT = FirstEdit.TABU
 
 
 @dataclass(frozen=True)
@@ -142,12 +147,14 @@ def tabu_search(free: FreeSequences, *, bound: int, seed: int, iterations: int =
 
 
 def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed: int, notes: list[str],
-                    clock: SearchClock) -> Schedule | None:
+                    clock: SearchClock, seconds: float = math.inf) -> Schedule | None:
     """The tabu search's plan from the first edit ``first`` when shorter (the caller validates it), else None,
     with one note saying what happened: the search's result, or why it did not run (the kernel not built, too
-    many free operations), in which case the first edit stands.
+    many free operations, too little time), in which case the first edit stands.
 
-    On a deterministic ``clock`` the search is charged its iterations (:data:`SECONDS_PER_OPERATION_ITERATION`).
+    On a deterministic ``clock`` the search is charged its iterations (:data:`SECONDS_PER_OPERATION_ITERATION`);
+    it makes no more of them than ``seconds`` pays for at that rate, and none when that is under
+    :data:`MIN_ITERATIONS`: a caller's budget bounds the whole repair.
     """
     n = len(state.free)
     if n > MAX_OPERATIONS:
@@ -157,8 +164,14 @@ def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed:
         notes.append(f"tabu first edit: the compiled search ({KERNEL}) is not built (no C compiler at install); "
                      "the first edit stands")
         return None
+    affordable = seconds / (SECONDS_PER_OPERATION_ITERATION * max(1, n))
+    iterations = int(min(ITERATIONS, affordable))
+    if iterations < MIN_ITERATIONS:
+        notes.append(f"tabu first edit: {seconds:.3f} s left of the budget pays for {iterations} iterations, "
+                     f"under {MIN_ITERATIONS}; the first edit stands")
+        return None
     began = clock.now()
-    done = tabu_search(FreeSequences(state, first), bound=bound, seed=seed)
+    done = tabu_search(FreeSequences(state, first), bound=bound, seed=seed, iterations=iterations)
     assert done is not None  # the kernel was found above
     clock.charge_at_least(began, SECONDS_PER_OPERATION_ITERATION * done.iterations * n)
     notes.append(f"tabu first edit ({done.iterations} iterations, {clock.now() - began:.3f} s): makespan "

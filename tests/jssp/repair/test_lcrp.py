@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -23,8 +24,9 @@ from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.stabilizing import weighted_moves
+from alas_argo.jssp.repair.tabu import ITERATIONS, MIN_ITERATIONS, SECONDS_PER_OPERATION_ITERATION
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.schedule import Schedule
-from alas_argo.jssp.searching import DTIME_PER_SECOND
 from alas_argo.jssp.validate import validate
 
 
@@ -269,12 +271,34 @@ def test_the_budget_bounds_the_whole_repair_the_search_included(kind: str) -> No
     d = generate_disruption(inst, plan, kind, seed=0)
 
     def nominal(budget: float) -> tuple[float, bool]:
-        r = repair(inst, plan, d, "lcrp", budget=budget, deterministic=True)
-        return r.limits["deterministic_time"] / DTIME_PER_SECOND, r.valid
+        r = repair(inst, plan, d, "lcrp", budget=budget, deterministic=True, first_edit="redispatch")
+        return r.limits["nominal_seconds"], r.valid
 
     assert nominal(10.0)[0] > 0.3  # unbounded, the search takes more than the tight budget below
     spent, valid = nominal(0.1)
     assert valid and spent <= 0.1 + 0.01  # one move's slice of overshoot at most
+
+
+@pytest.mark.skipif(tabu_kernel() is None, reason="the compiled tabu search is not built")
+@pytest.mark.parametrize("kind", ["breakdown", "shock"])
+def test_the_budget_bounds_the_tabu_first_edit_too(kind: str) -> None:
+    """The tabu first edit (the default) makes no more iterations than the budget pays for, and none under
+    MIN_ITERATIONS' worth: a 0.02 s budget once ended 0.0215 nominal s in."""
+    inst = get_instance("ft10")
+    plan = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, plan, kind, seed=0)
+    state = ExecutionState.at(inst, plan, d)
+    full = SECONDS_PER_OPERATION_ITERATION * ITERATIONS * len(state.free)
+    r = repair(inst, plan, d, "lcrp", budget=full / 2, deterministic=True)
+    said = [n for n in r.notes if n.startswith("tabu first edit")]
+    assert r.valid and r.limits["nominal_seconds"] <= full / 2 * 1.01
+    made = re.search(r"\((\d+) iterations", said[0]) if len(said) == 1 else None
+    assert made and 0 < int(made.group(1)) <= ITERATIONS // 2, said
+    # Under MIN_ITERATIONS' worth no search at all (the solves after it have their own 0.01 s floor).
+    tiny = SECONDS_PER_OPERATION_ITERATION * (MIN_ITERATIONS - 1) * len(state.free)
+    r = repair(inst, plan, d, "lcrp", budget=tiny, deterministic=True)
+    said = [n for n in r.notes if n.startswith("tabu first edit")]
+    assert r.valid and len(said) == 1 and "the first edit stands" in said[0], said
 
 
 @pytest.mark.parametrize("kind", ["breakdown", "shock", "mixed"])

@@ -86,7 +86,7 @@ def test_the_polish_holds_what_is_outside_the_neighbourhood(la01: Instance, monk
     monkeypatch.setattr(lcrp_module, "_search", lambda *_a, **_k: None)  # the first edit stays
     monkeypatch.setattr(lcrp_module, "stabilized", lambda _state, current, *_a, **_k: current)  # found nothing
     calls = _record_settling(monkeypatch)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert any("nearly every free operation" in n for n in out.notes) and not out.fallback
     assert len(calls) == 1  # no cascade solve, so no cascade plan to settle: this is the polish
     given, held, polished = calls[0]

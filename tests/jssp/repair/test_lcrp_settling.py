@@ -165,11 +165,11 @@ def test_a_budget_below_the_time_box_bounds_the_whole_repair() -> None:
     inst = get_instance("ta01")
     plan = dispatch(inst, "mwkr")
     d = generate_disruption(inst, plan, "shock", seed=0)
-    free = repair(inst, plan, d, "lcrp", budget=30.0, workers=1)
+    free = repair(inst, plan, d, "lcrp", budget=30.0, workers=1, first_edit="redispatch")
     assert free.limits["nominal_seconds"] > 0.05  # the budgets below bind
     shifted = repair(inst, plan, d, "aor").makespan
     for budget in (0.02, 0.05):
-        r = repair(inst, plan, d, "lcrp", budget=budget, workers=1)
+        r = repair(inst, plan, d, "lcrp", budget=budget, workers=1, first_edit="redispatch")
         assert r.limits["nominal_seconds"] <= budget
         assert r.valid and r.makespan <= shifted
 

@@ -116,7 +116,7 @@ def test_the_search_after_the_local_plan_runs_for_its_gap_scaled_time(la01: Inst
         with monkeypatch.context() as m:
             m.setattr(lcrp_module, "_search", recorded)
             m.setattr(lcrp_module, "GAP_UNIT", unit)
-            lcrp(st, budget=5.0, is_valid=is_valid, clock=SearchClock())
+            lcrp(st, budget=5.0, is_valid=is_valid, clock=SearchClock(), first_edit="redispatch")
         return calls[0]
 
     bound = lcrp_module.lower_bound(st)
@@ -180,7 +180,7 @@ def test_a_shorter_cascade_plan_the_validator_rejects_is_not_taken(la01: Instanc
     first = _first_edit(st)
     assert plan.makespan < first.makespan and not is_valid(plan)  # the unrepaired plan: shorter, rejected
     _hold_after_the_cascade(monkeypatch, plan)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert _cascade_ran(out.notes)
     assert out.schedule.starts() == first.starts() and is_valid(out.schedule)
 
@@ -191,7 +191,7 @@ def test_a_cascade_plan_no_shorter_than_the_first_edit_is_not_taken(la01: Instan
     first = _first_edit(st)
     same = _nudged(first, st.time, is_valid)  # valid, as long, another plan
     _hold_after_the_cascade(monkeypatch, same)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert _cascade_ran(out.notes)
     assert out.schedule.starts() == first.starts() != same.starts()
 
@@ -204,7 +204,7 @@ def test_a_shorter_valid_cascade_plan_is_taken(la01: Instance, monkeypatch: pyte
     shorter = optimize(request).schedule
     assert is_valid(shorter) and shorter.makespan < first.makespan
     _hold_after_the_cascade(monkeypatch, shorter)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert out.schedule.starts() == shorter.starts()
 
 
@@ -216,7 +216,7 @@ def test_a_time_box_spent_before_the_windows_goes_to_the_fallback(la01: Instance
     _plan, st, is_valid = _breakdown_case(la01)
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
     monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, False))  # to the windows
-    out = lcrp(st, budget=0.005, is_valid=is_valid)
+    out = lcrp(st, budget=0.005, is_valid=is_valid, first_edit="redispatch")
     assert "time box spent" in out.notes
     assert not any(n.startswith("window") for n in out.notes)  # no window solve was started
     assert out.fallback and is_valid(out.schedule) and out.growths == 0
@@ -227,7 +227,7 @@ def test_a_window_step_that_succeeds_is_no_fallback(la01: Instance, monkeypatch:
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
     monkeypatch.setattr(lcrp_module, "_cascade", lambda *_a, **_k: (None, False))
     monkeypatch.setattr(lcrp_module, "_search", lambda *_a, **_k: None)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert any(n.startswith("window") and "editable" in n for n in out.notes)  # a step found a plan
     assert not out.fallback and out.global_reason is None and "global fallback" not in out.notes
     assert is_valid(out.schedule) and out.schedule.makespan <= aor(st).makespan
@@ -276,7 +276,7 @@ def test_every_solve_is_counted_on_the_callers_clock(la01: Instance, monkeypatch
             return s.starts() != cheap.starts() and real_is_valid(s)
 
     clock = SearchClock()
-    out = lcrp(st, budget=1.0, is_valid=is_valid, clock=clock)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, clock=clock, first_edit="redispatch")
     assert any(n.startswith(expect) for n in out.notes), out.notes
     assert charged and all(c is clock for c in charged)
     assert clock.solves == len(charged)
@@ -305,7 +305,7 @@ def test_an_extra_round_stabilizes_what_its_search_found(la01: Instance, monkeyp
     monkeypatch.setattr(lcrp_module, "_search", nothing_before_the_rounds)
     clock = SearchClock()
     out = lcrp(st, budget=5.0, effort=8, clock=clock,
-               is_valid=lambda s: validate(la01, s, disruption=d, baseline=plan).valid)
+               is_valid=lambda s: validate(la01, s, disruption=d, baseline=plan).valid, first_edit="redispatch")
     probe = next(found for label, found in calls[1:] if label is None)
     assert probe is not None and out.global_reason is not None and "of the box left" in out.global_reason
     searched = next(i for i, n in enumerate(out.notes) if n.startswith("re-optimizing search") and "makespan" in n)

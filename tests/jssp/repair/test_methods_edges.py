@@ -24,7 +24,7 @@ from alas_argo.jssp.repair.methods import RepairMethod, get_repairer
 from alas_argo.jssp.repair.metrics import moved_keys
 from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, right_shift
-from alas_argo.jssp.repair.tabu import FirstEdit
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -162,7 +162,7 @@ def test_lcrp_hands_every_knob_on_with_the_documented_defaults(monkeypatch: pyte
     assert _run(repairer, state, budget=2.5, seed=9, workers=3, clock=clock) is outcome
     # effort, tolerance and first edit left out: the Repairer's documented 1.0, 0.0 and redispatch reach LCRP.
     assert seen[-1] == ((state,), {"budget": 2.5, "seed": 9, "workers": 3, "is_valid": _valid, "effort": 1.0,
-                                   "tolerance": 0.0, "clock": clock, "first_edit": FirstEdit.REDISPATCH})
+                                   "tolerance": 0.0, "clock": clock, "first_edit": DEFAULT_FIRST_EDIT})
     _run(repairer, state, budget=1.0, seed=0, workers=2, effort=0.25, tolerance=0.1, first_edit="tabu")
     assert seen[-1] == ((state,), {"budget": 1.0, "seed": 0, "workers": 2, "is_valid": _valid, "effort": 0.25,
                                    "tolerance": 0.1, "clock": None, "first_edit": "tabu"})

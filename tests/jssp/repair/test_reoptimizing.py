@@ -182,12 +182,12 @@ def test_lcrp_takes_the_search_only_when_it_is_shorter(monkeypatch: pytest.Monke
     ft10 = get_instance("ft10")
     plan = dispatch(ft10, "mwkr")
     d = generate_disruption(ft10, plan, "breakdown", seed=0)
-    with_search = repair(ft10, plan, d, "lcrp", budget=5.0)
+    with_search = repair(ft10, plan, d, "lcrp", budget=5.0, first_edit="redispatch")
     assert with_search.valid and with_search.global_reason is not None
     assert "local search over all" in with_search.global_reason
     assert any(n.startswith("re-optimizing search") and "makespan" in n for n in with_search.notes)
     monkeypatch.setattr(lcrp_module, "reoptimized", lambda *_a, **_k: None)
-    without = repair(ft10, plan, d, "lcrp", budget=5.0)
+    without = repair(ft10, plan, d, "lcrp", budget=5.0, first_edit="redispatch")
     assert without.valid
     assert with_search.makespan < without.makespan
 
@@ -209,11 +209,11 @@ def test_what_the_first_round_leaves_of_the_box_goes_to_another_search(monkeypat
     # No second search from the first edit in the first round (tested on its own below): the next search is
     # the later round's.
     monkeypatch.setattr(lcrp_module, "RESTART_MIN_GAP", 10.0)
-    later = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4)
+    later = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4, first_edit="redispatch")
     assert len(calls) >= 2 and later.valid
     assert later.global_reason is not None and "of the box left at makespan" in later.global_reason
     monkeypatch.setattr(lcrp_module, "_search", lambda *_a, **_k: None)
-    never = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4)
+    never = repair(ft10, plan, d, "lcrp", budget=5.0, effort=4, first_edit="redispatch")
     assert never.valid and never.global_reason is None
     assert later.makespan < never.makespan
     assert later.makespan >= lower_bound(ExecutionState.at(ft10, plan, d))
@@ -368,7 +368,7 @@ def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_
     from it ends more than RESTART_MIN_GAP above the bound (here: it is forced to find nothing), a second search
     starts from the first edit with another random stream, and its plan is taken."""
     ft10, plan, d, first_edit, calls = _first_search_fails(monkeypatch)
-    again = repair(ft10, plan, d, "lcrp", budget=5.0)
+    again = repair(ft10, plan, d, "lcrp", budget=5.0, first_edit="redispatch")
     cascade_makespan, first_seed = calls[0]
     assert cascade_makespan < first_edit
     assert calls[1] == (first_edit, first_seed + lcrp_module.RESTART_STREAM)
@@ -376,7 +376,7 @@ def test_a_search_left_far_above_the_bound_from_the_cascade_searches_again_from_
     assert again.valid and again.makespan < cascade_makespan and again.global_reason is not None
     calls.clear()
     monkeypatch.setattr(lcrp_module, "RESTART_MIN_GAP", 10.0)
-    once = repair(ft10, plan, d, "lcrp", budget=5.0)
+    once = repair(ft10, plan, d, "lcrp", budget=5.0, first_edit="redispatch")
     assert not any("search from the first edit" in n for n in once.notes)
     assert once.valid and (first_edit, first_seed + lcrp_module.RESTART_STREAM) not in calls
 
@@ -389,7 +389,7 @@ def test_a_search_from_the_first_edit_left_far_above_the_bound_searches_again_in
     first, 1468 for a 10 s global re-solve)."""
     ft10, plan, d, first_edit, calls = _first_search_fails(monkeypatch)
     monkeypatch.setattr(lcrp_module, "PROBE_MIN_SHARE", 0.0)  # no cascade: straight to the search
-    again = repair(ft10, plan, d, "lcrp", budget=5.0)
+    again = repair(ft10, plan, d, "lcrp", budget=5.0, first_edit="redispatch")
     assert calls[0][0] == first_edit
     assert calls[1] == (first_edit, calls[0][1] + lcrp_module.RESTART_STREAM)
     assert any("cascade" in n and "to the re-optimizing search" in n for n in again.notes)

@@ -197,7 +197,7 @@ def test_a_valid_but_longer_redispatch_never_replaces_aor(la01: Instance, monkey
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)  # so the re-dispatch is consulted
     monkeypatch.setattr(lcrp_module, "redispatch", lambda _state: longer)
     _hold_after_the_first_edit(monkeypatch)
-    out = lcrp(st, budget=1.0, is_valid=is_valid)
+    out = lcrp(st, budget=1.0, is_valid=is_valid, first_edit="redispatch")
     assert is_valid(out.schedule)
     assert out.schedule.makespan == cheap.makespan
     assert not any(n.startswith("re-dispatched") for n in out.notes)
@@ -232,7 +232,7 @@ def test_a_redispatch_no_shorter_than_aor_is_not_taken(la01: Instance, monkeypat
     monkeypatch.setattr(lcrp_module, "lower_bound", lambda _state: 0)
     monkeypatch.setattr(lcrp_module, "redispatch", lambda _state: cheap.model_copy(deep=True))
     _hold_after_the_first_edit(monkeypatch)
-    out = lcrp(st, budget=1.0, is_valid=_verdict(la01, plan, d))
+    out = lcrp(st, budget=1.0, is_valid=_verdict(la01, plan, d), first_edit="redispatch")
     assert out.schedule.makespan == cheap.makespan
     assert not any(n.startswith("re-dispatched") for n in out.notes)
 

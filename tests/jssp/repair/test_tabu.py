@@ -1,5 +1,5 @@
 """The tabu first edit: the compiled search's plans are valid, exactly re-timed, reproducible and never longer;
-LCRP uses it only when asked, and without the compiled search repairs as before and says so."""
+LCRP's default first edit; without the compiled search LCRP repairs as with the re-dispatch and says so."""
 
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown, generate_disruption
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.repair import FirstEdit, lower_bound, repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, lower_bound, repair
 from alas_argo.jssp.repair import tabu as tabu_module
+from alas_argo.jssp.repair.lcrp import TABU_BOX_SCALE
 from alas_argo.jssp.repair.redispatching import redispatch
 from alas_argo.jssp.repair.reoptimizing import FreeSequences
 from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.tabu import (
+    ITERATIONS,
     KERNEL,
     SECONDS_PER_OPERATION_ITERATION,
     kernel,
@@ -192,17 +194,22 @@ def test_the_search_is_charged_to_a_deterministic_clock_per_iteration_and_operat
 
 @needs_kernel
 def test_lcrp_with_the_tabu_first_edit_is_valid_reproducible_and_says_what_it_did() -> None:
+    """The default: the cascade stops above the bound, the tabu search runs from the local plan (before the
+    re-optimizing search, in the tabu's smaller time box), and the result says so."""
     inst, plan, d = _weak_case("ft10", "shock", 2)
-    runs = [repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5, first_edit="tabu") for _ in range(2)]
+    runs = [repair(inst, plan, d, "lcrp", budget=10, seed=3) for _ in range(2)]
     r = runs[0]
     assert r.valid and validate(inst, r.schedule, disruption=d, baseline=plan).valid
     assert r.schedule == runs[1].schedule and r.notes == runs[1].notes and r.limits == runs[1].limits
-    assert r.limits["first_edit"] == "tabu"
-    assert [n for n in r.notes if n.startswith("tabu first edit (10000 iterations")]
-    assert r.global_reason is not None and "tabu first edit" in r.global_reason
-    # The default repair records nothing of it.
-    default = repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5)
-    assert "first_edit" not in default.limits and not [n for n in default.notes if "tabu" in n]
+    assert DEFAULT_FIRST_EDIT is FirstEdit.TABU and r.limits["first_edit"] == "tabu"
+    made = [int(m.group(1)) for n in r.notes if (m := re.match(r"tabu first edit \((\d+) iterations", n))]
+    assert len(made) == 1 and 0 < made[0] <= ITERATIONS
+    assert r.global_reason is not None and "the tabu search over all" in r.global_reason
+    redispatched = repair(inst, plan, d, "lcrp", budget=10, seed=3, first_edit="redispatch")
+    assert "first_edit" not in redispatched.limits and not [n for n in redispatched.notes if "tabu" in n]
+    # The tabu's box: TABU_BOX_SCALE of the re-dispatch's.
+    boxes = [float(re.search(r"time box ([0-9.]+) s", x.notes[0]).group(1)) for x in (r, redispatched)]
+    assert boxes[0] == pytest.approx(boxes[1] * TABU_BOX_SCALE, abs=0.006)
 
 
 def _untimed(note: str) -> str:
@@ -213,8 +220,8 @@ def test_without_the_compiled_search_tabu_repairs_as_redispatch_and_says_so(monk
     inst, plan, d = _weak_case("ft10", "shock", 2)
     monkeypatch.setitem(sys.modules, KERNEL, None)  # `import` of it raises ImportError, as with no build
     assert kernel() is None
-    asked = repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5, first_edit="tabu")
-    today = repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5)
+    asked = repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5)  # the default: tabu
+    today = repair(inst, plan, d, "lcrp", budget=10, seed=3, effort=0.5, first_edit="redispatch")
     assert asked.schedule == today.schedule and asked.makespan == today.makespan
     said = [n for n in asked.notes if "tabu" in n]
     assert len(said) == 1 and "not built" in said[0] and "the first edit stands" in said[0]
