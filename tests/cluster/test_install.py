@@ -73,4 +73,8 @@ def test_helm_test_passes_every_smoke_check(kube: Kube, store: Store) -> None:
     assert run_id is not None, out
     shown = json.loads(store.alas("log", "show", run_id.group(1), "--store", "s3", "--json").stdout)
     assert shown["current_version"] == 2
+    # The controller's repair ran with LCRP's compiled tabu search, the default: the image carries the kernel
+    # (a repair without it records no first edit; images/Dockerfile).
+    edits = re.findall(r'"first_edit": "(\w+)"', json.dumps(shown["events"]))
+    assert edits and set(edits) == {"tabu"}, shown["events"]
     record_figure("helm_test", {"seconds": seconds, "run": run_id.group(1)})
