@@ -29,8 +29,8 @@ from alas_argo.interrupts import Interrupted
 from alas_argo.jssp.catalog import load_instance
 from alas_argo.jssp.disruption import DisruptionKind
 from alas_argo.jssp.disruption_rules import check_events
-from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit
 from alas_argo.log import ExecutionLog, open_store
 from alas_argo.pipeline import RunConfig, Variant, load_disruptions, run_pipeline
 from alas_argo.pipeline.config import Optimizer, Planner, RepairMethodName

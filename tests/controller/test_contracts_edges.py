@@ -1,8 +1,8 @@
 """The controller's contracts at their edges (bench/README, mutation testing of ``controller/contracts.py``):
-every field of a disruption request at both ends of its documented range (docs/contracts.md), the closed set
-of methods and of first edits, strict types, unknown fields, the ``where`` and message of each refusal, the fingerprint's
-recorded form and the response's JSON body. Direct calls to ``parse_request`` and the models: the HTTP layer
-that turns an InputError into a 422 is tested in test_http_server.py."""
+every field of a disruption request at both ends of its documented range (docs/contracts.md), the closed sets
+of methods and of first edits, strict types, unknown fields, the ``where`` and message of each refusal, the
+fingerprint's recorded form and the response's JSON body. Direct calls to ``parse_request`` and the models:
+the HTTP layer that turns an InputError into a 422 is tested in test_http_server.py."""
 
 from __future__ import annotations
 

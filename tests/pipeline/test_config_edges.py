@@ -1,8 +1,8 @@
 """What one ALAS run is asked to do (alas_argo/pipeline/config.py), edge by edge: every default a run gets when
 nothing is said (a run's recorded inputs and resume compare them), each range at both ends (a workflow's
 parameters reach the pipeline through this model alone, so its bounds are the refusal), the closed sets of
-planners, optimizers, repair methods and LCRP's first edits, the variants' names, and that a configuration cannot be changed once
-made.
+planners, optimizers, repair methods and LCRP's first edits, the variants' names, and that a configuration
+cannot be changed once made.
 
 mutmut leaves class bodies alone, so the module has no mutmut mutants; hand mutants of its Field arguments
 (bench/README.md, fifteenth session) found most defaults and a lower or upper end of most ranges checked by no
