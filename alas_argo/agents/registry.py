@@ -160,6 +160,7 @@ def default_registry() -> AgentRegistry:
     """The registry with every implementation this package ships."""
     from alas_argo.agents.roles import OptimizerRole, RepairerRole, ValidatorRole
     from alas_argo.agents.supervisor import MergeMode, Supervisor
+    from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT
 
     reg = AgentRegistry()
     # Job agents: the heuristic earliest-fit chain is exact for one job, so the cpsat capability maps to it
@@ -177,7 +178,8 @@ def default_registry() -> AgentRegistry:
     reg.register(Role.VALIDATOR, "independent", lambda _s: ValidatorRole(), fallback=True)
     reg.register(Role.REPAIRER, "lcrp", lambda s: RepairerRole(
         s.get("method", "lcrp"), budget=s.get("budget", 10.0), seed=s.get("seed", 0), workers=s.get("workers", 2),
-        effort=s.get("effort", 1.0), tolerance=s.get("tolerance", 0.0), deterministic=s.get("deterministic", True)),
+        effort=s.get("effort", 1.0), tolerance=s.get("tolerance", 0.0), deterministic=s.get("deterministic", True),
+        first_edit=s.get("first_edit", DEFAULT_FIRST_EDIT)),
         fallback=True)
     reg.register(Role.OPTIMIZER, "heuristic", lambda s: OptimizerRole(
         "heuristic", time_limit=s.get("time_limit", 10.0), workers=s.get("workers", 2), seed=s.get("seed", 0),

@@ -18,7 +18,7 @@ from alas_argo.agents.supervisor import priority_decode
 from alas_argo.jssp.dispatching import best_dispatch
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.repair import RepairResult, repair
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, RepairResult, repair
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.jssp.verdict import ValidationReport
@@ -49,11 +49,13 @@ class RepairerRole:
     name = "repairer"
 
     def __init__(self, method: str = "lcrp", *, budget: float = 10.0, seed: int = 0, workers: int = 2,
-                 effort: float = 1.0, tolerance: float = 0.0, deterministic: bool = True) -> None:
+                 effort: float = 1.0, tolerance: float = 0.0, deterministic: bool = True,
+                 first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> None:
         self.method = method
         self.budget = budget
         self.effort = effort
         self.tolerance = tolerance
+        self.first_edit = FirstEdit.parse(first_edit)
         self.seed = seed
         self.workers = workers
         self.deterministic = deterministic
@@ -61,7 +63,8 @@ class RepairerRole:
     def repair_disruption(self, instance: Instance, baseline: Schedule, disruption: Disruption) -> RepairResult:
         """Absorb ``disruption`` into the plan in force (``baseline``)."""
         return repair(instance, baseline, disruption, self.method, self.budget, seed=self.seed, workers=self.workers,
-                      effort=self.effort, tolerance=self.tolerance, deterministic=self.deterministic)
+                      effort=self.effort, tolerance=self.tolerance, deterministic=self.deterministic,
+                      first_edit=self.first_edit)
 
     def patch(self, instance: Instance, schedule: Schedule, *, release: int = 0,
               fixed: Mapping[tuple[int, int], tuple[int, int]] | None = None,

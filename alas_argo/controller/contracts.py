@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Valid
 from alas_argo.errors import InputError, first_error
 from alas_argo.json_limits import load_json
 from alas_argo.jssp.disruption import Disruption, DisruptionEvent
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit
 
 __all__ = ["DisruptionRequest", "RepairResponse", "parse_request"]
 
@@ -38,6 +39,9 @@ class DisruptionRequest(BaseModel):
                                 "other methods ignore it.")
     tolerance: StrictFloat = Field(0.0, ge=0, le=0.1, description="Makespan share LCRP may give up for fewer "
                                    "moved operations (0.005: up to 0.5 % later); other methods ignore it.")
+    first_edit: FirstEdit = Field(DEFAULT_FIRST_EDIT, description="Where LCRP starts: redispatch, or tabu (a "
+                                  "compiled tabu search from it; without the compiled search, as redispatch); "
+                                  "other methods ignore it.")
 
     def disruption(self) -> Disruption:
         """The events as the domain's Disruption."""
@@ -46,7 +50,9 @@ class DisruptionRequest(BaseModel):
     def fingerprint(self) -> str:
         """A hash of the request, to refuse an Idempotency-Key reused for a different request."""
         doc = self.model_dump(mode="json")
-        for name, default in (("effort", 1.0), ("tolerance", 0.0)):
+        # The first edit at the default is left out too: a retry of a request that named none keeps its
+        # fingerprint across a change of the library's default.
+        for name, default in (("effort", 1.0), ("tolerance", 0.0), ("first_edit", DEFAULT_FIRST_EDIT.value)):
             if doc[name] == default:
                 del doc[name]  # requests from before the field existed keep their fingerprint
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()

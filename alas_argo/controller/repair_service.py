@@ -177,7 +177,8 @@ class RepairService:
                    payload={"method": request.method, "base_version": base})
         with self._slots:
             result = self.repairer(instance, baseline, disruption, request.method, request.budget,
-                                   workers=self.workers, effort=request.effort, tolerance=request.tolerance)
+                                   workers=self.workers, effort=request.effort, tolerance=request.tolerance,
+                                   first_edit=request.first_edit)
         response = {
             "run_id": log.run_id, "parent_version": base, "makespan": result.makespan,
             "baseline_makespan": result.baseline_makespan, "moved_operations": result.moved_operations,
@@ -186,7 +187,8 @@ class RepairService:
         log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
             "instance": _instance_ref(instance), "baseline": baseline.to_json(),
             "disruption": disruption.to_json(), "method": result.method, "budget": request.budget,
-            "effort": request.effort, "tolerance": request.tolerance, "plan": result.schedule.to_json(),
+            "effort": request.effort, "tolerance": request.tolerance, "first_edit": request.first_edit.value,
+            "plan": result.schedule.to_json(),
             "metrics": result.metrics()})
         attempt = uuid.uuid4().hex  # tells this request's commit from a concurrent one with the same key
         # The key makes the commit once-only across replicas (the guard checks it against the complete

@@ -17,6 +17,7 @@ Payload contract (the pipeline writes these events; every field name is normativ
        "disruption": {disruption JSON}, "method": str, "budget": float, "seed": int, "workers": int,
        "effort": float (LCRP's time-box multiplier; 1 when absent),
        "tolerance": float (the makespan share LCRP may trade for fewer moves; 0 when absent),
+       "first_edit": str (LCRP's first edit asked for; not read: what ran is ``limits.first_edit`` below),
        "deterministic": bool (budgets in CP-SAT deterministic time; when absent, ``metrics.limits.deterministic``,
        else false: logs written before deterministic limits counted wall time), "seed" (0 when absent),
        "workers" (1 when absent), "limits" or "metrics.limits" with "search_streams" (LCRP's search streams; 1

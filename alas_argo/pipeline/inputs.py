@@ -15,14 +15,18 @@ from typing import Any
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption, DisruptionKind
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair.tabu import FirstEdit
 from alas_argo.log import EventType, ExecutionLog, canonical_json
 from alas_argo.pipeline.config import RunConfig
 
 __all__ = ["check_same_inputs", "input_digest", "recorded_inputs", "run_inputs"]
 
 
-#: Fields added after runs were first recorded, with their defaults.
-_LATER_FIELDS: dict[str, Any] = {"optimizer": "auto", "feedback_rounds": 5, "repair_tolerance": 0.0}
+#: Fields added after runs were first recorded, with the value every run recorded before them ran with (for
+#: the first edit that is the re-dispatch, not the library's default of today: a run recorded without the field
+#: ran the re-dispatch, and resuming it with the tabu search would be another run).
+_LATER_FIELDS: dict[str, Any] = {"optimizer": "auto", "feedback_rounds": 5, "repair_tolerance": 0.0,
+                                 "repair_first_edit": FirstEdit.REDISPATCH.value}
 
 
 def input_digest(doc: Any) -> str:
@@ -39,8 +43,8 @@ def run_inputs(config: RunConfig, instance: Instance, disruptions: list[Disrupti
         disruptions: The disruptions read from a file (empty when generated or absent).
     """
     fields = config.model_dump(mode="json")
-    for name, default in _LATER_FIELDS.items():  # at their defaults they are left out: older runs still resume
-        if fields.get(name) == default:
+    for name, earlier in _LATER_FIELDS.items():  # at their earlier values they are left out: older runs resume
+        if fields.get(name) == earlier:
             fields.pop(name, None)
     fields["instance"] = {"name": instance.name, "digest": input_digest(instance.to_json())}
     if config.disrupt is not None and config.disrupt not in {k.value for k in DisruptionKind}:
@@ -75,7 +79,9 @@ def check_same_inputs(log: ExecutionLog, inputs: dict[str, Any]) -> None:
     if recorded is None or recorded.get("digest") == inputs["digest"]:
         return
     before, now = recorded.get("inputs") or {}, inputs["inputs"]
-    differ = [f"{name} {_show(before.get(name))} (now {_show(now.get(name))})"
+    # A later field left out is shown at the value it was left out at ("redispatch", not "none").
+    differ = [f"{name} {_show(before.get(name, _LATER_FIELDS.get(name)))} "
+              f"(now {_show(now.get(name, _LATER_FIELDS.get(name)))})"
               for name in sorted(before.keys() | now.keys()) if before.get(name) != now.get(name)]
     raise InputError(f"run {log.run_id} was started with other inputs: {'; '.join(differ)}; resume it with the "
                      "same ones, or start a new run with another --run-id")

@@ -8,7 +8,8 @@ case pod starts). A ``disruption`` document (one disruption or a list) is reveal
 one. ``disruptions`` counts the generated disruptions revealed in sequence (0: plan only), at most
 :data:`~alas_argo.workflows.plan.MAX_DISRUPTIONS` (the segments ``alas-plan`` is rendered with; a larger count
 is refused, never truncated); a given list reveals each of its entries, as many. An empty ``repair-budget`` is
-the time limit.
+the time limit; an empty ``repair-first-edit`` is LCRP's default first edit
+(:data:`~alas_argo.jssp.repair.DEFAULT_FIRST_EDIT`).
 The pods run one CP-SAT worker each, so ``workers`` is 1 on a cluster; with ``deterministic`` (the default)
 the solves do not depend on it.
 """
@@ -152,6 +153,8 @@ def config_from_parameters(values: Mapping[str, str], **override: Any) -> tuple[
         "deterministic": _flag(values, "deterministic", default=True),
         "repair_effort": _number(values, "repair-effort", 1.0),
         "repair_tolerance": _number(values, "repair-tolerance", 0.0)}
+    if values.get("repair-first-edit"):  # empty: the library's default (the template cannot import it)
+        fields["repair_first_edit"] = values["repair-first-edit"]
     try:
         return RunConfig(**{**fields, **override}), disruptions
     except ValidationError as e:
@@ -240,7 +243,8 @@ def parameters_for(config: RunConfig, *, run_id: str, disruptions: list[Disrupti
            "seeds": json.dumps([config.seed]), "method": config.repair_method, "time-limit": repr(config.time_limit),
            "repair-budget": repr(config.repair_budget), "faults": str(config.faults), "variant": str(config.variant),
            "deterministic": "true" if config.deterministic else "false", "disruptions": str(count),
-           "repair-effort": repr(config.repair_effort), "repair-tolerance": repr(config.repair_tolerance)}
+           "repair-effort": repr(config.repair_effort), "repair-tolerance": repr(config.repair_tolerance),
+           "repair-first-edit": config.repair_first_edit.value}
     if disruptions:
         docs = [d.to_json() for d in disruptions]
         out["disruption"] = json.dumps(docs[0] if len(docs) == 1 else docs)

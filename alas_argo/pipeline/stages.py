@@ -121,6 +121,7 @@ class Stages:
                            if self.config.optimizer == "auto" else self.config.optimizer}[role]
                 spec = {**self.agent_spec, "method": self.config.repair_method, "budget": self.config.repair_budget,
                         "effort": self.config.repair_effort, "tolerance": self.config.repair_tolerance,
+                        "first_edit": self.config.repair_first_edit,
                         "seed": self.config.seed, "workers": self.config.workers,
                         "time_limit": self.config.time_limit, "deterministic": self.config.deterministic}
                 self._agents[role] = self.registry.create(role, backend, spec)
@@ -351,7 +352,8 @@ class Stages:
 
             repairer = RepairerRole(method, budget=self.config.repair_budget, seed=self.config.seed,
                                     workers=self.config.workers, effort=self.config.repair_effort,
-                                    tolerance=self.config.repair_tolerance, deterministic=self.config.deterministic)
+                                    tolerance=self.config.repair_tolerance, deterministic=self.config.deterministic,
+                                    first_edit=self.config.repair_first_edit)
         self.log.record(EventType.REPAIR_STARTED, node_id=ctx.node_id, attempt=ctx.attempt,
                         payload={"method": repairer.method, "level": ctx.level})
         result = repairer.repair_disruption(self.instance, baseline, disruption)
@@ -359,7 +361,8 @@ class Stages:
         self.log.record(EventType.REPAIR_FINISHED, node_id=ctx.node_id, attempt=ctx.attempt, payload={
             "instance": self.ref, "baseline": baseline.to_json(), "disruption": disruption.to_json(),
             "method": repairer.method, "budget": repairer.budget, "seed": repairer.seed, "workers": repairer.workers,
-            "effort": repairer.effort, "tolerance": repairer.tolerance, "deterministic": repairer.deterministic,
+            "effort": repairer.effort, "tolerance": repairer.tolerance, "first_edit": repairer.first_edit.value,
+            "deterministic": repairer.deterministic,
             "limits": result.limits,
             "plan": result.schedule.to_json(), "metrics": metrics, "level": ctx.level})
         observe_repair_record(metrics)

@@ -29,8 +29,8 @@ count (a second line, e.g. for a definition built without gates).
 
 Workflow parameters of ``alas-plan`` (the operator's contract, extended, never renamed): run-id, instance,
 planner, scenarios, seeds, method, time-limit, plus repair-budget, faults, variant, deterministic,
-disruption, disruptions, repair-effort and repair-tolerance (:mod:`alas_argo.pipeline.parameters` maps them onto a
-run's configuration).
+disruption, disruptions, repair-effort, repair-tolerance and repair-first-edit (:mod:`alas_argo.pipeline.parameters`
+maps them onto a run's configuration).
 """
 
 from __future__ import annotations
@@ -79,7 +79,10 @@ INPUTS: dict[str, str] = {
     "disruptions": "1",
     # LCRP's time-box multiplier and the makespan share it may trade for fewer moves (alas run's
     # --repair-effort and --repair-tolerance); the defaults repair as before the parameters existed.
-    "repair-effort": "1", "repair-tolerance": "0"}
+    "repair-effort": "1", "repair-tolerance": "0",
+    # Where LCRP starts: redispatch or tabu (alas run's --repair-first-edit); empty: the library's default
+    # (alas_argo.jssp.repair.DEFAULT_FIRST_EDIT, which this module cannot import), so the two never disagree.
+    "repair-first-edit": ""}
 
 #: Workflow parameters whose values are a closed set, rendered as the Argo parameter's ``enum`` (Argo's
 #: validation refuses any other value carried with the enum, before a pod runs; see workflows/README.md for

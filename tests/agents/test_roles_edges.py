@@ -27,6 +27,7 @@ from alas_argo.jssp import planning
 from alas_argo.jssp.dispatching import best_dispatch
 from alas_argo.jssp.disruption import Disruption, MachineBreakdown
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit
 from alas_argo.jssp.schedule import Operation, Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.metrics import REGISTRY, series
@@ -124,16 +125,19 @@ def test_repair_disruption_hands_the_documented_defaults_to_repair(monkeypatch: 
     baseline, disruption = _plan(CHAIN, (0, 0, 0, 2), (0, 1, 2, 4)), Disruption(time=1)
     assert RepairerRole().repair_disruption(CHAIN, baseline, disruption) == "repaired"
     assert calls == [((CHAIN, baseline, disruption, "lcrp", 10.0),
-                      {"seed": 0, "workers": 2, "effort": 1.0, "tolerance": 0.0, "deterministic": True})]
+                      {"seed": 0, "workers": 2, "effort": 1.0, "tolerance": 0.0, "deterministic": True,
+                       "first_edit": DEFAULT_FIRST_EDIT})]
 
 
 def test_repair_disruption_hands_every_knob_to_repair(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _recording_repair(monkeypatch)
     baseline, disruption = _plan(CHAIN, (0, 0, 0, 2), (0, 1, 2, 4)), Disruption(time=1)
-    role = RepairerRole("aor", budget=2.5, seed=7, workers=3, effort=0.5, tolerance=0.25, deterministic=False)
+    role = RepairerRole("aor", budget=2.5, seed=7, workers=3, effort=0.5, tolerance=0.25, deterministic=False,
+                        first_edit="tabu")
     role.repair_disruption(CHAIN, baseline, disruption)
     assert calls == [((CHAIN, baseline, disruption, "aor", 2.5),
-                      {"seed": 7, "workers": 3, "effort": 0.5, "tolerance": 0.25, "deterministic": False})]
+                      {"seed": 7, "workers": 3, "effort": 0.5, "tolerance": 0.25, "deterministic": False,
+                       "first_edit": FirstEdit.TABU})]
 
 
 @pytest.mark.parametrize("first", [0, 1])

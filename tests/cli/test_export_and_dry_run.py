@@ -56,6 +56,7 @@ def test_submit_dry_run_prints_yaml_and_json_on_request(capsys: pytest.CaptureFi
     (["alas-plan", "-p", "time-limit=soon"], "'time-limit' must be a number, got 'soon'"),
     (["alas-plan", "-p", "disruptions=7"], "disruptions must be between 0 and 3"),
     (["alas-repair", "-p", "repair-effort=0"], "'repair-effort': Input should be greater than 0"),
+    (["alas-plan", "-p", "repair-first-edit=Tabu"], "'repair-first-edit': Input should be 'redispatch' or 'tabu'"),
     (["alas-bench", "-p", 'seeds=["a"]'], "'seeds' must hold a whole number, got 'a'"),
     (["alas-bench", "-p", "suite=nope"], "parameter suite: unknown suite or instance 'nope'"),
     (["alas-bench", "-p", "suite=ft06,la01,ft06"], "parameter suite: ft06 listed more than once"),  # pods twice

@@ -1,8 +1,8 @@
 """The controller's contracts at their edges (bench/README, mutation testing of ``controller/contracts.py``):
-every field of a disruption request at both ends of its documented range (docs/contracts.md), the closed set
-of methods, strict types, unknown fields, the ``where`` and message of each refusal, the fingerprint's
-recorded form and the response's JSON body. Direct calls to ``parse_request`` and the models: the HTTP layer
-that turns an InputError into a 422 is tested in test_http_server.py."""
+every field of a disruption request at both ends of its documented range (docs/contracts.md), the closed sets
+of methods and of first edits, strict types, unknown fields, the ``where`` and message of each refusal, the
+fingerprint's recorded form and the response's JSON body. Direct calls to ``parse_request`` and the models:
+the HTTP layer that turns an InputError into a 422 is tested in test_http_server.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from alas_argo.controller.contracts import DisruptionRequest, RepairResponse, parse_request
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdown
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit
 
 EVENT: dict[str, Any] = {"kind": "machine_breakdown", "machine": 0, "start": 2, "duration": 3}
 BODY: dict[str, Any] = {"time": 2, "events": [EVENT]}
@@ -65,6 +66,17 @@ def test_the_first_problem_names_its_field_and_says_what_is_wrong() -> None:
 def test_defaults_are_the_documented_ones() -> None:
     request = parse()
     assert (request.method, request.budget, request.effort, request.tolerance) == ("lcrp", 5.0, 1.0, 0.0)
+    assert request.first_edit is DEFAULT_FIRST_EDIT  # the library's constant, not a second default
+
+
+@pytest.mark.parametrize("edit", list(FirstEdit))
+def test_each_first_edit_is_accepted(edit: FirstEdit) -> None:
+    assert parse(first_edit=edit.value).first_edit is edit
+
+
+@pytest.mark.parametrize("edit", ["Tabu", "re-dispatch", "", None, 1, ["tabu"]])
+def test_any_other_first_edit_is_refused_naming_the_field_and_the_known_ones(edit: object) -> None:
+    assert refusal(first_edit=edit) == ("Input should be 'redispatch' or 'tabu'", "first_edit")
 
 
 @pytest.mark.parametrize(("field", "good", "bad"), [
@@ -143,6 +155,12 @@ def test_the_fingerprint_is_the_hash_of_the_recorded_form() -> None:
     both = ('{"budget": 5.0, "effort": 2.0, "events": [{"duration": 3, "kind": "machine_breakdown", "machine": 0, '
             '"start": 2}], "method": "lcrp", "time": 2, "tolerance": 0.01}')
     assert parse(effort=2, tolerance=0.01).fingerprint() == hashlib.sha256(both.encode()).hexdigest()
+    # The first edit at the library's default is left out too (a retry of a request that named none keeps its
+    # fingerprint when the default changes); the other one is part of it.
+    assert parse(first_edit=DEFAULT_FIRST_EDIT.value).fingerprint() == parse().fingerprint()
+    [other] = [e for e in FirstEdit if e is not DEFAULT_FIRST_EDIT]
+    named = json.dumps({**json.loads(legacy), "first_edit": other.value}, sort_keys=True)
+    assert parse(first_edit=other.value).fingerprint() == hashlib.sha256(named.encode()).hexdigest()
 
 
 def test_the_response_body_is_every_documented_field() -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from alas_argo.controller import DisruptionRequest, RepairService, RunNotFound
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import FirstEdit, RepairResult, repair
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.log import EventType, ExecutionLog, FsStore
 from tests.controller.conftest import greedy
 
@@ -67,7 +70,7 @@ def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) ->
     assert REQUEST.fingerprint() != REQUEST.model_copy(update={"effort": 4.0}).fingerprint()
     # The defaults leave the fingerprint as it was before the fields existed.
     legacy = REQUEST.model_dump(mode="json")
-    del legacy["effort"], legacy["tolerance"]
+    del legacy["effort"], legacy["tolerance"], legacy["first_edit"]
     assert REQUEST.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()
     lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "effort": 2})
     RepairService(store).handle("r", lcrp, "key-effort")
@@ -76,6 +79,28 @@ def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) ->
     assert any("time box 0.20 s" in n for n in finished[-1].payload["metrics"]["notes"])
     with pytest.raises(ValueError, match="effort"):
         DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "effort": 0})
+
+
+def ran(edit: FirstEdit) -> str:
+    """The first edit a repair asked for ``edit`` records having run: tabu only with the compiled search."""
+    return edit.value if edit is FirstEdit.REDISPATCH or tabu_kernel() is not None else FirstEdit.REDISPATCH.value
+
+
+@pytest.mark.parametrize("edit", list(FirstEdit))
+def test_the_first_edit_is_part_of_the_request_and_reaches_the_repair(store: FsStore, edit: FirstEdit) -> None:
+    asked: list[object] = []
+
+    def recording(*args: Any, **kwargs: Any) -> RepairResult:
+        asked.append(kwargs.get("first_edit"))
+        return repair(*args, **kwargs)
+
+    request = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp",
+                                                "first_edit": edit.value})
+    RepairService(store, repairer=recording).handle("r", request, f"key-{edit.value}")
+    assert asked == [edit]
+    [finished] = [e.payload for e in ExecutionLog(store, "r").events() if e.type is EventType.REPAIR_FINISHED]
+    assert finished["first_edit"] == edit.value
+    assert finished["metrics"]["limits"].get("first_edit", FirstEdit.REDISPATCH.value) == ran(edit)
 
 
 def test_tolerance_is_part_of_the_request_and_reaches_the_repair(store: FsStore) -> None:

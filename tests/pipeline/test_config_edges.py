@@ -1,8 +1,8 @@
 """What one ALAS run is asked to do (alas_argo/pipeline/config.py), edge by edge: every default a run gets when
 nothing is said (a run's recorded inputs and resume compare them), each range at both ends (a workflow's
 parameters reach the pipeline through this model alone, so its bounds are the refusal), the closed sets of
-planners, optimizers and repair methods, the variants' names, and that a configuration cannot be changed once
-made.
+planners, optimizers, repair methods and LCRP's first edits, the variants' names, and that a configuration
+cannot be changed once made.
 
 mutmut leaves class bodies alone, so the module has no mutmut mutants; hand mutants of its Field arguments
 (bench/README.md, fifteenth session) found most defaults and a lower or upper end of most ranges checked by no
@@ -17,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from alas_argo.bounds import MAX_FAULTS, MAX_FEEDBACK_ROUNDS, MAX_LOCAL_DISRUPTIONS, MAX_WAIT_SECONDS, MAX_WORKERS
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT
 from alas_argo.pipeline import RunConfig, Variant
 from alas_argo.seeds import MAX_SEED
 
@@ -26,7 +27,8 @@ def test_every_default_of_a_run() -> None:
         "instance": "ft06", "planner": "cpsat", "optimizer": "auto", "feedback_rounds": 5, "disrupt": None,
         "disruptions": 1, "seed": 0, "time_limit": 10.0, "repair_method": "lcrp", "repair_budget": 5.0,
         "repair_effort": 1.0, "repair_tolerance": 0.0, "workers": 2, "max_revalidations": 3,
-        "variant": Variant.FULL, "faults": 0, "agent_timeout": 60.0, "deterministic": True}
+        "variant": Variant.FULL, "faults": 0, "agent_timeout": 60.0, "deterministic": True,
+        "repair_first_edit": DEFAULT_FIRST_EDIT}
 
 
 #: (field, the lowest value accepted, the highest, a value just below, just above); None: no such end.
@@ -63,6 +65,7 @@ def test_each_range_holds_both_ends_and_refuses_just_outside(field: str, lowest:
     ("optimizer", ["auto", "heuristic", "cpsat", "none"]),
     ("repair_method", ["lcrp", "aor", "right-shift", "full", "full-stable"]),
     ("variant", ["full", "no_repair", "no_validator"]),
+    ("repair_first_edit", ["redispatch", "tabu"]),
 ])
 def test_the_closed_sets_accept_each_member_and_nothing_else(field: str, members: list[str]) -> None:
     for member in members:

@@ -13,6 +13,7 @@ import pytest
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
 from alas_argo.jssp.instance import Instance
+from alas_argo.jssp.repair import FirstEdit
 from alas_argo.log import EventType, canonical_json
 from alas_argo.pipeline import RunConfig
 from alas_argo.pipeline.inputs import check_same_inputs, recorded_inputs, run_inputs
@@ -74,3 +75,18 @@ def test_an_edited_disruption_file_is_shown_by_the_digest_of_its_documents(tmp_p
         f"run r2 was started with other inputs: disrupt a disruption file ({short(before)}) "
         f"(now a disruption file ({short(now)})); resume it with the same ones, or start a new run with "
         "another --run-id")
+
+
+def test_a_run_recorded_before_the_first_edit_resumes_only_with_the_redispatch(tmp_path: Path) -> None:
+    """Runs recorded before the first edit was a run's input ran the re-dispatch: their inputs lack the field, and
+    so do the inputs of a run with the re-dispatch, whatever the library's default; the tabu search is another
+    run, named as such (the missing field shown at the value it stands for)."""
+    redispatch = TWO_BREAKDOWNS.model_copy(update={"repair_first_edit": FirstEdit.REDISPATCH})
+    tabu = TWO_BREAKDOWNS.model_copy(update={"repair_first_edit": FirstEdit.TABU})
+    assert "repair_first_edit" not in run_inputs(redispatch, FT06, [])["inputs"]
+    assert run_inputs(tabu, FT06, [])["inputs"]["repair_first_edit"] == "tabu"
+    log = open_log(tmp_path, "r3")
+    log.append(EventType.RUN_INPUTS, payload=run_inputs(redispatch, FT06, []))
+    check_same_inputs(log, run_inputs(redispatch, FT06, []))
+    with pytest.raises(InputError, match=r"inputs: repair_first_edit redispatch \(now tabu\); resume"):
+        check_same_inputs(log, run_inputs(tabu, FT06, []))

@@ -6,6 +6,7 @@ import pytest
 
 from alas_argo.errors import InputError
 from alas_argo.jssp.disruption import Disruption
+from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT
 from alas_argo.pipeline import RunConfig
 from alas_argo.pipeline.parameters import bench_cases, config_from_parameters, parameters_for
 from alas_argo.workflows.plan import INPUTS
@@ -14,7 +15,7 @@ from alas_argo.workflows.plan import INPUTS
 def test_a_configuration_survives_the_round_trip_through_parameters() -> None:
     config = RunConfig(instance="la01", planner="cpsat", disrupt="shock", disruptions=2, seed=7, time_limit=3.5,
                        repair_method="lcrp", repair_budget=2.5, repair_effort=4, repair_tolerance=0.005,
-                       workers=1, faults=2, deterministic=False)
+                       workers=1, faults=2, deterministic=False, repair_first_edit="tabu")
     back, given = config_from_parameters(parameters_for(config, run_id="r"))
     assert back == config and given == []
 
@@ -23,7 +24,9 @@ def test_the_templates_defaults_are_the_local_defaults() -> None:
     # A submission that sets nothing (or an older template without the repair knobs) repairs as alas run does.
     config, _ = config_from_parameters(INPUTS)
     assert (config.repair_effort, config.repair_tolerance) == (1.0, 0.0)
-    older = {k: v for k, v in INPUTS.items() if k not in ("repair-effort", "repair-tolerance")}
+    # The template holds no first edit of its own: empty is the library's default, whatever it is.
+    assert INPUTS["repair-first-edit"] == "" and config.repair_first_edit is DEFAULT_FIRST_EDIT
+    older = {k: v for k, v in INPUTS.items() if k not in ("repair-effort", "repair-tolerance", "repair-first-edit")}
     assert config_from_parameters(older)[0] == config
 
 
@@ -40,6 +43,7 @@ def test_a_given_disruption_travels_as_a_document() -> None:
     ("repair-tolerance", "lots", "'repair-tolerance' must be a number, got 'lots'"),
     ("repair-effort", "nan", "'repair-effort' must be a number"),
     ("repair-effort", "0", "'repair-effort': Input should be greater than 0"),
+    ("repair-first-edit", "Tabu", "'repair-first-edit': Input should be 'redispatch' or 'tabu'"),
     ("time-limit", "soon", "'time-limit' must be a number"),
     ("repair-budget", "inf", "'repair-budget' must be a number"),
     ("faults", "1.5", "'faults' must hold a whole number, got '1.5'"),

@@ -23,13 +23,14 @@ def _disruption(time: int) -> Disruption:
 def test_every_parameter_alas_run_submits_is_written_and_read_back() -> None:
     config = RunConfig(instance="la01", planner="cpsat", disrupt="mixed", disruptions=MAX_DISRUPTIONS, seed=7,
                        time_limit=3.5, repair_method="aor", repair_budget=2.5, repair_effort=4,
-                       repair_tolerance=0.005, workers=1, faults=2, variant=Variant.NO_REPAIR, deterministic=True)
+                       repair_tolerance=0.005, workers=1, faults=2, variant=Variant.NO_REPAIR, deterministic=True,
+                       repair_first_edit="tabu")
     values = parameters_for(config, run_id="run-7")
     assert values == {
         "run-id": "run-7", "instance": "la01", "planner": "cpsat", "scenarios": '["mixed"]', "seeds": "[7]",
         "method": "aor", "time-limit": "3.5", "repair-budget": "2.5", "faults": "2", "variant": "no_repair",
         "deterministic": "true", "disruptions": str(MAX_DISRUPTIONS), "repair-effort": "4.0",
-        "repair-tolerance": "0.005"}
+        "repair-tolerance": "0.005", "repair-first-edit": "tabu"}
     assert set(values) <= set(INPUTS)  # only parameters the templates declare
     assert config_from_parameters(values) == (config, [])
     plan_only = parameters_for(config.model_copy(update={"disrupt": None, "deterministic": False}), run_id="r")

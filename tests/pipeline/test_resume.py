@@ -99,8 +99,9 @@ def test_other_inputs_are_refused_naming_what_differs(tmp_path: Path) -> None:
         run_pipeline(config.model_copy(update={"instance": "la01"}), _log(tmp_path))
     with pytest.raises(InputError, match=r"deterministic True \(now False\)"):
         run_pipeline(config.model_copy(update={"deterministic": False}), _log(tmp_path))
-    # A field added later is left out of the record at its default (older runs resume), named when it differs.
-    with pytest.raises(InputError, match=r"repair_tolerance none \(now 0\.01\)"):
+    # A field added later is left out of the record at the value runs had before it (older runs resume), named
+    # at that value when it differs.
+    with pytest.raises(InputError, match=r"repair_tolerance 0\.0 \(now 0\.01\)"):
         run_pipeline(config.model_copy(update={"repair_tolerance": 0.01}), _log(tmp_path))
     assert len(_log(tmp_path).events()) == events  # nothing appended by a refused start
 

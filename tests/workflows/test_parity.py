@@ -11,6 +11,8 @@ import pytest
 import yaml
 
 from alas_argo.cli import main
+from alas_argo.jssp.repair import FirstEdit
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.log import EventType, ExecutionLog
 from alas_argo.log.fs_store import FsStore
 from alas_argo.pipeline import RunConfig, run_pipeline
@@ -58,6 +60,24 @@ def test_the_repair_knobs_reach_the_repair_pod(tmp_path: Path, monkeypatch: pyte
     assert local.plan(2) == argo.plan(2)
     [repaired] = [e.payload for e in argo.events() if e.type is EventType.REPAIR_FINISHED]
     assert (repaired["effort"], repaired["tolerance"], repaired["metrics"]["moved_operations"]) == (2.0, 0.02, 0)
+
+
+@pytest.mark.parametrize("edit", list(FirstEdit))
+def test_the_first_edit_reaches_the_repair_pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               edit: FirstEdit) -> None:
+    """The workflow parameter repair-first-edit is on the repair step's command line, and the pod repairs with
+    it: the same plans and the same recorded first edit as the local run."""
+    doc = yaml.safe_load(GOLDEN.read_text())
+    [repair] = [t for t in doc["spec"]["templates"] if t["name"] == "repair-1"]
+    assert "repair-first-edit={{workflow.parameters.repair-first-edit}}" in repair["container"]["args"]
+    config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=2,
+                       repair_budget=2, workers=1, repair_first_edit=edit)
+    local, argo, walk = _both(config, tmp_path, monkeypatch)
+    assert walk.status == "Succeeded", [(p.template, p.exit_code) for p in walk.pods]
+    assert local.plan(2) == argo.plan(2)
+    [repaired] = [e.payload for e in argo.events() if e.type is EventType.REPAIR_FINISHED]
+    ran = edit if edit is FirstEdit.REDISPATCH or tabu_kernel() is not None else FirstEdit.REDISPATCH
+    assert (repaired["first_edit"], repaired["limits"].get("first_edit", "redispatch")) == (edit.value, ran.value)
 
 
 @pytest.mark.parametrize("config", CASES, ids=lambda c: f"{c.instance}-{c.planner}-{c.disrupt}-{c.seed}")
