@@ -285,9 +285,9 @@ def register(commands: Commands) -> None:
                    "--repair-effort 4 moved 0.633 of what a full re-solve moves at 0.9987 of its makespan on the "
                    "held-out 20x15 families; see alas repair --tolerance)")
     p.add_argument("--repair-first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
-                   help="where LCRP starts (default %(default)s): redispatch, or tabu, a compiled tabu search from it "
-                   "(at --repair-effort 0.75 as short a plan as redispatch at 1 in about half the nominal seconds "
-                   "on the bench's 20x15 scenarios; without the compiled search tabu repairs as redispatch, with a "
+                   help="how LCRP closes what a local edit leaves (default %(default)s): tabu, a compiled tabu search "
+                   "where the local plan is above the lower bound, in a smaller time box; or redispatch, CP-SAT "
+                   "alone (the earlier default); without the compiled search tabu repairs as redispatch, with a "
                    "note; see alas repair --first-edit)")
     p.add_argument("--workers", type=whole(1, MAX_WORKERS), default=2,
                    help="parallel agents, and CP-SAT workers with --wall-clock (default 2)")

@@ -39,9 +39,9 @@ class DisruptionRequest(BaseModel):
                                 "other methods ignore it.")
     tolerance: StrictFloat = Field(0.0, ge=0, le=0.1, description="Makespan share LCRP may give up for fewer "
                                    "moved operations (0.005: up to 0.5 % later); other methods ignore it.")
-    first_edit: FirstEdit = Field(DEFAULT_FIRST_EDIT, description="Where LCRP starts: redispatch, or tabu (a "
-                                  "compiled tabu search from it; without the compiled search, as redispatch); "
-                                  "other methods ignore it.")
+    first_edit: FirstEdit = Field(DEFAULT_FIRST_EDIT, description="LCRP's first edit: tabu (the default, a "
+                                  "compiled tabu search; without it built, as redispatch) or redispatch (CP-SAT "
+                                  "alone); other methods ignore it.")
 
     def disruption(self) -> Disruption:
         """The events as the domain's Disruption."""

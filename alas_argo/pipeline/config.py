@@ -57,8 +57,8 @@ class RunConfig(BaseModel):
     repair_effort: float = Field(1.0, gt=0, le=100, description="LCRP's time-box multiplier (see alas repair).")
     repair_tolerance: float = Field(0.0, ge=0, le=0.1, description="Makespan LCRP may give up, as a share, for "
                                     "fewer moved operations (see alas repair --tolerance); 0: none.")
-    repair_first_edit: FirstEdit = Field(DEFAULT_FIRST_EDIT, description="Where LCRP starts: redispatch, or tabu (a "
-                                         "compiled tabu search from it; see alas repair --first-edit).")
+    repair_first_edit: FirstEdit = Field(DEFAULT_FIRST_EDIT, description="LCRP's first edit: tabu (the default, a "
+                                         "compiled tabu search) or redispatch (CP-SAT alone).")
     workers: int = Field(2, ge=1, le=MAX_WORKERS, description="CP-SAT workers and parallel job agents.")
     max_revalidations: int = Field(3, ge=1, le=20, description="Loop guard of validate -> repair -> validate.")
     variant: Variant = Field(Variant.FULL, description="Ablation variant.")

@@ -80,7 +80,7 @@ INPUTS: dict[str, str] = {
     # LCRP's time-box multiplier and the makespan share it may trade for fewer moves (alas run's
     # --repair-effort and --repair-tolerance); the defaults repair as before the parameters existed.
     "repair-effort": "1", "repair-tolerance": "0",
-    # Where LCRP starts: redispatch or tabu (alas run's --repair-first-edit); empty: the library's default
+    # LCRP's first edit: tabu or redispatch (alas run's --repair-first-edit); empty: the library's default
     # (alas_argo.jssp.repair.DEFAULT_FIRST_EDIT, which this module cannot import), so the two never disagree.
     "repair-first-edit": ""}
 

@@ -133,11 +133,12 @@ def repair(
             the shortest plan kept (1, the default: one search). Each stream is reproducible, so the repair is;
             a slightly shorter plan for about ``streams`` times the CPU (bench/README.md, "Search streams").
             Recorded in the result's limits as ``search_streams``, which replay passes back.
-        first_edit: Where LCRP starts: ``redispatch`` (the default: AOR, or the re-dispatched plan when
-            shorter) or ``tabu`` (that, improved by a compiled tabu search of a fixed number of iterations,
-            seeded with ``seed``; :mod:`.tabu`). Without the compiled search (an install without a C compiler)
-            ``tabu`` repairs as ``redispatch`` does and a note says so. Recorded in the limits as
-            ``first_edit`` when the search was there to run. Other methods ignore it.
+        first_edit: ``tabu`` (the default, :data:`DEFAULT_FIRST_EDIT`): where the local plan is above the
+            lower bound, a compiled tabu search of a fixed number of iterations, seeded with ``seed``
+            (:mod:`.tabu`), before LCRP's CP-SAT search, every stage in a smaller time box; or ``redispatch``
+            (the earlier default: the first edit, AOR or the re-dispatched plan, and CP-SAT alone). Without
+            the compiled search (an install without a C compiler) ``tabu`` repairs as ``redispatch`` does and
+            a note says so. Recorded in the limits as ``first_edit`` when the search was there to run. Other methods ignore it.
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.

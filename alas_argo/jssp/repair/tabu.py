@@ -60,10 +60,10 @@ KERNEL = "alas_argo.jssp.repair._tabu"
 
 
 class FirstEdit(StrEnum):
-    """Where LCRP starts from: the cheaper first edit (the default), or a tabu search from it."""
+    """How LCRP closes the gap a local edit leaves: CP-SAT alone, or a tabu search first (the default)."""
 
     REDISPATCH = "redispatch"  #: AOR, or the free operations re-dispatched in planned order when shorter
-    TABU = "tabu"  #: that, improved by :data:`ITERATIONS` iterations of the compiled tabu search
+    TABU = "tabu"  #: that, then up to :data:`ITERATIONS` iterations of the compiled tabu search from the local plan
 
     @classmethod
     def parse(cls, value: FirstEdit | str) -> FirstEdit:
