@@ -138,7 +138,8 @@ def repair(
             (:mod:`.tabu`), before LCRP's CP-SAT search, every stage in a smaller time box; or ``redispatch``
             (the earlier default: the first edit, AOR or the re-dispatched plan, and CP-SAT alone). Without
             the compiled search (an install without a C compiler) ``tabu`` repairs as ``redispatch`` does and
-            a note says so. Recorded in the limits as ``first_edit`` when the search was there to run. Other methods ignore it.
+            a note says so. Recorded in the limits as ``first_edit`` when the search was there to run. Other
+            methods ignore it.
 
     Returns:
         The repaired plan, validated against the disruption and the plan in force, with its metrics.
