@@ -23,6 +23,7 @@ from alas_argo.jssp.disruption_families import FAMILIES, generate_family, is_fam
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.planning import plan
 from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, RepairMethod, check_effort, check_tolerance, repair
+from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 from alas_argo.repeats import repeated
@@ -37,7 +38,8 @@ LEGACY_COLUMNS = ("instance", "size", "scenario", "seed", "method", "baseline_ma
 COLUMNS = (*LEGACY_COLUMNS, "touched_machines", "went_global")
 #: What separates an LCRP row's makespan tolerance from its effort in the method column (:func:`lcrp_label`).
 TOLERANCE_MARK = "+tol"
-#: What ends an LCRP row's method column when its first edit is not the default (``lcrp@0.5+tabu``).
+#: What ends an LCRP row's method column when its first edit is not the re-dispatch (``lcrp@0.5+tabu``); an
+#: unmarked LCRP row ran the re-dispatch, as every row did before the tabu search became the default.
 FIRST_EDIT_MARK = "+"
 
 
@@ -101,7 +103,8 @@ def rerun_command(directory: str, row: RepairRow, *, time_limit: float, determin
     method, _, effort = label.partition("@")
     flags = f" --effort {effort}" if effort else ""
     flags += f" --tolerance {tolerance}" if tolerance else ""
-    flags += f" --first-edit {first_edit.value}" if first_edit is not DEFAULT_FIRST_EDIT else ""
+    # Named always, not only when it is not the default: the command repeats the row after a default changes.
+    flags += f" --first-edit {first_edit.value}" if method == RepairMethod.LCRP.value else ""
     flags += "" if deterministic else " --wall-clock --workers 2"
     return (f"alas repair --instance {row.instance} --schedule {directory}/baselines/{row.instance}.json "
             f"--disruption {directory}/cases/{row.instance}/{row.scenario}-{row.seed}.json --method {method} "
@@ -160,8 +163,9 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     default). Baselines are planned under wall-clock limits either way, so both modes repair the same plans.
 
     LCRP runs once per effort in ``lcrp_efforts``, each with the makespan tolerance ``lcrp_tolerance`` and the
-    first edit ``lcrp_first_edit``; its rows are named by :func:`lcrp_label`, so one run compares several time
-    boxes against the same (slow) baselines.
+    first edit ``lcrp_first_edit`` (the re-dispatch when the compiled tabu search is not built); its rows are named
+    by :func:`lcrp_label` for the first edit that ran (``lcrp+tabu`` at the defaults), so one run compares several
+    time boxes against the same (slow) baselines.
 
     Raises:
         InputError: an unknown instance, scenario or method, or an unusable LCRP effort or tolerance.
@@ -169,6 +173,10 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     names_of = [str(s) for s in scenarios]
     chosen = check_bench_arguments(names_of, methods, lcrp_efforts, lcrp_tolerance)
     first_edit = FirstEdit.parse(lcrp_first_edit)
+    # Rows are named by what ran: without the compiled search a tabu repair is the re-dispatch's (and says so in
+    # its notes), and a row named lcrp+tabu would claim a search that did not run.
+    if first_edit is FirstEdit.TABU and tabu_kernel() is None:
+        first_edit = FirstEdit.REDISPATCH
     runs = [(m, e) for m in chosen for e in (lcrp_efforts if m is RepairMethod.LCRP else (1.0,))]
     rows: list[RepairRow] = []
     for name in names:
@@ -189,10 +197,10 @@ def run_repair_bench(names: Sequence[str], *, scenarios: Sequence[DisruptionKind
     return rows
 
 
-def lcrp_label(effort: float, tolerance: float = 0.0, first_edit: FirstEdit | str = FirstEdit.REDISPATCH) -> str:
+def lcrp_label(effort: float, tolerance: float = 0.0, first_edit: FirstEdit | str = DEFAULT_FIRST_EDIT) -> str:
     """How LCRP rows are named: ``lcrp`` at the default effort, ``lcrp@E`` otherwise, ``+tolT`` after either
     with a makespan tolerance (``lcrp@4+tol0.005``), and ``+tabu`` last with the tabu first edit
-    (``lcrp@0.5+tabu``)."""
+    (``lcrp@0.5+tabu``; ``lcrp+tabu`` at the defaults)."""
     label = "lcrp" if effort == 1.0 else f"lcrp@{effort:g}"
     label = f"{label}{TOLERANCE_MARK}{tolerance:g}" if tolerance else label
     edit = FirstEdit.parse(first_edit)
@@ -200,7 +208,7 @@ def lcrp_label(effort: float, tolerance: float = 0.0, first_edit: FirstEdit | st
 
 
 def _first_edit_of(method: str) -> tuple[str, FirstEdit]:
-    """A row's method column without its first edit's mark, and that first edit (the default when unmarked)."""
+    """A row's method column without its first edit's mark, and that first edit (the re-dispatch when unmarked)."""
     for edit in FirstEdit:
         mark = f"{FIRST_EDIT_MARK}{edit.value}"
         if edit is not FirstEdit.REDISPATCH and method.endswith(mark):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,7 +13,15 @@ from alas_argo.benchmarks.repair_report import from_csv, lcrp_ratios, summarize,
 from alas_argo.cli import main
 from alas_argo.errors import InputError
 from alas_argo.jssp.repair import RepairMethod
-from alas_argo.jssp.repair.tabu import KERNEL, kernel
+from alas_argo.jssp.repair.tabu import KERNEL, FirstEdit, kernel
+
+#: The first edit the bench's LCRP rows run at the defaults: the tabu search, when it is built.
+RAN = FirstEdit.TABU if kernel() is not None else FirstEdit.REDISPATCH
+
+
+def label(effort: float = 1.0, tolerance: float = 0.0) -> str:
+    """An LCRP row's name at the default first edit (``lcrp+tabu``, ``lcrp@3+tabu``)."""
+    return lcrp_label(effort, tolerance, RAN)
 
 
 def test_run_summarize_and_write(tmp_path: Path) -> None:
@@ -27,10 +36,10 @@ def test_run_summarize_and_write(tmp_path: Path) -> None:
         by_case.setdefault((r.scenario, r.seed), {})[r.method] = r
     for methods in by_case.values():  # same disruption, same baseline for every method
         assert len({m.baseline_makespan for m in methods.values()}) == 1
-        assert methods["lcrp"].makespan <= methods["aor"].makespan <= methods["right-shift"].makespan
+        assert methods[label()].makespan <= methods["aor"].makespan <= methods["right-shift"].makespan
     summary = summarize(rows)
-    assert {(s.scenario, s.method) for s in summary} == {(sc, m.value) for sc in ("breakdown", "shock")
-                                                         for m in RepairMethod}
+    assert {(s.scenario, s.method) for s in summary} == {(sc, label() if m is RepairMethod.LCRP else m.value)
+                                                         for sc in ("breakdown", "shock") for m in RepairMethod}
     ratios = lcrp_ratios(rows)
     vs_aor = next(x for x in ratios if x.scenario == "all" and x.against == "aor")
     assert vs_aor.cases == 4 and vs_aor.makespan_ratio <= 1.0 and vs_aor.not_worse == 4
@@ -81,11 +90,11 @@ def test_a_refused_bench_argument_comes_before_any_progress_or_output(
 def test_several_lcrp_efforts_share_the_baselines(tmp_path: Path) -> None:
     rows = run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, methods=["aor", "lcrp"], time_limit=0.3,
                             baseline_time_limit=0.5, workers=1, cache=tmp_path, lcrp_efforts=(1.0, 3.0))
-    assert [r.method for r in rows] == ["aor", "lcrp", "lcrp@3"]
+    assert [r.method for r in rows] == ["aor", label(), label(3.0)]
     assert len({r.baseline_makespan for r in rows}) == 1
     ratios = lcrp_ratios(rows)
     # Each variant against the non-LCRP methods, never against another variant.
-    assert {(x.lcrp, x.against) for x in ratios} == {("lcrp", "aor"), ("lcrp@3", "aor")}
+    assert {(x.lcrp, x.against) for x in ratios} == {(label(), "aor"), (label(3.0), "aor")}
     with pytest.raises(InputError, match="effort"):
         run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, lcrp_efforts=(0.0,))
 
@@ -96,7 +105,7 @@ def test_cli_lcrp_effort_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                  "--lcrp-effort", "1,2", "--time-limit", "0.3", "--baseline-time-limit", "0.5", "--out", str(out),
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert {s["method"] for s in doc["summary"]} == {"lcrp", "lcrp@2"}
+    assert {s["method"] for s in doc["summary"]} == {label(), label(2.0)}
     assert "lcrp effort 1,2" in (out / "repair.md").read_text()
     assert main(["bench", "repair", "--suite", "ft06", "--lcrp-effort", "fast", "--out", str(out)]) == 2
     assert "--lcrp-effort" in capsys.readouterr().err
@@ -114,7 +123,7 @@ def test_families_keep_every_case_for_a_rerun(tmp_path: Path, capsys: pytest.Cap
     assert json.loads(case.read_text())["events"]
     assert "alas repair --instance ft06" in (out / "repair.md").read_text()
     # The kept case is the row's input: repairing it alone gives the row again.
-    lcrp = next(r for r in rows if r.method == "lcrp" and r.scenario == "multi-breakdown")
+    lcrp = next(r for r in rows if r.method == label() and r.scenario == "multi-breakdown")
     rc = main(["repair", "--instance", "ft06", "--schedule", str(out / "baselines" / "ft06.json"), "--disruption",
                str(case), "--method", "lcrp", "--time-limit", "0.3", "--seed", "4", "--out", str(tmp_path / "r.json"),
                "--json"])
@@ -127,12 +136,12 @@ def test_families_keep_every_case_for_a_rerun(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_a_makespan_tolerance_names_the_lcrp_rows_and_their_rerun(tmp_path: Path) -> None:
-    assert lcrp_label(4.0, 0.005) == "lcrp@4+tol0.005" and lcrp_label(1.0, 0.005) == "lcrp+tol0.005"
+    assert lcrp_label(4.0, 0.005, "redispatch") == "lcrp@4+tol0.005" and lcrp_label(1.0, 0.005) == "lcrp+tol0.005+tabu"
     assert is_lcrp("lcrp@4+tol0.005") and is_lcrp("lcrp+tol0.005") and not is_lcrp("aor")
     rows = run_repair_bench(["ft06"], scenarios=["shock"], seeds=1, methods=["aor", "lcrp"], time_limit=0.3,
                             baseline_time_limit=0.5, workers=1, cache=tmp_path, lcrp_efforts=(1.0, 2.0),
                             lcrp_tolerance=0.01, deterministic=True)
-    assert [r.method for r in rows] == ["aor", "lcrp+tol0.01", "lcrp@2+tol0.01"]
+    assert [r.method for r in rows] == ["aor", label(1.0, 0.01), label(2.0, 0.01)]
     command = rerun_command("out", rows[2], time_limit=0.3, deterministic=True)
     assert "--method lcrp " in command and "--effort 2 --tolerance 0.01 " in command
     with pytest.raises(InputError, match="tolerance"):
@@ -181,6 +190,9 @@ def test_bench_repair_with_the_tabu_first_edit(tmp_path: Path, capsys: pytest.Ca
     capsys.readouterr()
     command = rerun_command(str(out), rows[1], time_limit=2, deterministic=True)
     assert command.endswith("--effort 0.5 --first-edit tabu --out r.json")
+    # An LCRP row's command names its first edit even at the default: it repeats the row after a default changes.
+    assert rerun_command(str(out), dataclasses.replace(rows[1], method="lcrp"), time_limit=2,
+                         deterministic=True).endswith("--first-edit redispatch --out r.json")
     argv = [*command.split()[1:-2], "--out", str(tmp_path / "r.json"), "--json"]
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out)

@@ -32,11 +32,15 @@ from alas_argo.jssp.catalog import get_instance
 from alas_argo.jssp.disruption import Disruption, generate_disruption
 from alas_argo.jssp.disruption_families import generate_family
 from alas_argo.jssp.repair import FirstEdit, RepairMethod
+from alas_argo.jssp.repair.tabu import kernel
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.validate import validate
 
 # What `repair` got for an argument the caller left out (a dropped argument falls back to its default).
 UNSET = "(unset)"
+
+#: The first edit the bench's LCRP rows run at the defaults: the tabu search, when it is built.
+RAN = FirstEdit.TABU if kernel() is not None else FirstEdit.REDISPATCH
 
 
 class RepairSpy:
@@ -121,7 +125,8 @@ def test_a_rows_figures_are_its_repairs(tmp_path: Path, monkeypatch: pytest.Monk
         RepairRow(method="aor", **common, makespan=101, moved_operations=7, total_start_shift=13, edit_radius=17,
                   neighbourhood_growths=3, wip_moved=5, fallback=True, seconds=1.25, valid=True, touched_machines=3,
                   went_global=True),
-        RepairRow(method="lcrp", **common, makespan=99, moved_operations=2, total_start_shift=4, edit_radius=6,
+        RepairRow(method=lcrp_label(1.0, first_edit=RAN), **common, makespan=99, moved_operations=2,
+              total_start_shift=4, edit_radius=6,
                   neighbourhood_growths=0, wip_moved=1, fallback=False, seconds=0.5, valid=False, touched_machines=1,
                   went_global=False),
     ]
@@ -137,7 +142,8 @@ def test_a_failed_repair_is_a_row_of_zeros_that_says_why(tmp_path: Path, monkeyp
     rows = run_repair_bench(["ft06"], scenarios=["breakdown"], seeds=1, methods=["lcrp"], time_limit=0.2,
                             baseline_time_limit=0.3, workers=1, cache=tmp_path, lcrp_efforts=(2.0,))
     assert rows == [RepairRow(instance="ft06", size=get_instance("ft06").size, scenario="breakdown", seed=0,
-                              method="lcrp@2", baseline_makespan=rows[0].baseline_makespan, makespan=0,
+                              method=lcrp_label(2.0, first_edit=RAN), baseline_makespan=rows[0].baseline_makespan,
+                              makespan=0,
                               moved_operations=0, total_start_shift=0, edit_radius=0, neighbourhood_growths=0,
                               wip_moved=0, fallback=False, seconds=0.0, valid=False,
                               error=str(InfeasibleError("no plan honours the downtime", where="lcrp")))]
@@ -161,10 +167,12 @@ def test_the_baseline_is_planned_on_the_wall_clock_and_needs_no_cache(monkeypatc
 
 @pytest.mark.parametrize(("method", "deterministic", "flags"), [
     ("aor", True, ""),
-    ("lcrp", True, ""),
-    ("lcrp@4", True, " --effort 4"),
-    ("lcrp+tol0.005", True, " --tolerance 0.005"),
-    ("lcrp@4+tol0.005", False, " --effort 4 --tolerance 0.005 --wall-clock --workers 2"),
+    # An LCRP row names its first edit always (unmarked: the re-dispatch, as every row was before the tabu search
+    # became the default).
+    ("lcrp", True, " --first-edit redispatch"),
+    ("lcrp@4", True, " --effort 4 --first-edit redispatch"),
+    ("lcrp+tol0.005", True, " --tolerance 0.005 --first-edit redispatch"),
+    ("lcrp@4+tol0.005", False, " --effort 4 --tolerance 0.005 --first-edit redispatch --wall-clock --workers 2"),
     ("lcrp+tabu", True, " --first-edit tabu"),
     ("lcrp@0.5+tol0.005+tabu", True, " --effort 0.5 --tolerance 0.005 --first-edit tabu"),
     ("full", False, " --wall-clock --workers 2"),
@@ -180,7 +188,9 @@ def test_the_rerun_command_word_for_word(method: str, deterministic: bool, flags
 
 
 def test_an_lcrp_label_without_a_tolerance_is_the_effort_alone() -> None:
-    assert (lcrp_label(1.0), lcrp_label(2.0), lcrp_label(0.5)) == ("lcrp", "lcrp@2", "lcrp@0.5")
+    assert [lcrp_label(e, first_edit="redispatch") for e in (1.0, 2.0, 0.5)] == ["lcrp", "lcrp@2", "lcrp@0.5"]
+    # At the default first edit (the tabu search) the mark follows.
+    assert [lcrp_label(e) for e in (1.0, 2.0)] == ["lcrp+tabu", "lcrp@2+tabu"]
 
 
 def test_an_lcrp_label_names_the_tabu_first_edit_last() -> None:
