@@ -72,7 +72,8 @@ def test_effort_is_part_of_the_request_and_reaches_the_repair(store: FsStore) ->
     legacy = REQUEST.model_dump(mode="json")
     del legacy["effort"], legacy["tolerance"], legacy["first_edit"]
     assert REQUEST.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()
-    lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "effort": 2})
+    lcrp = DisruptionRequest.model_validate({**REQUEST.model_dump(mode="json"), "method": "lcrp", "effort": 2,
+                                             "first_edit": "redispatch"})
     RepairService(store).handle("r", lcrp, "key-effort")
     finished = [e for e in ExecutionLog(store, "r").events() if e.type is EventType.REPAIR_FINISHED]
     assert finished[-1].payload["effort"] == 2.0

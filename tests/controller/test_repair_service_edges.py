@@ -20,7 +20,7 @@ from alas_argo.jssp.dispatching import dispatch
 from alas_argo.jssp.disruption import Disruption, carry_forward
 from alas_argo.jssp.disruption_families import generate_disruption
 from alas_argo.jssp.instance import Instance
-from alas_argo.jssp.repair import RepairResult, repair
+from alas_argo.jssp.repair import FirstEdit, RepairResult, repair
 from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.log import EventType, ExecutionLog, FsStore
 from alas_argo.log.replay import replay_log
@@ -365,7 +365,7 @@ def test_the_log_records_who_observed_what_from_which_base(store: FsStore, tiny:
 def test_the_request_budget_reaches_the_repair(store: FsStore, tiny: Instance) -> None:
     """LCRP's first time box is bounded by the request's budget (0.05 s here; 0.10 s from any budget >= 1)."""
     new_run(store, "r", tiny)
-    lcrp = REQUEST.model_copy(update={"method": "lcrp", "budget": 0.05})
+    lcrp = REQUEST.model_copy(update={"method": "lcrp", "budget": 0.05, "first_edit": FirstEdit.REDISPATCH})
     RepairService(store).handle("r", lcrp, "k1")
     finished = ExecutionLog(store, "r").events()[-2]
     assert finished.type is EventType.REPAIR_FINISHED and finished.payload["budget"] == 0.05

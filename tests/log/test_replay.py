@@ -150,6 +150,7 @@ def _lcrp_record(store: Store, run: str, **options: Any) -> ExecutionLog:
     la21 = get_instance("la21")
     plan = optimize(SolveRequest(la21, time_limit=1.0, seed=1)).schedule
     disruption = generate_disruption(la21, plan, "breakdown", seed=1)
+    options.setdefault("first_edit", "redispatch")  # the case was chosen for the re-dispatch's search streams
     result = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, **options)
     log = ExecutionLog(store, run)
     log.append(EventType.REPAIR_FINISHED, node_id="controller", payload={
@@ -201,7 +202,7 @@ def test_a_repair_with_the_tabu_first_edit_replays_with_it(store: Store) -> None
     assert result.limits["first_edit"] == "tabu"
     (step,) = replay_log(log).steps
     assert step.parity, step.detail
-    default = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, effort=0.5)
+    default = repair(la21, plan, disruption, "lcrp", 2.0, seed=1, effort=0.5, first_edit="redispatch")
     assert default.schedule != result.schedule
     # Replayed where the compiled search is not built, the drift says why: the installation, not the log.
     with pytest.MonkeyPatch.context() as m:

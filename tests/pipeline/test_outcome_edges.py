@@ -199,8 +199,9 @@ def test_the_final_verdict_holds_the_last_repair_to_the_past_of_the_plan_it_repa
         {"time": 40, "events": [{"kind": "machine_breakdown", "machine": 0, "start": 40, "duration": 1}]}]))
     _later_repairs_return(monkeypatch, lambda baseline: plan_of(log, 1))
     log = open_log(tmp_path)
+    # The codes below are those of the re-dispatch's first repair (v2) of this case.
     config = RunConfig(instance="ft06", planner="heuristic", disrupt=str(given), repair_budget=1,
-                       variant=Variant.NO_VALIDATOR)
+                       variant=Variant.NO_VALIDATOR, repair_first_edit="redispatch")
     result = run_pipeline(config, log)
     second = _observed(log)[1]
     v1, v2, v3 = (plan_of(log, v) for v in (1, 2, 3))

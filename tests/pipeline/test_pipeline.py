@@ -185,7 +185,7 @@ def test_blueprint_rejects_invalid_config() -> None:
 def test_repair_effort_reaches_lcrp_and_the_log(tmp_path: Path) -> None:
     log = _log(tmp_path)
     config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", time_limit=1, repair_budget=5,
-                       repair_effort=3, seed=1)
+                       repair_effort=3, seed=1, repair_first_edit="redispatch")
     result = run_pipeline(config, log)
     assert result.run is not None
     assert result.succeeded, result.run.errors
@@ -203,7 +203,8 @@ def test_repair_tolerance_reaches_lcrp_the_log_and_replay(tmp_path: Path) -> Non
     for tolerance in (0.0, 0.02):
         logs[tolerance] = ExecutionLog(FsStore(tmp_path / f"store-{tolerance}"), "r")
         config = RunConfig(instance="ft06", planner="heuristic", disrupt="breakdown", seed=1, time_limit=1,
-                           repair_budget=2, repair_tolerance=tolerance, workers=1)
+                           repair_budget=2, repair_tolerance=tolerance, workers=1,
+                           repair_first_edit="redispatch")
         assert run_pipeline(config, logs[tolerance]).succeeded
         [finished[tolerance]] = [e.payload for e in logs[tolerance].events() if e.type is EventType.REPAIR_FINISHED]
     strict, traded = finished[0.0], finished[0.02]

@@ -19,6 +19,7 @@ from alas_argo.jssp.disruption import Disruption, DurationChange, MachineBreakdo
 from alas_argo.jssp.execution import ExecutionState
 from alas_argo.jssp.instance import Instance
 from alas_argo.jssp.repair import DEFAULT_FIRST_EDIT, FirstEdit, lower_bound, repair
+from alas_argo.jssp.repair import lcrp as lcrp_module
 from alas_argo.jssp.repair import tabu as tabu_module
 from alas_argo.jssp.repair.lcrp import TABU_BOX_SCALE
 from alas_argo.jssp.repair.redispatching import redispatch
@@ -200,7 +201,8 @@ def test_lcrp_with_the_tabu_first_edit_is_valid_reproducible_and_says_what_it_di
     runs = [repair(inst, plan, d, "lcrp", budget=10, seed=3) for _ in range(2)]
     r = runs[0]
     assert r.valid and validate(inst, r.schedule, disruption=d, baseline=plan).valid
-    assert r.schedule == runs[1].schedule and r.notes == runs[1].notes and r.limits == runs[1].limits
+    assert r.schedule == runs[1].schedule and r.limits == runs[1].limits
+    assert [_untimed(n) for n in r.notes] == [_untimed(n) for n in runs[1].notes]  # a solve's wall seconds aside
     assert DEFAULT_FIRST_EDIT is FirstEdit.TABU and r.limits["first_edit"] == "tabu"
     made = [int(m.group(1)) for n in r.notes if (m := re.match(r"tabu first edit \((\d+) iterations", n))]
     assert len(made) == 1 and 0 < made[0] <= ITERATIONS
@@ -267,8 +269,11 @@ def test_a_kernel_that_times_its_plan_otherwise_than_python_is_a_contract_error(
 
 
 @needs_kernel
-def test_the_tabu_first_edit_under_a_wall_clock() -> None:
-    """On a wall clock nothing is charged (the clock reads the time the search took) and the repair is as valid."""
+def test_the_tabu_first_edit_under_a_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a wall clock nothing is charged (the clock reads the time the search took) and the repair is as valid.
+    The cascade solve is skipped (every cascade counts as global): on a wall clock whether it reaches the bound,
+    and so whether the search runs at all, depends on the machine's load."""
+    monkeypatch.setattr(lcrp_module, "PROBE_MIN_SHARE", 0.0)
     inst, plan, d = _weak_case("ft10", "shock", 2)
     r = repair(inst, plan, d, "lcrp", budget=2, seed=3, effort=0.5, first_edit="tabu", deterministic=False,
                workers=1)
