@@ -192,11 +192,13 @@ def test_the_flags_defaults_and_values_are_the_inputs_the_run_records(tmp_path: 
     root = tmp_path / "store"
     assert main(["run", "ft06", "--planner", "heuristic", "--time-limit", "1", "--root", str(root), "--quiet",
                  "--run-id", "d1"]) == 0
-    # The later fields (optimizer, feedback rounds, tolerance) are left out at their defaults.
+    # The later fields (optimizer, feedback rounds, tolerance) are left out at their defaults; the first edit is
+    # left out at the re-dispatch, what runs recorded without it ran, so the default (tabu) is recorded.
     assert _recorded_inputs(root, "d1") == {
         "agent_timeout": 60.0, "deterministic": True, "disrupt": None, "disruptions": 1, "faults": 0,
         "max_revalidations": 3, "planner": "heuristic", "repair_budget": 5.0, "repair_effort": 1.0,
-        "repair_method": "lcrp", "seed": 0, "time_limit": 1.0, "variant": "full", "workers": 2}
+        "repair_first_edit": "tabu", "repair_method": "lcrp", "seed": 0, "time_limit": 1.0, "variant": "full",
+        "workers": 2}
     assert main(["run", "ft06", "--planner", "heuristic", "--time-limit", "1", "--root", str(root), "--quiet",
                  "--run-id", "d2", "--disrupt", "shock", "--disruptions", "2", "--seed", "3", "--repair-method",
                  "aor", "--repair-budget", "2", "--repair-effort", "2", "--repair-tolerance", "0.01", "--workers",
