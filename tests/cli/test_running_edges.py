@@ -207,7 +207,7 @@ def test_the_flags_defaults_and_values_are_the_inputs_the_run_records(tmp_path: 
         "agent_timeout": 60.0, "deterministic": False, "disrupt": "shock", "disruptions": 2, "faults": 0,
         "max_revalidations": 3, "planner": "heuristic", "repair_budget": 2.0, "repair_effort": 2.0,
         "repair_method": "aor", "seed": 3, "time_limit": 1.0, "variant": "no_repair", "workers": 1,
-        "optimizer": "none", "feedback_rounds": 2, "repair_tolerance": 0.01}
+        "optimizer": "none", "feedback_rounds": 2, "repair_tolerance": 0.01, "repair_first_edit": "tabu"}
 
 
 def test_an_unknown_planner_is_refused_by_the_parser_listing_the_choices(
