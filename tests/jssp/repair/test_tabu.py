@@ -28,7 +28,10 @@ from alas_argo.jssp.repair.shifting import aor
 from alas_argo.jssp.repair.tabu import (
     ITERATIONS,
     KERNEL,
+    MIN_ITERATIONS,
     SECONDS_PER_OPERATION_ITERATION,
+    STREAM_SEED_STEP,
+    STREAMS,
     kernel,
     tabu_first_edit,
     tabu_search,
@@ -280,3 +283,36 @@ def test_the_tabu_first_edit_under_a_wall_clock(monkeypatch: pytest.MonkeyPatch)
     assert r.valid and validate(inst, r.schedule, disruption=d, baseline=plan).valid
     assert [n for n in r.notes if n.startswith("tabu first edit (")] and r.limits["first_edit"] == "tabu"
     assert "nominal_seconds" not in r.limits
+
+
+@needs_kernel
+def test_the_iterations_are_split_between_streams_and_the_shortest_plan_is_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """STREAMS searches of ITERATIONS / STREAMS iterations each, seeded apart by STREAM_SEED_STEP; the shortest
+    plan is the one returned and every stream's iterations are charged."""
+    inst, plan, d = _weak_case("ft10", "shock", 2)
+    state = ExecutionState.at(inst, plan, d)
+    first = _first_edit(state)
+    calls: list[tuple[int, int, int]] = []
+    real = tabu_module.tabu_search
+
+    def recording(free: FreeSequences, *, bound: int, seed: int, iterations: int) -> tabu_module.TabuSearch | None:
+        found = real(free, bound=bound, seed=seed, iterations=iterations)
+        assert found is not None
+        calls.append((seed, iterations, found.makespan))
+        return found
+
+    monkeypatch.setattr(tabu_module, "tabu_search", recording)
+    clock, notes = SearchClock(deterministic=True), list[str]()
+    kept = tabu_first_edit(state, first, bound=0, seed=5, notes=notes, clock=clock)
+    assert [(s, i) for s, i, _ in calls] == [(5 + k * STREAM_SEED_STEP, ITERATIONS // STREAMS)
+                                            for k in range(STREAMS)] and STREAMS > 1
+    assert kept is not None and kept.makespan == min(m for _, _, m in calls)
+    assert f"({STREAMS * (ITERATIONS // STREAMS)} iterations" in notes[0]
+    assert clock.now() == pytest.approx(SECONDS_PER_OPERATION_ITERATION * len(state.free) * ITERATIONS, rel=1e-6)
+    # A budget too small to split runs one stream with all it pays for.
+    calls.clear()
+    seconds = SECONDS_PER_OPERATION_ITERATION * len(state.free) * (STREAMS * MIN_ITERATIONS - 1)
+    tabu_first_edit(state, first, bound=0, seed=5, notes=notes, clock=SearchClock(deterministic=True),
+                    seconds=seconds)
+    assert [(s, i) for s, i, _ in calls] == [(5, STREAMS * MIN_ITERATIONS - 1)]
