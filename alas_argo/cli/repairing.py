@@ -290,8 +290,8 @@ def register(commands: Commands) -> None:
     p.add_argument("--first-edit", default=DEFAULT_FIRST_EDIT.value, choices=[e.value for e in FirstEdit],
                    help="How LCRP closes the gap a local edit leaves: tabu (the default) runs a compiled tabu "
                    "search of up to 30,000 iterations (two streams) over every free operation's machine order, "
-                   "seeded with --seed, when the cascade's plan is still above the lower bound, and gives every stage a time box 0.3 "
-                   "times the re-dispatch's; redispatch (the earlier default) starts the same way "
+                   "seeded with --seed, when the cascade's plan is still above the lower bound, and gives every "
+                   "stage a time box 0.3 times the re-dispatch's; redispatch (the earlier default) starts the same way "
                    "(AOR, or the free operations re-dispatched in planned order) and leaves that gap to CP-SAT "
                    "alone, in the larger box. A repair whose local plan reaches the bound never runs the search. "
                    "Without the compiled search (no C compiler at install) tabu repairs as redispatch does and "
