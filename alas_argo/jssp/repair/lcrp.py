@@ -87,8 +87,8 @@ from alas_argo.jssp.repair.result import RepairOutcome
 from alas_argo.jssp.repair.shifting import aor, disruption_size
 from alas_argo.jssp.repair.stabilizing import settled, stabilized
 from alas_argo.jssp.repair.subproblem import solve_neighbourhood
-from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, MAX_OPERATIONS, FirstEdit, tabu_first_edit
-from alas_argo.jssp.repair.tabu import kernel as tabu_kernel
+from alas_argo.jssp.repair.tabu import DEFAULT_FIRST_EDIT, FirstEdit, tabu_first_edit
+from alas_argo.jssp.repair.tabu import unavailable as tabu_unavailable
 from alas_argo.jssp.schedule import Schedule
 from alas_argo.jssp.searching import SearchClock
 
@@ -328,8 +328,7 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         return RepairOutcome(incumbent, set(), 0, False, [*notes, "0 affected operations", "nothing to repair"])
     global_reason: str | None = None
     # With the tabu search to run where a global search is needed, every stage gets the tabu's (smaller) box.
-    if (first_edit is FirstEdit.TABU and incumbent.makespan > bound and len(free) <= MAX_OPERATIONS
-            and tabu_kernel() is not None):
+    if first_edit is FirstEdit.TABU and incumbent.makespan > bound and tabu_unavailable(len(free)) is None:
         effort *= TABU_BOX_SCALE
         total, cascade_cap = _caps(state, budget, effort)
     deadline = min(limit, clock.now() + total)
@@ -376,9 +375,8 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         # With first_edit="tabu" the compiled tabu search goes first, from the local plan: a plan that is
         # already at the bound (a local edit reaching what a global one would) never sees it.
         began = clock.now()
-        local = incumbent
-        where = (f"the disruption moved nothing, the plan in force is at makespan {local.makespan}"
-                 if absorbed else f"the cascade ({len(affected)} operations) stopped at makespan {local.makespan}")
+        where = (f"the disruption moved nothing, the plan in force is at makespan {incumbent.makespan}" if absorbed
+                 else f"the cascade ({len(affected)} operations) stopped at makespan {incumbent.makespan}")
         if first_edit is FirstEdit.TABU:
             improved = tabu_first_edit(state, incumbent, bound=bound, seed=seed, notes=notes, clock=clock,
                                        seconds=limit - clock.now())

@@ -35,7 +35,7 @@ from alas_argo.jssp.searching import SearchClock
 
 __all__ = ["DEFAULT_FIRST_EDIT", "ITERATIONS", "KERNEL", "MAX_OPERATIONS", "MIN_ITERATIONS",
            "SECONDS_PER_OPERATION_ITERATION", "STREAMS", "STREAM_SEED_STEP", "FirstEdit", "TabuSearch", "kernel",
-           "tabu_first_edit", "tabu_search"]
+           "tabu_first_edit", "tabu_search", "unavailable"]
 
 #: Iterations of the search, all streams together (fewer when it reaches the bound, or when the caller's budget
 #: pays for fewer). The sweep below ran one stream.
@@ -156,6 +156,17 @@ def tabu_search(free: FreeSequences, *, bound: int, seed: int, iterations: int =
     return TabuSearch(found, makespan, made)
 
 
+def unavailable(free_operations: int) -> str | None:
+    """Why the search cannot run on a disruption with ``free_operations`` free operations (the kernel not built,
+    too many of them), or None when it can: one answer for LCRP, which sizes its time box by it, and
+    :func:`tabu_first_edit`, which says it in a note."""
+    if free_operations > MAX_OPERATIONS:
+        return f"{free_operations} free operations, above its {MAX_OPERATIONS}"
+    if kernel() is None:
+        return f"the compiled search ({KERNEL}) is not built (no C compiler at install)"
+    return None
+
+
 def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed: int, notes: list[str],
                     clock: SearchClock, seconds: float = math.inf) -> Schedule | None:
     """The tabu search's plan from the first edit ``first`` when shorter (the caller validates it), else None,
@@ -167,12 +178,9 @@ def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed:
     :data:`MIN_ITERATIONS`: a caller's budget bounds the whole repair.
     """
     n = len(state.free)
-    if n > MAX_OPERATIONS:
-        notes.append(f"tabu first edit: {n} free operations, above its {MAX_OPERATIONS}; the first edit stands")
-        return None
-    if kernel() is None:
-        notes.append(f"tabu first edit: the compiled search ({KERNEL}) is not built (no C compiler at install); "
-                     "the first edit stands")
+    why_not = unavailable(n)
+    if why_not is not None:
+        notes.append(f"tabu first edit: {why_not}; the first edit stands")
         return None
     affordable = seconds / (SECONDS_PER_OPERATION_ITERATION * max(1, n))
     iterations = int(min(ITERATIONS, affordable))
@@ -182,11 +190,11 @@ def tabu_first_edit(state: ExecutionState, first: Schedule, *, bound: int, seed:
         return None
     began = clock.now()
     streams = STREAMS if iterations >= STREAMS * MIN_ITERATIONS else 1
+    start = FreeSequences(state, first)  # every stream starts here (a search leaves it unchanged)
     best: TabuSearch | None = None
     made = 0
     for k in range(streams):
-        done = tabu_search(FreeSequences(state, first), bound=bound, seed=seed + k * STREAM_SEED_STEP,
-                           iterations=iterations // streams)
+        done = tabu_search(start, bound=bound, seed=seed + k * STREAM_SEED_STEP, iterations=iterations // streams)
         assert done is not None  # the kernel was found above
         made += done.iterations
         if best is None or done.makespan < best.makespan:

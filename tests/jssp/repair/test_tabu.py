@@ -317,3 +317,17 @@ def test_the_iterations_are_split_between_streams_and_the_shortest_plan_is_kept(
     tabu_first_edit(state, first, bound=0, seed=5, notes=notes, clock=SearchClock(deterministic=True),
                     seconds=seconds)
     assert [(s, i) for s, i, _ in calls] == [(5, STREAMS * MIN_ITERATIONS - 1)]
+
+
+@needs_kernel
+def test_too_many_free_operations_repair_as_the_re_dispatch_time_box_and_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LCRP sizes its box by the same answer the search gives (tabu.unavailable): above MAX_OPERATIONS the
+    default repair is the re-dispatch's, box included, and one note says why."""
+    monkeypatch.setattr(tabu_module, "MAX_OPERATIONS", 10)
+    inst, plan, d = _weak_case("ft10", "shock", 2)
+    asked = repair(inst, plan, d, "lcrp", budget=10, seed=3)
+    today = repair(inst, plan, d, "lcrp", budget=10, seed=3, first_edit="redispatch")
+    said = [n for n in asked.notes if "tabu" in n]
+    assert len(said) == 1 and "above its 10; the first edit stands" in said[0]
+    assert asked.schedule == today.schedule
+    assert [_untimed(n) for n in asked.notes if "tabu" not in n] == [_untimed(n) for n in today.notes]
