@@ -320,6 +320,32 @@ def test_a_makespan_tolerance_trades_only_within_it(la01: tuple[Instance, Schedu
     assert moved_keys(plan, out.schedule) <= out.neighbourhood
 
 
+@pytest.mark.parametrize(("name", "kind", "seed"),
+                         [("la01", "breakdown", 0), ("la01", "shock", 1), ("ft10", "shock", 0)])
+def test_effort_above_one_buys_fewer_moves_at_the_same_makespan(name: str, kind: str, seed: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above effort 1 the count over every free operation runs with no tolerance too (STABILITY_FROM): on these
+    cases it keeps fewer operations moved than the stabilization over the moved ones alone, at the same makespan;
+    the default effort keeps its time box and has no such stage."""
+    inst = get_instance(name)
+    plan = dispatch(inst, "mwkr")
+    d = generate_disruption(inst, plan, kind, seed=seed)
+    st = ExecutionState.at(inst, plan, d)
+    staged = repair(inst, plan, d, "lcrp", budget=2.0, seed=seed, effort=2)
+    monkeypatch.setattr(lcrp_module, "STABILITY_FROM", 100.0)
+    unstaged = repair(inst, plan, d, "lcrp", budget=2.0, seed=seed, effort=2)
+    said = "effort 2: every free operation may move for fewer moves"
+    assert staged.valid and staged.makespan == unstaged.makespan
+    assert weighted_moves(st, staged.schedule) < weighted_moves(st, unstaged.schedule)
+    assert any(n.startswith(said) for n in staged.notes) and not any(n.startswith(said) for n in unstaged.notes)
+    monkeypatch.undo()
+    # Every free operation may move in it: the neighbourhood reported covers whatever it moved.
+    out = lcrp(st, budget=2.0, seed=seed, effort=2, is_valid=_validator(inst, plan, d))
+    assert out.schedule == staged.schedule and moved_keys(plan, out.schedule) <= out.neighbourhood
+    default = repair(inst, plan, d, "lcrp", budget=2.0, seed=seed)
+    assert not any(n.startswith("effort") for n in default.notes)
+
+
 def test_a_makespan_tolerance_buys_fewer_moves(la01: tuple[Instance, Schedule]) -> None:
     inst, plan = la01
     d = generate_disruption(inst, plan, "mixed", seed=0)
