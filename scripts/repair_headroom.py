@@ -2,13 +2,15 @@
 (bench/README.md, issue 17: "More ways to fewer moves").
 
 Usage: python scripts/repair_headroom.py DIR BASE_CSV EFFORT INSTANCES SECONDS [--slack S,...] [--free all|moved]
-                                            [--lns K [--per P] [--shape S [--window W]]]
+                                            [--of lcrp|full] [--lns K [--per P] [--shape S [--window W]]]
   DIR: an `alas bench repair` output directory (its baselines/ and cases/); BASE_CSV: a repair.csv holding the
   same cases' `full` rows; INSTANCES: comma-separated; SECONDS: the count solve's nominal seconds.
 For each case: LCRP (deterministic, 10 s budget, seed from the case name), then one count-only CP-SAT solve
 (:func:`alas_argo.jssp.repair.subproblem.fewest_moves`, work in progress weighted as LCRP weighs it) hinted with
 LCRP's plan, with every free operation free (``--free all``) or only those LCRP moved, at a makespan of at most
-LCRP's times (1 + S); the result settled and kept when valid and moving fewer. Prints per case and, per slack,
+LCRP's times (1 + S) (with ``--of full``, the kept `full` row's times (1 + S): what stability a repair could buy
+without ending after a 10 s global re-solve; a case LCRP ended after that limit keeps LCRP's plan, uncounted);
+the result settled and kept when valid and moving fewer. Prints per case and, per slack,
 the mean makespan / full and the moved operations / full's (sums over the cases).
 With ``--lns K`` the SECONDS are a large-neighbourhood search instead (bench/README.md, "A count by
 neighbourhoods"): that one count for 40 % of them, then count solves of at most P nominal seconds each (default
@@ -118,6 +120,7 @@ def main() -> int:
     parser.add_argument("--shape", default="jobs",
                         choices=("jobs", "related", "machines", "window", "moved-window", "mixed"))
     parser.add_argument("--window", type=float, default=0.3, metavar="W")
+    parser.add_argument("--of", choices=("lcrp", "full"), default="lcrp")
     args = parser.parse_args()
     slacks = [float(x) for x in args.slack.split(",")]
     base = {(r["instance"], r["scenario"], int(r["seed"])): r for r in csv.DictReader(args.base_csv.open())
@@ -142,7 +145,12 @@ def main() -> int:
         line = [f"{name} {scenario} s{seed}: lcrp {r.makespan} (full {full_makespan}) moved {r.moved_operations}"
                 f" (full {moved_by_full})"]
         for slack in slacks:
-            limit = int(r.schedule.makespan * (1 + slack))
+            limit = int((r.schedule.makespan if args.of == "lcrp" else full_makespan) * (1 + slack))
+            if limit < r.schedule.makespan:
+                found[slack][0].append(r.makespan / full_makespan)
+                found[slack][1].append(r.moved_operations)
+                line.append(f"slack {slack}: lcrp ended after {limit}, uncounted")
+                continue
             request = disrupted_request(state, pins={k: starts[k] for k in state.free - editable},
                                         hint=r.schedule, seed=seed, workers=1,
                                         time_limit=args.seconds * (LNS_FIRST if args.lns else 1),
@@ -161,7 +169,7 @@ def main() -> int:
         print("; ".join(line), flush=True)
     print(f"lcrp: makespan/full {statistics.mean(lcrp_ratios):.4f}, moved/full {lcrp_moved / max(1, full_moved):.3f}")
     for slack, (ratios, moved) in found.items():
-        print(f"count ({args.free} free, {args.seconds} s) at slack {slack}: "
+        print(f"count ({args.free} free, {args.seconds} s) at slack {slack} of {args.of}'s makespan: "
               f"makespan/full {statistics.mean(ratios):.4f} worst {max(ratios):.4f}, "
               f"moved/full {sum(moved) / max(1, full_moved):.3f}")
     return 0
