@@ -273,10 +273,11 @@ def register(commands: Commands) -> None:
     p.add_argument("--time-limit", type=seconds, default=10.0,
                    help="CP-SAT budget in nominal seconds (deterministic time unless --wall-clock).")
     p.add_argument("--effort", type=finite_float, default=1.0,
-                   help="LCRP time-box multiplier (default 1: a median of 0.18-0.56 nominal s of search on the 20x15 "
-                   "sets of bench/README.md). The box and its "
-                   "makespan stage grow linearly with it: larger efforts mostly buy a shorter plan (the effort/quality "
-                   "curve in bench/README.md). The budget still caps it; other methods ignore it.")
+                   help="LCRP time-box multiplier (default 1: a median of 0.08-0.20 nominal s of search on the 20x15 "
+                   "sets of bench/README.md). The box and its makespan stage grow linearly with it: larger efforts buy "
+                   "a shorter plan and, above 1, a count over every free operation for fewer moves at the makespan "
+                   "reached (effort 2: 0.67-0.76 of a full re-solve's moves on those sets, 0.76-0.87 at effort 1; the "
+                   "effort/quality curve in bench/README.md). The budget still caps it; other methods ignore it.")
     p.add_argument("--tolerance", type=finite_float, default=0.0, metavar="T",
                    help="Let LCRP's plan end up to T (a fraction: 0.005 is 0.5 %%) later than the makespan it "
                    "reached, where that keeps more operations at their planned start (a last count solve of "

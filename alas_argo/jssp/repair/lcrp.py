@@ -290,15 +290,18 @@ def lcrp(state: ExecutionState, *, budget: float, seed: int = 0, workers: int = 
         workers: CP-SAT workers.
         is_valid: The independent validator's verdict on a candidate plan; no plan it rejects is returned.
         effort: Multiplies the time box and the makespan stage. 1 keeps a 20x15 repair near 0.2 s of search;
-            larger efforts buy a shorter plan (``bench/README.md``, the effort/quality curve).
+            larger efforts buy a shorter plan (``bench/README.md``, the effort/quality curve) and, above
+            :data:`STABILITY_FROM`, a count over every free operation for fewer moves at the makespan reached.
         tolerance: How much longer than the repair's own makespan (a fraction of it) the plan may end to keep
             more operations at their planned start: 0 (the default) trades nothing. Above 0 a last count
             solve (:data:`TRADE_PER_OP`) looks for the fewest moves within ``makespan * (1 + tolerance)``.
         clock: What the time box is counted in: deterministic time spent by the solves (the default, so the
             same inputs give the same repair), or wall time (see :mod:`alas_argo.jssp.searching`).
-        first_edit: ``redispatch`` (the default: AOR, or the re-dispatched plan when shorter) or ``tabu``
-            (that, improved by the compiled tabu search of :mod:`.tabu` when it is built; its time goes on
-            top of the time box, as the re-optimizing search's does).
+        first_edit: ``tabu`` (the default, :data:`.tabu.DEFAULT_FIRST_EDIT`: the local plan improved by the
+            compiled tabu search of :mod:`.tabu` when it is built and the plan is above the bound; its time goes
+            on top of the time box, as the re-optimizing search's does, and every stage gets
+            :data:`TABU_BOX_SCALE` of its time) or ``redispatch`` (AOR, or the re-dispatched plan when shorter,
+            and CP-SAT alone).
     """
     clock = clock if clock is not None else SearchClock()
     first_edit = FirstEdit.parse(first_edit)
