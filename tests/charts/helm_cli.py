@@ -79,4 +79,8 @@ def helm_template(helm: str, values: dict[str, Any] | None = None, *, release: s
                                "HELM_DATA_HOME": str(tmp / "helm-data")})
     if done.returncode != 0:
         raise HelmFailed(done.stderr)
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
+    # libyaml's parser where PyYAML has it: the pure-Python one spent most of tests/charts' time reading these
+    # renders (tens of thousands of lines each). Same SafeConstructor, so the same objects: the 8 variants of
+    # test_rendered.py load equal either way (compared while making this change).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for d in yaml.load_all(done.stdout, Loader=loader) if d]

@@ -199,6 +199,21 @@ def test_a_client_gone_before_its_request_is_whole_is_forgotten(serve_front: Cal
     assert served.ask(REQUEST) == ANSWER  # its place (the cap is 1) is free again
 
 
+def test_shutdown_wakes_the_loop_itself_instead_of_waiting_for_its_next_poll(
+        serve_front: Callable[..., Served]) -> None:
+    """No connection arrives to wake the selector here (Served.stop makes one; a replica being stopped has
+    none): shutdown() must end a loop that polls once an hour. Before the wake-up pair, every stop of a
+    controller waited out the poll of ControllerServer.start (0.2 s)."""
+    served = serve_front(poll_interval=3600.0)
+    assert served.ask(REQUEST) == ANSWER  # the loop is running, and goes back to waiting on its selector
+    stopping = threading.Thread(target=served.front.shutdown, daemon=True)
+    stopping.start()
+    stopping.join(timeout=10)  # a bound on the wait, as the socket timeouts here are: far inside the hour
+    assert not stopping.is_alive(), "shutdown() waited for the loop's next poll"
+    served.thread.join(timeout=30)
+    assert not served.thread.is_alive()
+
+
 def test_a_request_not_whole_within_the_deadline_is_closed_unanswered(serve_front: Callable[..., Served],
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     # The poll interval is far longer than the socket's timeout: the front wakes for the deadline itself.

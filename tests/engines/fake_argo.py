@@ -53,7 +53,8 @@ def serving(*, answer: bytes = b"{}", name: str | None = None, tls: ssl.SSLConte
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeArgo)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll, so shutdown() below returns in 0.05 s instead of up to serve_forever's default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"

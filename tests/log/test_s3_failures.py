@@ -177,7 +177,8 @@ def test_a_404_that_is_not_s3s_no_such_key_is_an_error_not_an_empty_run() -> Non
     """Only S3's NoSuchKey (or a HEAD's 404) means a missing record; a bare 404 from something that is not S3
     must not make a stored run read as empty (its head "missing") or a listing read as "no such record"."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _NotS3)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll, so shutdown() below returns in 0.05 s instead of up to serve_forever's default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
